@@ -1,0 +1,60 @@
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { publicUrl, type Config, type Logger } from '../common/index.ts';
+import { createControlService, LmdbControlStore, type ControlService } from '../control/index.ts';
+import { createNodeService, type NodeService } from '../node/index.ts';
+
+export interface Deployment {
+  control?: { service: ControlService; port: number; url: string };
+  node?: { service: NodeService; port: number; url: string };
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts what `ROLE` asks for on the embedded store. Standalone runs both services in one process
+ * and wires key revocations from the control service straight into the node's verifier.
+ */
+export async function startDeployment(config: Readonly<Config>, log: Logger): Promise<Deployment> {
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  const store = LmdbControlStore.open(join(config.DATA_DIR, 'control'));
+  const runControl = config.ROLE !== 'node';
+  const runNode = config.ROLE !== 'control';
+  const nodeUrl = publicUrl(config.NODE_PUBLIC_URL, config.HOST, config.NODE_PORT);
+  const controlUrl = publicUrl(config.CONTROL_PUBLIC_URL, config.HOST, config.CONTROL_PORT);
+  const deployment: Deployment = {
+    stop: async () => {
+      deployment.node?.service.close();
+      deployment.control?.service.close();
+      await store.close();
+    },
+  };
+  // The node starts first so that, with NODE_PORT=0, the endpoint registered for the demo cluster
+  // carries the port actually bound.
+  let node: NodeService | undefined;
+  let clusterEndpoint = nodeUrl;
+  if (runNode) {
+    node = await createNodeService({
+      config,
+      log: log.child({ service: 'node' }),
+      keys: { publicKeys: async () => (await store.signingKeys.list()).map(({ kid, publicKeyPem }) => ({ kid, publicKeyPem })) },
+      keyStatus: store.keys,
+      publicUrl: nodeUrl,
+    });
+    const { port } = await node.listen(config.HOST, config.NODE_PORT);
+    clusterEndpoint = publicUrl(config.NODE_PUBLIC_URL, config.HOST, port);
+    deployment.node = { service: node, port, url: clusterEndpoint };
+  }
+  if (runControl) {
+    const service = await createControlService({
+      config,
+      store,
+      log: log.child({ service: 'control' }),
+      clusterEndpoint,
+      publicUrl: controlUrl,
+      onKeyRevoked: (appId, keyId) => node?.invalidateKey(appId, keyId),
+    });
+    const { port } = await service.listen(config.HOST, config.CONTROL_PORT);
+    deployment.control = { service, port, url: publicUrl(config.CONTROL_PUBLIC_URL, config.HOST, port) };
+  }
+  return deployment;
+}

@@ -1,0 +1,58 @@
+import { Compile } from 'typebox/compile';
+import { Value } from 'typebox/value';
+import { parseOrigins } from '../http/cors.ts';
+import { ConfigSchema, type Config } from './schema.ts';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+const checker = Compile(ConfigSchema);
+
+/**
+ * Reads the variables named in the schema from `env` (unknown variables are ignored), applies
+ * defaults, converts text to numbers and booleans, and reports every bad variable by name at once.
+ * The result is frozen: configuration is parsed once and passed in, never read globally.
+ */
+export function loadConfig(env: Record<string, string | undefined>): Readonly<Config> {
+  const raw: Record<string, unknown> = {};
+  for (const name of Object.keys(ConfigSchema.properties)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') raw[name] = value;
+  }
+  const value = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw)) as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const error of checker.Errors(value)) {
+    const name = error.instancePath.replace(/^\//, '').split('/')[0] || '(root)';
+    const shown = env[name] !== undefined ? JSON.stringify(env[name]) : '(unset)';
+    problems.push(`${name}=${shown}: ${error.message}`);
+  }
+  const config = value as Config;
+  if (problems.length === 0) {
+    for (const [name, url] of [['CONTROL_PUBLIC_URL', config.CONTROL_PUBLIC_URL], ['NODE_PUBLIC_URL', config.NODE_PUBLIC_URL]] as const) {
+      if (url && !isHttpUrl(url)) problems.push(`${name}=${JSON.stringify(url)}: must be an http(s) URL`);
+    }
+    const origins = parseOrigins(config.CORS_ORIGINS);
+    if (origins !== '*') for (const o of origins) if (!isHttpUrl(o)) problems.push(`CORS_ORIGINS: ${JSON.stringify(o)} is not an origin`);
+  }
+  if (problems.length) throw new ConfigError([...new Set(problems)]);
+  return Object.freeze(config);
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** Where a service is reached from outside: the configured URL, or one built from host and port. */
+export function publicUrl(configured: string, host: string, port: number): string {
+  if (configured) return configured.replace(/\/$/, '');
+  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${shownHost}:${port}`;
+}

@@ -1,0 +1,32 @@
+import Type, { type Static } from 'typebox';
+
+/**
+ * Every setting of both services, named as its environment variable. This schema is the single
+ * source for types, defaults and the README's configuration table (a test keeps them in step).
+ */
+export const ConfigSchema = Type.Object({
+  ROLE: Type.Union([Type.Literal('standalone'), Type.Literal('control'), Type.Literal('node')], {
+    default: 'standalone',
+    description: 'What this process runs: `standalone` (control service and one node), `control`, or `node`.',
+  }),
+  HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'Interface to listen on; `0.0.0.0` to accept connections from other machines.' }),
+  CONTROL_PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535, description: 'Port of the control (management) service; 0 picks a free port.' }),
+  NODE_PORT: Type.Integer({ default: 8081, minimum: 0, maximum: 65535, description: 'Port of the cluster node (REST and WebSocket); 0 picks a free port.' }),
+  DATA_DIR: Type.String({ default: './data', minLength: 1, description: 'Directory of the embedded store (LMDB) and nothing else.' }),
+  CONTROL_PUBLIC_URL: Type.String({ default: '', description: 'URL at which clients reach the control service; defaults to http://HOST:CONTROL_PORT.' }),
+  NODE_PUBLIC_URL: Type.String({ default: '', description: 'URL at which clients reach the cluster; returned as `clusterEndpoint`. Defaults to http://HOST:NODE_PORT.' }),
+  CLUSTER_NAME: Type.String({ default: 'demo', pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'Name of the cluster this deployment serves; the `aud` of its API keys.' }),
+  CORS_ORIGINS: Type.String({ default: '', description: 'Comma-separated browser origins allowed to call the services, or `*`. Empty allows none.' }),
+  TRUST_PROXY: Type.Boolean({ default: false, description: 'Take the client address from `X-Forwarded-For` (set only behind your own proxy).' }),
+  MAX_BODY_BYTES: Type.Integer({ default: 65536, minimum: 1024, maximum: 16777216, description: 'Largest accepted request body; larger ones get 413 while streaming.' }),
+  LOGIN_MAX_FAILURES: Type.Integer({ default: 5, minimum: 1, description: 'Failed logins per account within LOGIN_WINDOW_SECONDS before 429.' }),
+  LOGIN_MAX_PER_ADDRESS: Type.Integer({ default: 30, minimum: 1, description: 'Login and register attempts per client address within LOGIN_WINDOW_SECONDS before 429.' }),
+  LOGIN_WINDOW_SECONDS: Type.Integer({ default: 900, minimum: 1, description: 'Window of the login throttles.' }),
+  KEY_STATUS_TTL_MS: Type.Integer({ default: 500, minimum: 0, maximum: 1000, description: 'How long a node trusts a cached API-key status; bounds how late a revocation is seen.' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
+    default: 'info',
+    description: 'Log level of the JSON logs on stdout.',
+  }),
+});
+
+export type Config = Static<typeof ConfigSchema>;

@@ -1,0 +1,6 @@
+export { defineRoute, type AnyRoute, type Authenticator, type HttpMethod, type Reply, type RequestContext, type RequestInfo } from './route.ts';
+export { attachRoutes, problemReply, type HttpOptions } from './server.ts';
+export { Router } from './router.ts';
+export { listen, closeApp, type Listening } from './listen.ts';
+export { parseOrigins, type CorsPolicy } from './cors.ts';
+export { buildOpenApi, type OpenApiInfo } from './openapi.ts';

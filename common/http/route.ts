@@ -1,0 +1,98 @@
+import type { Static, TSchema } from 'typebox';
+import type { ApiError } from '../errors/index.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** What a handler returns on success; errors are returned as `ApiError` values. */
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The request as copied out of uWS before the first await (uWS request objects die after it). */
+export interface RequestInfo {
+  method: HttpMethod;
+  path: string;
+  /** Lower-cased header names. */
+  headers: Readonly<Record<string, string>>;
+  /** Client address: the socket's, or the first X-Forwarded-For hop when the proxy is trusted. */
+  ip: string;
+}
+
+export interface RequestContext<B, P, Q, A> {
+  body: B;
+  params: P;
+  query: Q;
+  auth: A;
+  request: RequestInfo;
+}
+
+/**
+ * Verifies the credentials of a request. Returns the principal or the error to send; it runs after
+ * the body is read and validated, so an unauthenticated request costs no more than reading it.
+ */
+export type Authenticator<A> = (request: RequestInfo) => A | ApiError | Promise<A | ApiError>;
+
+export interface ResponseDoc {
+  description: string;
+  schema?: TSchema;
+}
+
+export interface RouteSpec<
+  BS extends TSchema | undefined,
+  PS extends TSchema | undefined,
+  QS extends TSchema | undefined,
+  A,
+> {
+  method: HttpMethod;
+  /** Path with `:name` segments, e.g. `/api/client/apps/:appId`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  body?: BS;
+  params?: PS;
+  query?: QS;
+  /** Omit for public routes. `security` names the OpenAPI security scheme it implements. */
+  auth?: { verify: Authenticator<A>; security: string };
+  /** Whether an absent body is accepted as `{}`-less `undefined` (operations the spec sends without a body). */
+  bodyOptional?: boolean;
+  responses: Record<number, ResponseDoc>;
+  handler: (
+    ctx: RequestContext<
+      BS extends TSchema ? Static<BS> : undefined,
+      PS extends TSchema ? Static<PS> : Record<string, never>,
+      QS extends TSchema ? Static<QS> : Record<string, never>,
+      A
+    >,
+  ) => Reply | ApiError | Promise<Reply | ApiError>;
+}
+
+/** A route with its types erased, as the router and the OpenAPI generator see it. */
+export interface AnyRoute {
+  method: HttpMethod;
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  body?: TSchema;
+  params?: TSchema;
+  query?: TSchema;
+  auth?: { verify: Authenticator<unknown>; security: string };
+  bodyOptional?: boolean;
+  responses: Record<number, ResponseDoc>;
+  handler: (ctx: RequestContext<unknown, unknown, unknown, unknown>) => Reply | ApiError | Promise<Reply | ApiError>;
+}
+
+/** Checks the handler against its schemas at compile time and erases the types for the router. */
+export function defineRoute<
+  BS extends TSchema | undefined = undefined,
+  PS extends TSchema | undefined = undefined,
+  QS extends TSchema | undefined = undefined,
+  A = undefined,
+>(spec: RouteSpec<BS, PS, QS, A>): AnyRoute {
+  return spec as unknown as AnyRoute;
+}

@@ -1,0 +1,143 @@
+import { createDecoder, createSigner, createVerifier, TokenError } from 'fast-jwt';
+import { ApiError } from '../errors/index.ts';
+import type { PublicKey, SigningKey } from './keys.ts';
+
+/**
+ * Token kinds. Each kind has its own `kind` claim and audience; a verifier accepts exactly one kind,
+ * so an API key never passes as an access token and the reverse.
+ */
+export type TokenKind = 'access' | 'api_key' | 'user';
+
+export const ALGORITHM = 'EdDSA';
+
+export interface TokenClaims {
+  kind: TokenKind;
+  sub: string;
+  aud: string;
+  iss: string;
+  jti?: string;
+  iat?: number;
+  exp?: number;
+  [claim: string]: unknown;
+}
+
+export interface IssueOptions {
+  kind: TokenKind;
+  subject: string;
+  audience: string;
+  /** Omitted for tokens valid until revoked (API keys). */
+  expiresInSeconds?: number;
+  jwtId?: string;
+  claims?: Record<string, string>;
+}
+
+export class TokenIssuer {
+  private readonly sign: (payload: Record<string, unknown>) => string;
+  constructor(
+    key: SigningKey,
+    private readonly issuer: string,
+  ) {
+    this.sign = createSigner({ key: key.privateKeyPem, algorithm: ALGORITHM, kid: key.kid });
+  }
+
+  issue(options: IssueOptions): string {
+    const now = Math.floor(Date.now() / 1000);
+    const payload: Record<string, unknown> = {
+      ...options.claims,
+      kind: options.kind,
+      sub: options.subject,
+      aud: options.audience,
+      iss: this.issuer,
+      iat: now,
+    };
+    if (options.jwtId) payload.jti = options.jwtId;
+    if (options.expiresInSeconds !== undefined) payload.exp = now + options.expiresInSeconds;
+    return this.sign(payload);
+  }
+}
+
+const decodeHeader = createDecoder({ complete: true });
+
+export interface VerifierOptions {
+  kind: TokenKind;
+  audience: string;
+  issuer: string;
+  /** Whether tokens of this kind must carry `exp` (all but API keys). */
+  requireExpiry: boolean;
+  /** Accept expired tokens (only to let a session's refresh present its last access token). */
+  ignoreExpiration?: boolean;
+}
+
+/**
+ * Verifies tokens of one kind: algorithm pinned to EdDSA, key chosen by `kid`, audience, issuer and
+ * (where required) expiry checked. Results are cached by fast-jwt, so repeated verification of the
+ * same token on a hot path costs a hash lookup.
+ */
+export class TokenVerifier {
+  private readonly byKid = new Map<string, (token: string) => TokenClaims>();
+
+  constructor(
+    private readonly options: VerifierOptions,
+    keys: readonly PublicKey[] = [],
+  ) {
+    for (const k of keys) this.addKey(k);
+  }
+
+  addKey(key: PublicKey): void {
+    if (this.byKid.has(key.kid)) return;
+    this.byKid.set(
+      key.kid,
+      createVerifier({
+        key: key.publicKeyPem,
+        algorithms: [ALGORITHM],
+        allowedAud: this.options.audience,
+        allowedIss: this.options.issuer,
+        requiredClaims: this.options.requireExpiry ? ['exp', 'sub', 'kind'] : ['sub', 'kind'],
+        cache: 10_000,
+        cacheTTL: 60_000,
+        ignoreExpiration: this.options.ignoreExpiration ?? false,
+      }) as (token: string) => TokenClaims,
+    );
+  }
+
+  get keyCount(): number {
+    return this.byKid.size;
+  }
+
+  hasKey(kid: string): boolean {
+    return this.byKid.has(kid);
+  }
+
+  /** The `kid` in the token's header, if the token is well-formed enough to have one. */
+  static kidOf(token: string): string | undefined {
+    try {
+      const { header } = decodeHeader(token) as { header: { kid?: unknown } };
+      return typeof header.kid === 'string' ? header.kid : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  verify(token: string): TokenClaims | ApiError {
+    const kid = TokenVerifier.kidOf(token);
+    const verify = kid === undefined ? undefined : this.byKid.get(kid);
+    if (!verify) return new ApiError('TOKEN_INVALID', 'token is malformed or signed by an unknown key');
+    let claims: TokenClaims;
+    try {
+      claims = verify(token);
+    } catch (error) {
+      if (error instanceof TokenError && error.code === TokenError.codes.expired) return new ApiError('TOKEN_EXPIRED', 'token has expired');
+      return new ApiError('TOKEN_INVALID', 'token signature, audience or claims are invalid');
+    }
+    if (claims.kind !== this.options.kind) return new ApiError('TOKEN_INVALID', `expected a token of kind ${this.options.kind}`);
+    if (typeof claims.sub !== 'string') return new ApiError('TOKEN_INVALID', 'token has no subject');
+    return claims;
+  }
+}
+
+/** Reads `Authorization: Bearer <token>`; undefined when absent or not a bearer credential. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}

@@ -1,0 +1,1 @@
+export { WindowLimiter, type LimitDecision } from './window-limiter.ts';

@@ -1,0 +1,2 @@
+export { createMetrics, type ServiceMetrics } from './metrics.ts';
+export { opsRoutes, type OpsOptions } from './routes.ts';

@@ -1,0 +1,69 @@
+import { ApiError } from '../../common/errors/index.ts';
+import { bearerToken, TokenIssuer, TokenVerifier, type SigningKey } from '../../common/jwt/index.ts';
+import type { RequestInfo } from '../../common/http/index.ts';
+import type { ControlStore } from '../store/index.ts';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 900;
+/** Audience of management access tokens; API keys carry a cluster name instead. */
+export const MANAGEMENT_AUDIENCE = 'management';
+import { API_KEY_ISSUER } from '../../common/api-keys/index.ts';
+/** The control service signs access tokens and API keys under one issuer name. */
+export const CONTROL_ISSUER = API_KEY_ISSUER;
+
+export interface AccountPrincipal {
+  accountId: string;
+  sessionId: string;
+}
+
+/**
+ * Issues and checks the control service's JWTs. An access token names its session (`sid`), and
+ * every request checks that session is live: logout and refresh-token theft end it at once.
+ */
+export class ControlTokens {
+  readonly issuer: TokenIssuer;
+  private readonly access: TokenVerifier;
+  /** Same checks but expiry ignored: refresh accepts the session's expired access token. */
+  private readonly accessForRefresh: TokenVerifier;
+
+  constructor(
+    key: SigningKey,
+    private readonly store: ControlStore,
+  ) {
+    this.issuer = new TokenIssuer(key, CONTROL_ISSUER);
+    const options = { kind: 'access' as const, audience: MANAGEMENT_AUDIENCE, issuer: CONTROL_ISSUER, requireExpiry: true };
+    this.access = new TokenVerifier(options, [key]);
+    this.accessForRefresh = new TokenVerifier({ ...options, ignoreExpiration: true }, [key]);
+  }
+
+  issueAccess(accountId: string, sessionId: string): string {
+    return this.issuer.issue({
+      kind: 'access',
+      subject: accountId,
+      audience: MANAGEMENT_AUDIENCE,
+      expiresInSeconds: ACCESS_TOKEN_TTL_SECONDS,
+      claims: { sid: sessionId },
+    });
+  }
+
+  /** The authenticator of every management route but register and login. */
+  readonly authenticate = async (request: RequestInfo): Promise<AccountPrincipal | ApiError> => {
+    return this.check(request, this.access);
+  };
+
+  /** For refresh: the access token may be expired, but must be genuine and of a live session. */
+  readonly authenticateForRefresh = async (request: RequestInfo): Promise<AccountPrincipal | ApiError> => {
+    return this.check(request, this.accessForRefresh);
+  };
+
+  private async check(request: RequestInfo, verifier: TokenVerifier): Promise<AccountPrincipal | ApiError> {
+    const token = bearerToken(request.headers['authorization']);
+    if (!token) return new ApiError('AUTH_REQUIRED', 'send Authorization: Bearer <accessToken>');
+    const claims = verifier.verify(token);
+    if (claims instanceof ApiError) return claims;
+    const sessionId = claims.sid;
+    if (typeof sessionId !== 'string') return new ApiError('TOKEN_INVALID', 'access token has no session');
+    const family = await this.store.sessions.getFamily(sessionId);
+    if (!family || family.revokedAt || family.accountId !== claims.sub) return new ApiError('TOKEN_INVALID', 'the session of this token has ended');
+    return { accountId: claims.sub, sessionId };
+  }
+}

@@ -1,0 +1,26 @@
+import type { Config } from '../common/config/index.ts';
+import type { Logger } from '../common/log/index.ts';
+import type { WindowLimiter } from '../common/limits/index.ts';
+import type { ControlTokens } from './auth/tokens.ts';
+import type { Cluster, ControlStore } from './store/index.ts';
+
+export const LIMITS = Object.freeze({
+  applicationsPerAccount: 5,
+  activeKeysPerApplication: 5,
+  /** A login's refresh tokens stop working this long after the login, however often refreshed. */
+  sessionSeconds: 30 * 24 * 3600,
+});
+
+/** What every route of the control service is built from; made once at start. */
+export interface ControlContext {
+  config: Readonly<Config>;
+  store: ControlStore;
+  tokens: ControlTokens;
+  log: Logger;
+  /** The cluster new (demo) applications are bound to. */
+  demoCluster: Cluster;
+  throttles: { loginFailuresPerAccount: WindowLimiter; authPerAddress: WindowLimiter };
+  /** Told about every key revocation, so an in-process node drops its cached status at once. */
+  onKeyRevoked: (appId: string, keyId: string) => void;
+  now: () => Date;
+}

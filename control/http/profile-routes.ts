@@ -1,0 +1,78 @@
+import { ApiError } from '../../common/errors/index.ts';
+import { defineRoute, type AnyRoute } from '../../common/http/index.ts';
+import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+import type { ControlContext } from '../context.ts';
+import type { Account } from '../store/index.ts';
+import { Profile, UpdateProfileBody } from './schemas.ts';
+
+const view = (a: Account) => ({ id: a.id, companyName: a.companyName, email: a.email, role: a.role, createdAt: a.createdAt, updatedAt: a.updatedAt });
+
+export function profileRoutes(ctx: ControlContext): AnyRoute[] {
+  const auth = { verify: ctx.tokens.authenticate, security: 'accessToken' };
+  const gone = () => new ApiError('TOKEN_INVALID', 'the account of this token no longer exists');
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/client/profile',
+      operationId: 'getProfile',
+      summary: 'Get the account’s profile',
+      tags: ['profile'],
+      auth,
+      responses: { 200: { description: 'Profile', schema: Profile }, 401: { description: 'Token missing or invalid' } },
+      handler: async ({ auth }) => {
+        const account = await ctx.store.accounts.get(auth.accountId);
+        return account ? { status: 200, body: view(account) } : gone();
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/api/client/profile',
+      operationId: 'updateProfile',
+      summary: 'Update company name, e-mail or password',
+      description:
+        'Send only the fields to change. Changing `email` or `password` requires `currentPassword`; a password change ends every other session of the account.',
+      tags: ['profile'],
+      body: UpdateProfileBody,
+      auth,
+      responses: {
+        200: { description: 'Updated profile', schema: Profile },
+        400: { description: 'Invalid fields' },
+        401: { description: 'Token missing or invalid, or currentPassword wrong (INVALID_CREDENTIALS)' },
+        409: { description: 'The new e-mail belongs to another account (ACCOUNT_EXISTS)' },
+      },
+      handler: async ({ body, auth }) => {
+        const account = await ctx.store.accounts.get(auth.accountId);
+        if (!account) return gone();
+        const email = body.email?.trim().toLowerCase();
+        const sensitive = (email !== undefined && email !== account.email) || body.password !== undefined;
+        if (sensitive) {
+          if (body.currentPassword === undefined) {
+            return new ApiError('VALIDATION_FAILED', 'currentPassword is required to change email or password', {
+              errors: [{ path: '/body/currentPassword', message: 'required' }],
+            });
+          }
+          if (!(await verifyPassword(body.currentPassword, account.passwordHash, account.passwordSalt))) {
+            return new ApiError('INVALID_CREDENTIALS', 'currentPassword is wrong');
+          }
+        }
+        const updated: Account = { ...account, updatedAt: ctx.now().toISOString() };
+        if (body.companyName !== undefined) updated.companyName = body.companyName;
+        if (email !== undefined) updated.email = email;
+        if (body.password !== undefined) {
+          const { hash, salt } = await hashPassword(body.password);
+          updated.passwordHash = hash;
+          updated.passwordSalt = salt;
+        }
+        const result = await ctx.store.accounts.update(updated);
+        if (result === 'email-taken') return new ApiError('ACCOUNT_EXISTS', 'another account uses this e-mail');
+        if (result === 'not-found') return gone();
+        if (body.password !== undefined) {
+          // Every other session ends; the caller's own stays so the dashboard is not logged out.
+          const now = ctx.now().toISOString();
+          await ctx.store.sessions.revokeAllForAccount(account.id, now, auth.sessionId);
+        }
+        return { status: 200, body: view(updated) };
+      },
+    }),
+  ];
+}

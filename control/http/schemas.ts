@@ -1,0 +1,116 @@
+import Type from 'typebox';
+
+/** Validation rules of the management interface (spec §4.1 rule 4 leaves them to us; README lists them). */
+export const Email = Type.String({
+  minLength: 3,
+  maxLength: 254,
+  pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+  description: 'E-mail address, 3–254 characters; compared case-insensitively.',
+});
+export const Password = Type.String({
+  minLength: 8,
+  maxLength: 128,
+  pattern: '\\S',
+  description: '8–128 characters, not only whitespace.',
+});
+export const CompanyName = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^\\S(.*\\S)?$',
+  description: '1–100 characters, no leading or trailing whitespace.',
+});
+export const AppName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^\\S(.*\\S)?$',
+  description: '1–64 characters, no leading or trailing whitespace.',
+});
+const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
+const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' });
+
+export const RegisterBody = Type.Object({ companyName: CompanyName, email: Email, password: Password }, { additionalProperties: false });
+export const LoginBody = Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 128 }) }, { additionalProperties: false });
+export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const LogoutBody = Type.Object(
+  { refreshToken: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Ends this refresh token’s session; without it, the session of the access token ends.' })) },
+  { additionalProperties: false },
+);
+
+export const RegisterResponse = Type.Object({
+  accessToken: Type.String(),
+  email: Type.String(),
+  role: Type.Literal('CLIENT'),
+  expiresIn: Type.Literal(900),
+  refreshToken: Type.String({ description: 'Opaque; rotates on every refresh.' }),
+});
+export const LoginResponse = Type.Object({
+  mfaRequired: Type.Boolean(),
+  accessToken: Type.String(),
+  email: Type.String(),
+  role: Type.Literal('CLIENT'),
+  refreshToken: Type.String(),
+});
+export const RefreshResponse = Type.Object({ accessToken: Type.String(), refreshToken: Type.String(), expiresIn: Type.Literal(900) });
+
+export const AppParams = Type.Object({ appId: Uuid });
+export const KeyParams = Type.Object({ appId: Uuid, keyId: Uuid });
+export const CreateAppBody = Type.Object({ name: AppName }, { additionalProperties: false });
+export const UpdateAppBody = Type.Object({ name: AppName }, { additionalProperties: false });
+
+const AppStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED')]);
+const appFields = {
+  id: Uuid,
+  clientId: Uuid,
+  name: Type.String(),
+  status: AppStatus,
+  tier: Type.Literal('DEMO'),
+  clusterId: Uuid,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+};
+export const ApplicationCreated = Type.Object(appFields, { description: 'Create form: no type or cluster details.' });
+export const ApplicationDetail = Type.Object({
+  ...appFields,
+  type: Type.Literal('DEMO'),
+  clusterEndpoint: Type.String({ description: 'Base URL for chat calls of this application.' }),
+  clusterName: Type.String(),
+  clusterStatus: Type.Literal('ACTIVE'),
+});
+export const ApplicationList = Type.Object({ applications: Type.Array(ApplicationDetail) });
+
+export const ApiKeyCreated = Type.Object({
+  id: Uuid,
+  token: Type.String({ description: 'The API key. Shown only in this response.' }),
+  keyPrefix: Type.String({ description: 'First 8 characters of the token.' }),
+  audience: Type.String({ description: 'Name of the cluster the key is for.' }),
+  tier: Type.Literal('DEMO'),
+  createdAt: Timestamp,
+});
+export const ApiKeySummary = Type.Object({
+  id: Uuid,
+  keyPrefix: Type.String(),
+  audience: Type.String(),
+  tier: Type.Literal('DEMO'),
+  status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('REVOKED')]),
+  createdAt: Timestamp,
+  revokedAt: Type.Optional(Timestamp),
+});
+export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeySummary) });
+
+export const Profile = Type.Object({
+  id: Uuid,
+  companyName: Type.String(),
+  email: Type.String(),
+  role: Type.Literal('CLIENT'),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export const UpdateProfileBody = Type.Object(
+  {
+    companyName: Type.Optional(CompanyName),
+    email: Type.Optional(Email),
+    password: Type.Optional(Password),
+    currentPassword: Type.Optional(Type.String({ maxLength: 128, description: 'Required to change email or password.' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);

@@ -1,0 +1,110 @@
+import uws from 'uWebSockets.js';
+import {
+  attachRoutes,
+  closeApp,
+  buildOpenApi,
+  createMetrics,
+  generateSigningKey,
+  listen,
+  opsRoutes,
+  parseOrigins,
+  WindowLimiter,
+  type AnyRoute,
+  type Config,
+  type Listening,
+  type Logger,
+  type PublicKey,
+} from '../common/index.ts';
+import { ControlTokens } from './auth/tokens.ts';
+import type { ControlContext } from './context.ts';
+import { appRoutes } from './http/app-routes.ts';
+import { authRoutes } from './http/auth-routes.ts';
+import { keyRoutes } from './http/key-routes.ts';
+import { metaRoutes } from './http/meta-routes.ts';
+import { profileRoutes } from './http/profile-routes.ts';
+import type { ControlStore } from './store/index.ts';
+
+export interface ControlServiceOptions {
+  config: Readonly<Config>;
+  store: ControlStore;
+  log: Logger;
+  /** The cluster's public URL, returned to integrators as `clusterEndpoint`. */
+  clusterEndpoint: string;
+  /** Public URL of this service, for the OpenAPI `servers` entry. */
+  publicUrl: string;
+  onKeyRevoked?: (appId: string, keyId: string) => void;
+}
+
+export interface ControlService {
+  routes: readonly AnyRoute[];
+  /** The verification keys nodes need, for an in-process node. */
+  publicKeys(): Promise<PublicKey[]>;
+  listen(host: string, port: number): Promise<Listening>;
+  close(): void;
+}
+
+export const CONTROL_VERSION = '1.0.0';
+
+/**
+ * Builds the control service: creates the signing key on first start (and reuses it after), makes
+ * sure the demo cluster is registered with the configured endpoint, and serves the management API.
+ */
+export async function createControlService(options: ControlServiceOptions): Promise<ControlService> {
+  const { config, store, log } = options;
+  const signingKey = await store.signingKeys.ensure(generateSigningKey());
+  const demoCluster = await store.clusters.upsert(config.CLUSTER_NAME, options.clusterEndpoint, new Date().toISOString());
+  const windowMs = config.LOGIN_WINDOW_SECONDS * 1000;
+  const ctx: ControlContext = {
+    config,
+    store,
+    log,
+    tokens: new ControlTokens(signingKey, store),
+    demoCluster,
+    throttles: {
+      loginFailuresPerAccount: new WindowLimiter(config.LOGIN_MAX_FAILURES, windowMs),
+      authPerAddress: new WindowLimiter(config.LOGIN_MAX_PER_ADDRESS, windowMs),
+    },
+    onKeyRevoked: options.onKeyRevoked ?? (() => {}),
+    now: () => new Date(),
+  };
+  const metrics = createMetrics('control');
+  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...metaRoutes(ctx)];
+  let closing = false;
+  const routes: AnyRoute[] = [
+    ...apiRoutes,
+    ...opsRoutes({
+      metrics,
+      ready: () => !closing,
+      openApi: () =>
+        buildOpenApi(routes, {
+          title: 'Chat service — management interface',
+          version: CONTROL_VERSION,
+          description: 'Accounts, applications and API keys. Errors are application/problem+json with a stable `code`.',
+          serverUrl: options.publicUrl,
+          securitySchemes: {
+            accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from register, login or refresh (15 minutes).' },
+          },
+        }),
+    }),
+  ];
+  const app = uws.App();
+  attachRoutes(app, {
+    routes,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    cors: { origins: parseOrigins(config.CORS_ORIGINS) },
+    trustProxy: config.TRUST_PROXY,
+    log,
+    observe: metrics.observeHttp,
+  });
+  let listening: Listening | undefined;
+  return {
+    routes,
+    publicKeys: async () => (await store.signingKeys.list()).map(({ kid, publicKeyPem }) => ({ kid, publicKeyPem })),
+    listen: async (host, port) => (listening = await listen(app, host, port)),
+    close: () => {
+      closing = true;
+      listening?.close();
+      closeApp(app);
+    },
+  };
+}

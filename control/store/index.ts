@@ -1,0 +1,2 @@
+export type * from './types.ts';
+export { LmdbControlStore } from './lmdb.ts';

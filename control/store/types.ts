@@ -1,0 +1,153 @@
+import type { SigningKey } from '../../common/jwt/index.ts';
+
+export type AppStatus = 'ACTIVE' | 'SUSPENDED';
+export type ClusterStatus = 'ACTIVE';
+
+export interface Account {
+  id: string;
+  /** Stored lower-cased; unique. */
+  email: string;
+  companyName: string;
+  role: 'CLIENT';
+  /** scrypt output, base64; the salt is per account. */
+  passwordHash: string;
+  passwordSalt: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SessionFamily {
+  id: string;
+  accountId: string;
+  createdAt: string;
+  /** Absolute end of the family: refreshing never extends past it. */
+  expiresAt: string;
+  revokedAt?: string;
+}
+
+export interface RefreshTokenRecord {
+  /** SHA-256 of the token; the token itself is never stored. */
+  hash: string;
+  familyId: string;
+  accountId: string;
+  expiresAt: string;
+  usedAt?: string;
+}
+
+export interface Application {
+  id: string;
+  clientId: string;
+  name: string;
+  status: AppStatus;
+  type: 'DEMO';
+  tier: 'DEMO';
+  clusterId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  appId: string;
+  /** SHA-256 of the token; the token is shown once and never stored. */
+  tokenHash: string;
+  keyPrefix: string;
+  audience: string;
+  tier: 'DEMO';
+  createdAt: string;
+  revokedAt?: string;
+}
+
+export interface Cluster {
+  id: string;
+  name: string;
+  endpoint: string;
+  status: ClusterStatus;
+  createdAt: string;
+}
+
+export type RotateResult =
+  | { kind: 'rotated'; accountId: string; familyId: string }
+  | { kind: 'reused'; familyId: string }
+  | { kind: 'invalid' };
+
+/** Accounts, unique by e-mail. */
+export interface AccountStore {
+  /** Atomic on the e-mail: of two concurrent creates with one e-mail, exactly one returns 'created'. */
+  create(account: Account): Promise<'created' | 'exists'>;
+  get(id: string): Promise<Account | undefined>;
+  getByEmail(email: string): Promise<Account | undefined>;
+  /** Replaces the account; an e-mail change is atomic with its uniqueness check. */
+  update(account: Account): Promise<'updated' | 'not-found' | 'email-taken'>;
+}
+
+/**
+ * Refresh-token families. A family is one login; each refresh rotates its token. Presenting a token
+ * that was already rotated is treated as theft and revokes the whole family.
+ */
+export interface SessionStore {
+  createFamily(family: SessionFamily, first: RefreshTokenRecord): Promise<void>;
+  getFamily(id: string): Promise<SessionFamily | undefined>;
+  /**
+   * Atomically: if `oldHash` is unused, unexpired and its family live, mark it used and store `next`
+   * in the same family ('rotated'); if it was already used, revoke its family ('reused').
+   */
+  rotate(oldHash: string, next: Omit<RefreshTokenRecord, 'familyId' | 'accountId'>, now: string): Promise<RotateResult>;
+  /** Idempotent. */
+  revokeFamily(id: string, now: string): Promise<void>;
+  /** Revokes every session of the account except `keep` (the caller's own, when given). */
+  revokeAllForAccount(accountId: string, now: string, keep?: string): Promise<void>;
+  findToken(hash: string): Promise<RefreshTokenRecord | undefined>;
+}
+
+/** Applications, partitioned by owning account; every read is scoped by that owner. */
+export interface ApplicationStore {
+  /** Atomic with the count: never more than `limit` applications per account. */
+  create(app: Application, limit: number): Promise<'created' | 'limit'>;
+  list(clientId: string): Promise<Application[]>;
+  /** Undefined when the application does not exist or belongs to another account. */
+  get(clientId: string, appId: string): Promise<Application | undefined>;
+  /** Unscoped lookup for operator commands only. */
+  getById(appId: string): Promise<Application | undefined>;
+  update(app: Application): Promise<'updated' | 'not-found'>;
+  delete(clientId: string, appId: string): Promise<'deleted' | 'not-found'>;
+}
+
+/** API keys, partitioned by application. */
+export interface ApiKeyStore {
+  /** Atomic with the count: never more than `limit` active keys per application. */
+  create(key: ApiKeyRecord, limit: number): Promise<'created' | 'limit'>;
+  list(appId: string): Promise<ApiKeyRecord[]>;
+  get(appId: string, keyId: string): Promise<ApiKeyRecord | undefined>;
+  /** Idempotent: revoking a revoked key keeps its first revocation time. */
+  revoke(appId: string, keyId: string, now: string): Promise<'revoked' | 'not-found'>;
+  revokeAll(appId: string, now: string): Promise<number>;
+  /** Atomically revokes `keyId` and stores `next` (so rotation never changes the active count). */
+  rotate(appId: string, keyId: string, next: ApiKeyRecord, now: string): Promise<'rotated' | 'not-found' | 'revoked'>;
+  /** True only for an existing, unrevoked key of that application. The cluster's hot check. */
+  isActive(appId: string, keyId: string): Promise<boolean>;
+}
+
+/** The registry of clusters that applications are bound to. */
+export interface ClusterStore {
+  /** Creates the cluster by name or updates its endpoint; the id of a name never changes. */
+  upsert(name: string, endpoint: string, now: string): Promise<Cluster>;
+  get(id: string): Promise<Cluster | undefined>;
+}
+
+/** The control service's signing keys; public halves are published as JWKS. */
+export interface SigningKeyStore {
+  /** Returns the current key, storing `candidate` first if there is none (first start). */
+  ensure(candidate: SigningKey): Promise<SigningKey>;
+  list(): Promise<SigningKey[]>;
+}
+
+export interface ControlStore {
+  accounts: AccountStore;
+  sessions: SessionStore;
+  applications: ApplicationStore;
+  keys: ApiKeyStore;
+  clusters: ClusterStore;
+  signingKeys: SigningKeyStore;
+  close(): Promise<void>;
+}

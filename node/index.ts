@@ -1,0 +1,2 @@
+/** A cluster node: chat users, chats, messages and realtime delivery. */
+export { createNodeService, NODE_VERSION, type NodeService, type NodeServiceOptions } from './service.ts';
