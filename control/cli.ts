@@ -1,0 +1,73 @@
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { ConfigError, loadConfig } from '../common/index.ts';
+import { LmdbControlStore } from './store/index.ts';
+import type { AppStatus, Application } from './store/index.ts';
+
+const HELP = `Usage: npm run ctl -- <command> [arguments]
+
+Operator commands for the control service's store (DATA_DIR, default ./data). They may run while
+the service runs; changes take effect on the next request.
+
+Commands:
+  app show <appId>         print the application as JSON
+  app suspend <appId>      set status SUSPENDED: the application gets no new API keys
+                           (create and rotate answer 409 APP_SUSPENDED); existing keys keep working
+  app reactivate <appId>   set status ACTIVE again
+  help                     this text
+
+Exit codes: 0 done, 1 not found, 2 usage or configuration error.
+`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function main(argv: string[]): Promise<number> {
+  const [noun, verb, appId] = argv;
+  if (!noun || noun === 'help' || argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(HELP);
+    return noun ? 0 : 2;
+  }
+  if (noun !== 'app' || !verb || !['show', 'suspend', 'reactivate'].includes(verb) || !appId || !UUID.test(appId)) {
+    process.stderr.write(`unknown or incomplete command: ${argv.join(' ')}\n\n${HELP}`);
+    return 2;
+  }
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  const path = join(config.DATA_DIR, 'control');
+  if (!existsSync(path)) {
+    process.stderr.write(`no store at ${path}; set DATA_DIR to the service's data directory\n`);
+    return 2;
+  }
+  const store = LmdbControlStore.open(path);
+  try {
+    const app = await store.applications.getById(appId);
+    if (!app) {
+      process.stderr.write(`application ${appId} not found\n`);
+      return 1;
+    }
+    if (verb === 'show') {
+      process.stdout.write(`${JSON.stringify(app, null, 2)}\n`);
+      return 0;
+    }
+    const status: AppStatus = verb === 'suspend' ? 'SUSPENDED' : 'ACTIVE';
+    const updated: Application = { ...app, status, updatedAt: new Date().toISOString() };
+    if ((await store.applications.update(updated)) === 'not-found') {
+      process.stderr.write(`application ${appId} not found\n`);
+      return 1;
+    }
+    process.stdout.write(`application ${appId} is now ${status}\n`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

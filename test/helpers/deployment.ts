@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export interface Running {
+  controlUrl: string;
+  nodeUrl: string;
+  dataDir: string;
+  /** Graceful stop (SIGTERM), waiting for the exit. */
+  stop(): Promise<void>;
+  /** kill -9, waiting for the exit. */
+  kill(): Promise<void>;
+  /** Lines the process wrote to stdout and stderr so far. */
+  output(): string;
+}
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+/**
+ * Starts the real service (`bin/start.ts`) as a child process on free ports and resolves when both
+ * services have logged that they listen. Each call gets its own data directory unless one is given
+ * (which is how restart tests reopen the same store).
+ */
+export async function startService(env: Record<string, string> = {}, dataDir?: string): Promise<Running> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'chat-test-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bin/start.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dir, CONTROL_PORT: '0', NODE_PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const urls: Record<string, string> = {};
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
+    rl.on('line', (line) => {
+      lines.push(line);
+      try {
+        const entry = JSON.parse(line) as { event?: string; service?: string; url?: string };
+        if (entry.event === 'listening' && entry.service && entry.url) urls[entry.service] = entry.url;
+      } catch {
+        /* not a log line */
+      }
+      if (urls.control && urls.node) resolve();
+    });
+    void exited.then((code) => reject(new Error(`service exited with ${code} before listening:\n${lines.join('\n')}`)));
+  });
+  const waitExit = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return {
+    controlUrl: urls.control!,
+    nodeUrl: urls.node!,
+    dataDir: dir,
+    stop: () => waitExit('SIGTERM'),
+    kill: () => waitExit('SIGKILL'),
+    output: () => lines.join('\n'),
+  };
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export type { ChildProcess };

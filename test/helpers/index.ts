@@ -1,0 +1,2 @@
+export { startService, removeDir, type Running } from './deployment.ts';
+export { client, newAccount, type HttpResult } from './http.ts';
