@@ -9,16 +9,16 @@ export interface HttpResult<T = any> {
  * A small JSON client for tests: never throws on HTTP statuses, parses JSON bodies when present.
  */
 export function client(base: string) {
-  const call = async <T = any>(method: string, path: string, options: { token?: string; body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string> } = {}): Promise<HttpResult<T>> => {
+  const call = async <T = any>(method: string, path: string, options: { token?: string; body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {}): Promise<HttpResult<T>> => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
-    let body: string | Uint8Array | undefined;
+    let body: string | Buffer | undefined;
     if (options.raw !== undefined) body = options.raw;
     else if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(base + path, { method, headers, body });
+    const res = await fetch(base + path, { method, headers, body: body as BodyInit | undefined });
     const text = await res.text();
     let parsed: unknown = undefined;
     if (text) {
