@@ -23,8 +23,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
   const controlUrl = publicUrl(config.CONTROL_PUBLIC_URL, config.HOST, config.CONTROL_PORT);
   const deployment: Deployment = {
     stop: async () => {
-      deployment.node?.service.close();
-      deployment.control?.service.close();
+      await Promise.all([deployment.node?.service.close(), deployment.control?.service.close()]);
       await store.close();
     },
   };

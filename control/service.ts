@@ -40,7 +40,8 @@ export interface ControlService {
   /** The verification keys nodes need, for an in-process node. */
   publicKeys(): Promise<PublicKey[]>;
   listen(host: string, port: number): Promise<Listening>;
-  close(): void;
+  /** Stops accepting, lets in-flight requests finish (up to 5 s), then closes every socket. */
+  close(): Promise<void>;
 }
 
 export const CONTROL_VERSION = '1.0.0';
@@ -88,7 +89,7 @@ export async function createControlService(options: ControlServiceOptions): Prom
     }),
   ];
   const app = uws.App();
-  attachRoutes(app, {
+  const http = attachRoutes(app, {
     routes,
     maxBodyBytes: config.MAX_BODY_BYTES,
     cors: { origins: parseOrigins(config.CORS_ORIGINS) },
@@ -101,9 +102,10 @@ export async function createControlService(options: ControlServiceOptions): Prom
     routes,
     publicKeys: async () => (await store.signingKeys.list()).map(({ kid, publicKeyPem }) => ({ kid, publicKeyPem })),
     listen: async (host, port) => (listening = await listen(app, host, port)),
-    close: () => {
+    close: async () => {
       closing = true;
       listening?.close();
+      await http.drained(5_000);
       closeApp(app);
     },
   };

@@ -32,7 +32,8 @@ export interface NodeService {
   /** Drop a key's cached status at once (called on revocation announcements). */
   invalidateKey(appId: string, keyId: string): void;
   listen(host: string, port: number): Promise<Listening>;
-  close(): void;
+  /** Stops accepting, lets in-flight requests finish (up to 5 s), then closes every socket. */
+  close(): Promise<void>;
 }
 
 export const NODE_VERSION = '1.0.0';
@@ -73,7 +74,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     }),
   ];
   const app = uws.App();
-  attachRoutes(app, {
+  const http = attachRoutes(app, {
     routes,
     maxBodyBytes: config.MAX_BODY_BYTES,
     cors: { origins: parseOrigins(config.CORS_ORIGINS) },
@@ -86,9 +87,10 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     routes,
     invalidateKey: (appId, keyId) => apiKeys.invalidate(appId, keyId),
     listen: async (host, port) => (listening = await listen(app, host, port)),
-    close: () => {
+    close: async () => {
       closing = true;
       listening?.close();
+      await http.drained(5_000);
       closeApp(app);
     },
   };

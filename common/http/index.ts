@@ -1,5 +1,5 @@
 export { defineRoute, type AnyRoute, type Authenticator, type HttpMethod, type Reply, type RequestContext, type RequestInfo } from './route.ts';
-export { attachRoutes, problemReply, type HttpOptions } from './server.ts';
+export { attachRoutes, problemReply, type HttpOptions, type AttachedRoutes } from './server.ts';
 export { Router } from './router.ts';
 export { listen, closeApp, type Listening } from './listen.ts';
 export { parseOrigins, type CorsPolicy } from './cors.ts';

@@ -35,8 +35,22 @@ const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`
  * await, every response has an abort handler, writes after an await are corked, bodies are capped
  * while streaming. Unknown paths get 404, known paths with another method 405 with `Allow`.
  */
-export function attachRoutes(app: TemplatedApp, options: HttpOptions): Router {
+export interface AttachedRoutes {
+  router: Router;
+  /** Resolves when no request is in flight, or after `timeoutMs`; for graceful shutdown. */
+  drained(timeoutMs: number): Promise<void>;
+}
+
+export function attachRoutes(app: TemplatedApp, options: HttpOptions): AttachedRoutes {
   const router = new Router(options.routes);
+  let inflight = 0;
+  let onIdle: (() => void)[] = [];
+  const finished = () => {
+    if (--inflight > 0) return;
+    const waiting = onIdle;
+    onIdle = [];
+    for (const resolve of waiting) resolve();
+  };
   const compiled = new Map<AnyRoute, Compiled>();
   for (const route of router.routes) {
     compiled.set(route, {
@@ -90,6 +104,7 @@ export function attachRoutes(app: TemplatedApp, options: HttpOptions): Router {
       return send(new ApiError('PAYLOAD_TOO_LARGE', `body exceeds ${options.maxBodyBytes} bytes`), pattern);
     }
 
+    inflight++;
     const run = async () => {
       let rawBody: Buffer | undefined;
       if (hasBody) {
@@ -110,9 +125,21 @@ export function attachRoutes(app: TemplatedApp, options: HttpOptions): Router {
       }
       options.log.error({ err: error instanceof Error ? error.stack : String(error), route: pattern }, 'handler failed');
       send(new ApiError('INTERNAL', 'internal error'), pattern);
-    });
+    }).finally(finished);
   });
-  return router;
+  return {
+    router,
+    drained: (timeoutMs) =>
+      inflight === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, timeoutMs);
+            onIdle.push(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+  };
 }
 
 async function handle(
