@@ -1,0 +1,3 @@
+export type * from './types.ts';
+export { BUCKET_MS } from './types.ts';
+export { LmdbNodeStore } from './lmdb/index.ts';

@@ -1,0 +1,79 @@
+import { BUCKET_MS, type MessageStore, type StoredMessage } from '../types.ts';
+import { END, type Tables } from './shared.ts';
+
+/** Milliseconds since the epoch encoded in the first 48 bits of a UUIDv7. */
+export const uuidv7Time = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+export const bucketOf = (id: string): number => Math.floor(uuidv7Time(id) / BUCKET_MS);
+
+/**
+ * Keys: ['m', app, chat, bucket, id] → message (partition app+chat+bucket, clustered by id);
+ * ['b', app, chat, bucket] → true (the chat's non-empty buckets); ['s', app, chat, seq] → [bucket, id];
+ * ['k', app, chat, sender, clientKey] → id.
+ */
+export class LmdbMessages implements MessageStore {
+  constructor(private readonly t: Tables) {}
+
+  async put(messages: StoredMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.t.root.transaction(() => {
+      for (const m of messages) {
+        const bucket = bucketOf(m.id);
+        this.t.db.put(['m', m.appId, m.chatId, bucket, m.id], m);
+        this.t.db.put(['b', m.appId, m.chatId, bucket], true);
+        this.t.db.put(['s', m.appId, m.chatId, m.seq], [bucket, m.id]);
+        if (m.clientKey !== undefined) this.t.db.put(['k', m.appId, m.chatId, m.senderId, m.clientKey], m.id);
+      }
+    });
+  }
+
+  async get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined> {
+    return this.t.db.get(['m', appId, chatId, bucketOf(messageId), messageId]) as StoredMessage | undefined;
+  }
+
+  async pageBackward(appId: string, chatId: string, beforeId: string | undefined, limit: number): Promise<StoredMessage[]> {
+    const out: StoredMessage[] = [];
+    const startBucket = beforeId === undefined ? undefined : bucketOf(beforeId);
+    const buckets = this.t.db.getKeys({
+      start: startBucket === undefined ? ['b', appId, chatId, END] : ['b', appId, chatId, startBucket],
+      end: ['b', appId, chatId],
+      reverse: true,
+    });
+    for (const key of buckets) {
+      const bucket = key[3] as number;
+      const fromInside = beforeId !== undefined && bucket === startBucket;
+      const range = this.t.db.getRange({
+        start: fromInside ? ['m', appId, chatId, bucket, beforeId] : ['m', appId, chatId, bucket, END],
+        end: ['m', appId, chatId, bucket],
+        reverse: true,
+      });
+      for (const { key: k, value } of range) {
+        if (fromInside && k[4] === beforeId) continue;
+        out.push(value as StoredMessage);
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
+  }
+
+  async afterSeq(appId: string, chatId: string, afterSeq: number, limit: number): Promise<StoredMessage[]> {
+    const out: StoredMessage[] = [];
+    for (const { value } of this.t.db.getRange({ start: ['s', appId, chatId, afterSeq + 1], end: ['s', appId, chatId, Number.MAX_SAFE_INTEGER], limit })) {
+      const [bucket, id] = value as [number, string];
+      const m = this.t.db.get(['m', appId, chatId, bucket, id]) as StoredMessage | undefined;
+      if (m) out.push(m);
+    }
+    return out;
+  }
+
+  async lastSeq(appId: string, chatId: string): Promise<number> {
+    for (const key of this.t.db.getKeys({ start: ['s', appId, chatId, Number.MAX_SAFE_INTEGER], end: ['s', appId, chatId], reverse: true, limit: 1 })) {
+      return key[3] as number;
+    }
+    return 0;
+  }
+
+  async byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined> {
+    const id = this.t.db.get(['k', appId, chatId, senderId, clientKey]) as string | undefined;
+    return id === undefined ? undefined : this.get(appId, chatId, id);
+  }
+}

@@ -1,0 +1,16 @@
+import type { Database, RootDatabase } from 'lmdb';
+
+export type Key = (string | number)[];
+export type Db = Database<unknown, Key>;
+export interface Tables {
+  root: RootDatabase;
+  db: Db;
+}
+
+/** Upper bound of a tuple prefix range: ids and timestamps sort below U+FFFF. */
+export const END = '\uffff';
+
+export function* values<T>(db: Db, prefix: Key, reverse = false): Generator<T> {
+  const range = reverse ? { start: [...prefix, END], end: prefix, reverse: true } : { start: prefix, end: [...prefix, END] };
+  for (const { value } of db.getRange(range)) yield value as T;
+}

@@ -1,0 +1,172 @@
+import type { SigningKey } from '../../common/index.ts';
+
+/**
+ * The node's store interfaces. Every key starts with the application id (tenancy in every key);
+ * every lookup takes it, so a resource of another application is simply not found. The layout is
+ * wide-column: each method names the partition it reads, and every query costs O(result).
+ */
+
+export interface ChatUser {
+  appId: string;
+  id: string;
+  /** Unique per application; the integrator's handle for the user. */
+  username: string;
+  displayName: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface UserSessionFamily {
+  appId: string;
+  id: string;
+  userId: string;
+  expiresAt: string;
+  revokedAt?: string;
+}
+
+export interface UserRefreshToken {
+  appId: string;
+  hash: string;
+  familyId: string;
+  userId: string;
+  expiresAt: string;
+  usedAt?: string;
+}
+
+export type UserRotateResult =
+  | { kind: 'rotated'; userId: string; familyId: string }
+  | { kind: 'reused'; familyId: string }
+  | { kind: 'invalid' };
+
+export interface UserStore {
+  /** Atomic on (appId, username). */
+  create(user: ChatUser): Promise<'created' | 'exists'>;
+  get(appId: string, userId: string): Promise<ChatUser | undefined>;
+  getByUsername(appId: string, username: string): Promise<ChatUser | undefined>;
+  update(user: ChatUser): Promise<'updated' | 'not-found'>;
+  /** Removes the user and frees the username; sessions are revoked by the caller. */
+  delete(appId: string, userId: string): Promise<'deleted' | 'not-found'>;
+}
+
+/** Chat users' refresh-token families, with the same rotation and reuse rules as dashboard sessions. */
+export interface UserSessionStore {
+  createFamily(family: UserSessionFamily, first: UserRefreshToken): Promise<void>;
+  getFamily(appId: string, id: string): Promise<UserSessionFamily | undefined>;
+  rotate(appId: string, oldHash: string, next: Omit<UserRefreshToken, 'familyId' | 'userId' | 'appId'>, now: string): Promise<UserRotateResult>;
+  revokeAllForUser(appId: string, userId: string, now: string): Promise<void>;
+}
+
+export type ChatKind = 'direct' | 'group';
+export type MemberRole = 'owner' | 'admin' | 'member';
+
+export interface Chat {
+  appId: string;
+  id: string;
+  kind: ChatKind;
+  /** Groups only; direct chats have none. */
+  name?: string;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+  /** Seq of the newest message (0 when empty). Written by the chat's actor only. */
+  lastSeq: number;
+  /** Time of the newest message, or of creation; what "most recent activity" sorts by. */
+  lastActivityAt: string;
+}
+
+export interface Member {
+  appId: string;
+  chatId: string;
+  userId: string;
+  role: MemberRole;
+  joinedAt: string;
+  /** Seq of the newest message this member has read; unread = chat.lastSeq - readSeq. */
+  readSeq: number;
+}
+
+export interface ChatStore {
+  /** Creates the chat with its first members in one atomic write. */
+  create(chat: Chat, members: Member[]): Promise<void>;
+  /**
+   * The direct chat of a pair, created if absent: atomic on the unordered pair, so two concurrent
+   * creates for one pair return the same chat.
+   */
+  ensureDirect(chat: Chat, members: [Member, Member]): Promise<{ chat: Chat; created: boolean }>;
+  get(appId: string, chatId: string): Promise<Chat | undefined>;
+  update(chat: Chat): Promise<'updated' | 'not-found'>;
+  /** Removes the chat, its members and its membership index entries; messages become unreachable. */
+  delete(appId: string, chatId: string): Promise<'deleted' | 'not-found'>;
+  members(appId: string, chatId: string): Promise<Member[]>;
+  member(appId: string, chatId: string, userId: string): Promise<Member | undefined>;
+  /** Upsert; keeps `readSeq` and `joinedAt` of an existing member unless given. */
+  putMember(member: Member): Promise<void>;
+  removeMember(appId: string, chatId: string, userId: string): Promise<'removed' | 'not-found'>;
+  /** Chat ids of a user's memberships (partition: app + user). */
+  chatsOf(appId: string, userId: string): Promise<string[]>;
+  /** Raises a member's read mark; never lowers it. Returns the mark now stored. */
+  markRead(appId: string, chatId: string, userId: string, seq: number): Promise<number | undefined>;
+}
+
+export interface StoredReaction {
+  reactionId: string;
+  userId: string;
+  reaction: string;
+  createdAt: string;
+}
+
+export interface StoredMessage {
+  appId: string;
+  chatId: string;
+  /** UUIDv7: time-ordered, and ordered like `seq` within a chat (both assigned by the chat's actor). */
+  id: string;
+  seq: number;
+  senderId: string;
+  content: string;
+  createdAt: string;
+  editedAt?: string;
+  /** Tombstone: content emptied, `deleted` set; the seq stays so history has no gaps. */
+  deletedAt?: string;
+  replyToId?: string;
+  reactions: StoredReaction[];
+  /** The sender's idempotency key, indexed with the message so a retry finds it. */
+  clientKey?: string;
+}
+
+/** Messages are bucketed by UTC day of their id's timestamp. */
+export const BUCKET_MS = 24 * 3600 * 1000;
+
+/**
+ * Messages, partitioned by (app, chat, time bucket) and clustered by message id. A per-chat index
+ * of non-empty buckets lets paging skip empty time windows.
+ */
+export interface MessageStore {
+  /**
+   * Writes messages (new or changed) durably; resolves only when they are on disk. Idempotent:
+   * writing the same message twice leaves one copy.
+   */
+  put(messages: StoredMessage[]): Promise<void>;
+  get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined>;
+  /** Up to `limit` messages older than `beforeId` (newest first), or the newest when absent. */
+  pageBackward(appId: string, chatId: string, beforeId: string | undefined, limit: number): Promise<StoredMessage[]>;
+  /** Messages with seq > `afterSeq`, oldest first, up to `limit`. */
+  afterSeq(appId: string, chatId: string, afterSeq: number, limit: number): Promise<StoredMessage[]>;
+  /** The chat's highest seq in the store (0 for none); how an actor resumes numbering. */
+  lastSeq(appId: string, chatId: string): Promise<number>;
+  /** The message a sender sent with an idempotency key, if any. */
+  byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined>;
+}
+
+/** Keys that sign user JWTs; shared by every node of the cluster. */
+export interface NodeSigningKeyStore {
+  ensure(candidate: SigningKey): Promise<SigningKey>;
+  list(): Promise<SigningKey[]>;
+}
+
+export interface NodeStore {
+  users: UserStore;
+  userSessions: UserSessionStore;
+  chats: ChatStore;
+  messages: MessageStore;
+  signingKeys: NodeSigningKeyStore;
+  close(): Promise<void>;
+}
