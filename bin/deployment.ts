@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { publicUrl, type Config, type Logger } from '../common/index.ts';
 import { createControlService, LmdbControlStore, type ControlService } from '../control/index.ts';
-import { createNodeService, type NodeService } from '../node/index.ts';
+import { createNodeService, LmdbNodeStore, type NodeService } from '../node/index.ts';
 
 export interface Deployment {
   control?: { service: ControlService; port: number; url: string };
@@ -17,6 +17,7 @@ export interface Deployment {
 export async function startDeployment(config: Readonly<Config>, log: Logger): Promise<Deployment> {
   mkdirSync(config.DATA_DIR, { recursive: true });
   const store = LmdbControlStore.open(join(config.DATA_DIR, 'control'));
+  const nodeStore = LmdbNodeStore.open(join(config.DATA_DIR, 'node'));
   const runControl = config.ROLE !== 'node';
   const runNode = config.ROLE !== 'control';
   const nodeUrl = publicUrl(config.NODE_PUBLIC_URL, config.HOST, config.NODE_PORT);
@@ -24,7 +25,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
   const deployment: Deployment = {
     stop: async () => {
       await Promise.all([deployment.node?.service.close(), deployment.control?.service.close()]);
-      await store.close();
+      await Promise.all([store.close(), nodeStore.close()]);
     },
   };
   // The node starts first so that, with NODE_PORT=0, the endpoint registered for the demo cluster
@@ -35,6 +36,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
     node = await createNodeService({
       config,
       log: log.child({ service: 'node' }),
+      store: nodeStore,
       keys: { publicKeys: async () => (await store.signingKeys.list()).map(({ kid, publicKeyPem }) => ({ kid, publicKeyPem })) },
       keyStatus: store.keys,
       publicUrl: nodeUrl,

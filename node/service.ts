@@ -1,26 +1,44 @@
+import { join } from 'node:path';
 import uws from 'uWebSockets.js';
 import Type from 'typebox';
 import {
+  ApiError,
   ApiKeyVerifier,
   attachRoutes,
   buildOpenApi,
   closeApp,
   createMetrics,
   defineRoute,
+  generateSigningKey,
   listen,
   opsRoutes,
   parseOrigins,
+  WindowLimiter,
   type AnyRoute,
   type Config,
   type KeyStatusSource,
   type Listening,
   type Logger,
   type PublicKeySource,
+  type RequestInfo,
 } from '../common/index.ts';
+import { UserTokens } from './auth/user-tokens.ts';
+import { ActorRegistry } from './chat/registry.ts';
+import { ChatService, type Principal } from './chat/service.ts';
+import type { NodeContext } from './context.ts';
+import { chatRoutes } from './http/chat-routes.ts';
+import { messageRoutes } from './http/message-routes.ts';
+import { userRoutes } from './http/user-routes.ts';
+import { nodeMetrics } from './metrics.ts';
+import { attachGateway } from './realtime/gateway.ts';
+import { RealtimeHub } from './realtime/hub.ts';
+import { closeCodes } from './realtime/protocol.ts';
+import type { NodeStore } from './store/index.ts';
 
 export interface NodeServiceOptions {
   config: Readonly<Config>;
   log: Logger;
+  store: NodeStore;
   /** Where API keys are checked: the control service's public keys and key status. */
   keys: PublicKeySource;
   keyStatus: KeyStatusSource;
@@ -32,7 +50,10 @@ export interface NodeService {
   /** Drop a key's cached status at once (called on revocation announcements). */
   invalidateKey(appId: string, keyId: string): void;
   listen(host: string, port: number): Promise<Listening>;
-  /** Stops accepting, lets in-flight requests finish (up to 5 s), then closes every socket. */
+  /**
+   * Graceful shutdown: stop accepting, finish in-flight requests, make every pending write durable,
+   * then close sockets with 4000 (reconnect) so clients resume elsewhere or after the restart.
+   */
   close(): Promise<void>;
 }
 
@@ -40,20 +61,51 @@ export const NODE_VERSION = '1.0.0';
 
 const WhoAmI = Type.Object({ appId: Type.String({ format: 'uuid' }), keyId: Type.String({ format: 'uuid' }), cluster: Type.String() });
 
-/** A cluster node: REST and (later) WebSocket on one uWS app. */
 export async function createNodeService(options: NodeServiceOptions): Promise<NodeService> {
-  const { config, log } = options;
+  const { config, log, store } = options;
+  const now = () => new Date();
   const apiKeys = new ApiKeyVerifier({ clusterName: config.CLUSTER_NAME, keys: options.keys, status: options.keyStatus, statusTtlMs: config.KEY_STATUS_TTL_MS });
   await apiKeys.refreshKeys();
+  const tokens = new UserTokens(await store.signingKeys.ensure(generateSigningKey()), config.CLUSTER_NAME);
+  const app = uws.App();
   const metrics = createMetrics('node');
+  let actors: ActorRegistry | undefined;
+  const m = nodeMetrics(metrics, () => actors?.size ?? 0);
+  const hub = new RealtimeHub(app, { eventOut: m.eventOut });
+  actors = new ActorRegistry({ store, events: hub, now, observeAck: m.observeAck }, { idleMs: config.ACTOR_IDLE_SECONDS * 1000 });
+  const chats = new ChatService(store, actors, now);
+
+  const sends = new WindowLimiter(config.USER_SENDS_PER_SECOND, 1000);
+  const requests = new WindowLimiter(config.USER_REQUESTS_PER_SECOND, 1000);
+  const allowSend = (p: Principal) => {
+    const d = sends.hit(`${p.appId}/${p.userId}`);
+    return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.USER_SENDS_PER_SECOND} messages per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
+  };
+  const authenticateUser = (request: RequestInfo) => {
+    const p = tokens.authenticate(request);
+    if (p instanceof ApiError) return p;
+    const d = requests.hit(`${p.appId}/${p.userId}`);
+    return d.allowed ? p : new ApiError('RATE_LIMITED', `at most ${config.USER_REQUESTS_PER_SECOND} requests per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
+  };
+  const disconnectUser = (appId: string, userId: string) => {
+    const { code, reason, reconnect } = closeCodes.USER_DELETED;
+    for (const ws of [...hub.sockets(appId, userId)]) ws.end(code, JSON.stringify({ reason, reconnect }));
+  };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, chats, log, allowSend, authenticateUser, disconnectUser, now };
+
   let closing = false;
+  // The WebSocket route is registered before the catch-all HTTP route.
+  const gateway = attachGateway({ app, hub, tokens, chats, actors, store, log, metrics: m, allowSend });
   const routes: AnyRoute[] = [
+    ...userRoutes(ctx),
+    ...chatRoutes(ctx),
+    ...messageRoutes(ctx),
     defineRoute({
       method: 'GET',
       path: '/api/server/whoami',
       operationId: 'whoAmI',
       summary: 'Check an API key: which application and key it is',
-      tags: ['server'],
+      tags: ['users (server, API key)'],
       auth: { verify: apiKeys.authenticate, security: 'apiKey' },
       responses: { 200: { description: 'The key is valid for this cluster', schema: WhoAmI }, 401: { description: 'Key missing, invalid, revoked or for another cluster' } },
       handler: ({ auth }) => ({ status: 200, body: { appId: auth.appId, keyId: auth.keyId, cluster: config.CLUSTER_NAME } }),
@@ -65,15 +117,15 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
         buildOpenApi(routes, {
           title: 'Chat service — cluster interface',
           version: NODE_VERSION,
-          description: 'Chat users, chats and messages. Errors are application/problem+json with a stable `code`.',
+          description: 'Chat users, chats and messages. Realtime: see the WebSocket protocol document. Errors are application/problem+json with a stable `code`.',
           serverUrl: options.publicUrl,
           securitySchemes: {
             apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'API key (server side only): Authorization: Bearer <apiKey>.' },
+            userJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'User JWT from sign-in or refresh: Authorization: Bearer <jwt>.' },
           },
         }),
     }),
   ];
-  const app = uws.App();
   const http = attachRoutes(app, {
     routes,
     maxBodyBytes: config.MAX_BODY_BYTES,
@@ -91,7 +143,12 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       closing = true;
       listening?.close();
       await http.drained(5_000);
+      await actors.flushAll();
+      gateway.closeAll('SHUTDOWN');
+      actors.close();
       closeApp(app);
     },
   };
 }
+
+export const nodeStorePath = (dataDir: string) => join(dataDir, 'node');

@@ -5,6 +5,8 @@
  */
 export const errorCodes = {
   MALFORMED_JSON: { status: 400, title: 'Request body is not valid JSON' },
+  MALFORMED_FRAME: { status: 400, title: 'WebSocket frame is not valid JSON or MessagePack' },
+  UNKNOWN_ACTION: { status: 400, title: 'Unknown WebSocket action type' },
   VALIDATION_FAILED: { status: 400, title: 'Request does not match the schema' },
   AUTH_REQUIRED: { status: 401, title: 'Authentication required' },
   TOKEN_INVALID: { status: 401, title: 'Token is invalid' },
@@ -13,7 +15,15 @@ export const errorCodes = {
   REFRESH_TOKEN_INVALID: { status: 401, title: 'Refresh token is invalid or expired' },
   REFRESH_TOKEN_REUSED: { status: 401, title: 'Refresh token was already used; the session is revoked' },
   API_KEY_INVALID: { status: 401, title: 'API key is invalid, revoked or for another cluster' },
+  NOT_ALLOWED: { status: 403, title: 'Your role in this chat does not allow this' },
+  CHAT_NOT_ACCESSIBLE: { status: 400, title: 'Chat does not exist or you are not a member' },
   ROUTE_NOT_FOUND: { status: 404, title: 'No such route' },
+  USER_NOT_FOUND: { status: 404, title: 'User not found' },
+  CHAT_NOT_FOUND: { status: 404, title: 'Chat not found' },
+  MESSAGE_NOT_FOUND: { status: 404, title: 'Message not found' },
+  USERNAME_TAKEN: { status: 409, title: 'Username is taken in this application' },
+  MESSAGE_DELETED: { status: 409, title: 'Message is deleted' },
+  MEMBER_LIMIT_REACHED: { status: 403, title: 'Chat member limit reached' },
   APP_NOT_FOUND: { status: 404, title: 'Application not found' },
   KEY_NOT_FOUND: { status: 404, title: 'API key not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },
@@ -25,6 +35,7 @@ export const errorCodes = {
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Request body must be application/json' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
+  TOO_MANY_CONNECTIONS: { status: 429, title: 'Too many open connections for this user' },
   INTERNAL: { status: 500, title: 'Internal error' },
   UNAVAILABLE: { status: 503, title: 'A backend is unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;

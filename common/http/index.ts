@@ -4,3 +4,4 @@ export { Router } from './router.ts';
 export { listen, closeApp, type Listening } from './listen.ts';
 export { parseOrigins, type CorsPolicy } from './cors.ts';
 export { buildOpenApi, type OpenApiInfo } from './openapi.ts';
+export { compileValidator, type Validator } from './validate.ts';

@@ -52,7 +52,12 @@ export interface UserStore {
 export interface UserSessionStore {
   createFamily(family: UserSessionFamily, first: UserRefreshToken): Promise<void>;
   getFamily(appId: string, id: string): Promise<UserSessionFamily | undefined>;
-  rotate(appId: string, oldHash: string, next: Omit<UserRefreshToken, 'familyId' | 'userId' | 'appId'>, now: string): Promise<UserRotateResult>;
+  /**
+   * Atomically: if `oldHash` is unused, unexpired and its family live, mark it used and store
+   * `nextHash` in the same family with the same expiry ('rotated'); if it was already used, revoke
+   * the family ('reused').
+   */
+  rotate(appId: string, oldHash: string, nextHash: string, now: string): Promise<UserRotateResult>;
   revokeAllForUser(appId: string, userId: string, now: string): Promise<void>;
 }
 

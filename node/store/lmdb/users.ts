@@ -58,7 +58,7 @@ export class LmdbUserSessions implements UserSessionStore {
     return this.t.db.get(['f', appId, id]) as UserSessionFamily | undefined;
   }
 
-  rotate(appId: string, oldHash: string, next: Omit<UserRefreshToken, 'familyId' | 'userId' | 'appId'>, now: string): Promise<UserRotateResult> {
+  rotate(appId: string, oldHash: string, nextHash: string, now: string): Promise<UserRotateResult> {
     return this.t.root.transaction((): UserRotateResult => {
       const token = this.t.db.get(['t', appId, oldHash]) as UserRefreshToken | undefined;
       if (!token) return { kind: 'invalid' };
@@ -70,7 +70,8 @@ export class LmdbUserSessions implements UserSessionStore {
       }
       if (token.expiresAt <= now || family.expiresAt <= now) return { kind: 'invalid' };
       this.t.db.put(['t', appId, oldHash], { ...token, usedAt: now });
-      this.t.db.put(['t', appId, next.hash], { ...next, appId, familyId: family.id, userId: family.userId });
+      const next: UserRefreshToken = { appId, hash: nextHash, familyId: family.id, userId: family.userId, expiresAt: token.expiresAt };
+      this.t.db.put(['t', appId, nextHash], next);
       return { kind: 'rotated', userId: family.userId, familyId: family.id };
     });
   }

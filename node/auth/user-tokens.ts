@@ -1,0 +1,45 @@
+import { ApiError, bearerToken, TokenIssuer, TokenVerifier, type RequestInfo, type SigningKey } from '../../common/index.ts';
+
+/** User JWTs live 15 minutes, like access tokens; the SDK refreshes them before they expire. */
+export const USER_TOKEN_TTL_SECONDS = 900;
+export const NODE_ISSUER = 'chat-node';
+
+export interface UserPrincipal {
+  appId: string;
+  userId: string;
+}
+
+/**
+ * User JWTs: signed with the cluster's node key (shared through the store by every node), `aud` the
+ * cluster's name, kind `user`, `sub` the user, `app` the application. Stateless to verify, so the
+ * hot path (every REST call, every WebSocket upgrade) costs a cached signature check.
+ */
+export class UserTokens {
+  private readonly issuer: TokenIssuer;
+  private readonly verifier: TokenVerifier;
+
+  constructor(
+    key: SigningKey,
+    private readonly clusterName: string,
+  ) {
+    this.issuer = new TokenIssuer(key, NODE_ISSUER);
+    this.verifier = new TokenVerifier({ kind: 'user', audience: clusterName, issuer: NODE_ISSUER, requireExpiry: true }, [key]);
+  }
+
+  issue(appId: string, userId: string): string {
+    return this.issuer.issue({ kind: 'user', subject: userId, audience: this.clusterName, expiresInSeconds: USER_TOKEN_TTL_SECONDS, claims: { app: appId } });
+  }
+
+  verify(token: string): UserPrincipal | ApiError {
+    const claims = this.verifier.verify(token);
+    if (claims instanceof ApiError) return claims;
+    if (typeof claims.app !== 'string') return new ApiError('TOKEN_INVALID', 'user token names no application');
+    return { appId: claims.app, userId: claims.sub };
+  }
+
+  readonly authenticate = (request: RequestInfo): UserPrincipal | ApiError => {
+    const token = bearerToken(request.headers['authorization']);
+    if (!token) return new ApiError('AUTH_REQUIRED', 'send Authorization: Bearer <user JWT>');
+    return this.verify(token);
+  };
+}

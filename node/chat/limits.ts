@@ -1,0 +1,17 @@
+/** Limits of chats and messages; documented in the README's cluster section. */
+export const CHAT_LIMITS = Object.freeze({
+  /** Characters of a message's content. */
+  messageChars: 4000,
+  /** Characters of a reaction value (an emoji or a short name). */
+  reactionChars: 32,
+  /** Members of a group chat. */
+  groupMembers: 1000,
+  /** Distinct reaction values on one message. */
+  reactionsPerMessage: 100,
+  /** Messages an actor keeps in memory for resume and replies. */
+  recentMessages: 512,
+  /** Messages read into memory when an actor starts (the rest load on demand). */
+  preloadMessages: 64,
+  /** Largest write batch an actor hands the store at once. */
+  batchMessages: 256,
+});

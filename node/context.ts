@@ -1,0 +1,21 @@
+import type { ApiError, ApiKeyVerifier, Config, Logger } from '../common/index.ts';
+import type { UserPrincipal, UserTokens } from './auth/user-tokens.ts';
+import type { ChatService, Principal } from './chat/service.ts';
+import type { NodeStore } from './store/index.ts';
+
+/** What the node's routes are built from; made once at start. */
+export interface NodeContext {
+  config: Readonly<Config>;
+  store: NodeStore;
+  tokens: UserTokens;
+  apiKeys: ApiKeyVerifier;
+  chats: ChatService;
+  log: Logger;
+  /** Per-user send rate shared by REST and WebSocket. */
+  allowSend: (p: Principal) => ApiError | undefined;
+  /** Authenticator of user routes: JWT plus the per-user request rate. */
+  authenticateUser: (request: import('../common/index.ts').RequestInfo) => UserPrincipal | ApiError;
+  /** Closes a deleted user's sockets. */
+  disconnectUser: (appId: string, userId: string) => void;
+  now: () => Date;
+}

@@ -1,0 +1,116 @@
+import { ApiError, defineRoute, isApiError, type AnyRoute } from '../../common/index.ts';
+import type { NodeContext } from '../context.ts';
+import { PAGE } from '../chat/service.ts';
+import { EditBody, GetMessagesQuery, MessageList, MessageParams, MessageResult, ReactBody, ReactionParams, SendBody, ChatParams } from './schemas.ts';
+
+const asMessage = (r: unknown) => (isApiError(r) ? r : { status: 200, body: { message: r } });
+
+export function messageRoutes(ctx: NodeContext): AnyRoute[] {
+  const auth = { verify: ctx.authenticateUser, security: 'userJwt' };
+  const tags = ['messages'];
+  const common = { 401: { description: 'JWT missing, invalid or expired' }, 404: { description: 'No such chat or message, or you are not a member' } };
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/messages/getMessages/:chatId',
+      operationId: 'getMessages',
+      summary: `History, newest first: size default ${PAGE.defaultSize}, minimum 1, maximum ${PAGE.maxSize}`,
+      description:
+        'Returns the `size` newest messages older than `lastMessage` (the id of the oldest message of the previous page). ' +
+        'Absent or empty `lastMessage` starts from the newest. Pages are stable while new messages arrive: new ones are never ' +
+        'inserted into older pages. Side effect: marks the newest returned message read.',
+      tags,
+      params: ChatParams,
+      query: GetMessagesQuery,
+      auth,
+      responses: {
+        200: { description: 'A page of messages', schema: MessageList },
+        400: { description: 'The chat does not exist or you are not a member (CHAT_NOT_ACCESSIBLE), or invalid size/lastMessage' },
+        401: common[401],
+      },
+      handler: async ({ params, query, auth }) => {
+        const messages = await ctx.chats.history(auth, params.chatId, query.size ?? PAGE.defaultSize, query.lastMessage || undefined);
+        return isApiError(messages) ? messages : { status: 200, body: { messages } };
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/messages/:chatId',
+      operationId: 'sendMessage',
+      summary: 'Send a message; answered once it is durable',
+      description: 'With an idempotency key (body `idempotencyKey` or header `Idempotency-Key`) a retry returns the first message (200) instead of sending again.',
+      tags,
+      params: ChatParams,
+      body: SendBody,
+      auth,
+      responses: {
+        201: { description: 'Sent', schema: MessageResult },
+        200: { description: 'A retry of an earlier send with the same idempotency key', schema: MessageResult },
+        400: { description: 'Invalid fields' },
+        ...common,
+        429: { description: 'Sending too fast (RATE_LIMITED)' },
+      },
+      handler: async ({ params, body, auth, request }) => {
+        const limited = ctx.allowSend(auth);
+        if (limited) return limited;
+        const headerKey = request.headers['idempotency-key'];
+        if (headerKey !== undefined && (headerKey.length === 0 || headerKey.length > 64)) return new ApiError('VALIDATION_FAILED', 'Idempotency-Key must be 1–64 characters');
+        if (headerKey !== undefined && body.idempotencyKey !== undefined && headerKey !== body.idempotencyKey) {
+          return new ApiError('VALIDATION_FAILED', 'Idempotency-Key header and idempotencyKey differ');
+        }
+        const input: { content: string; replyTo?: string; clientKey?: string } = { content: body.content };
+        if (body.replyTo !== undefined) input.replyTo = body.replyTo;
+        const key = body.idempotencyKey ?? headerKey;
+        if (key !== undefined) input.clientKey = key;
+        const r = await ctx.chats.send(auth, params.chatId, input);
+        return isApiError(r) ? r : { status: r.created ? 201 : 200, body: { message: r.message } };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/api/messages/:chatId/:messageId',
+      operationId: 'editMessage',
+      summary: 'Edit your message (sets edited and editedAt)',
+      tags,
+      params: MessageParams,
+      body: EditBody,
+      auth,
+      responses: { 200: { description: 'Edited', schema: MessageResult }, 400: { description: 'Invalid fields' }, 403: { description: 'Not the author' }, ...common, 409: { description: 'The message is deleted' } },
+      handler: async ({ params, body, auth }) => asMessage(await ctx.chats.edit(auth, params.chatId, params.messageId, body.content)),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/api/messages/:chatId/:messageId',
+      operationId: 'deleteMessage',
+      summary: 'Delete a message (author, owner or admin); it stays as a tombstone: content "", deleted true, no reactions',
+      tags,
+      params: MessageParams,
+      auth,
+      responses: { 200: { description: 'The tombstone', schema: MessageResult }, 400: { description: 'Invalid ids' }, 403: { description: 'Not allowed' }, ...common },
+      handler: async ({ params, auth }) => asMessage(await ctx.chats.deleteMessage(auth, params.chatId, params.messageId)),
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/messages/:chatId/:messageId/reactions',
+      operationId: 'addReaction',
+      summary: 'Add your reaction (one per user per reaction value; adding it again changes nothing)',
+      tags,
+      params: MessageParams,
+      body: ReactBody,
+      auth,
+      responses: { 200: { description: 'The message with its reactions', schema: MessageResult }, 400: { description: 'Invalid fields' }, ...common, 409: { description: 'The message is deleted' } },
+      handler: async ({ params, body, auth }) => asMessage(await ctx.chats.react(auth, params.chatId, params.messageId, body.reaction, true)),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: '/api/messages/:chatId/:messageId/reactions/:reaction',
+      operationId: 'removeReaction',
+      summary: 'Remove your reaction (idempotent)',
+      tags,
+      params: ReactionParams,
+      auth,
+      responses: { 200: { description: 'The message with its reactions', schema: MessageResult }, 400: { description: 'Invalid fields' }, ...common, 409: { description: 'The message is deleted' } },
+      handler: async ({ params, auth }) => asMessage(await ctx.chats.react(auth, params.chatId, params.messageId, params.reaction, false)),
+    }),
+  ];
+}

@@ -1,0 +1,102 @@
+import Type from 'typebox';
+import { CHAT_LIMITS } from '../chat/limits.ts';
+import { CHAT_LIST, PAGE } from '../chat/service.ts';
+import { Content, IdempotencyKey, ReactionValue } from '../realtime/protocol.ts';
+
+const Uuid = Type.String({ format: 'uuid' });
+const Timestamp = Type.String({ format: 'date-time' });
+
+export const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$', description: '1–64 of A–Z a–z 0–9 . _ @ -; unique per application' });
+export const DisplayName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$', description: '1–100 characters, no leading or trailing whitespace' });
+export const GroupName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$', description: '1–100 characters, no leading or trailing whitespace' });
+const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
+
+export const User = Type.Object({ userId: Uuid, username: Type.String(), displayName: Type.String(), createdAt: Timestamp, updatedAt: Timestamp });
+export const RegisterUserBody = Type.Object({ username: Username, displayName: Type.Optional(DisplayName) }, { additionalProperties: false });
+export const UpdateUserBody = Type.Object({ displayName: DisplayName }, { additionalProperties: false });
+export const SignInBody = Type.Union(
+  [Type.Object({ userId: Uuid }, { additionalProperties: false }), Type.Object({ username: Username }, { additionalProperties: false })],
+  { description: 'Either the user id or the username' },
+);
+export const UserSession = Type.Object({
+  jwt: Type.String({ description: 'User JWT for `Authorization: Bearer` and the WebSocket; valid 15 minutes' }),
+  refreshToken: Type.String({ description: 'Opaque; rotates on every refresh' }),
+  userId: Uuid,
+  expiresIn: Type.Integer({ description: 'Seconds the JWT is valid' }),
+});
+export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const UserParams = Type.Object({ userId: Uuid });
+
+export const ChatParams = Type.Object({ chatId: Uuid });
+export const MemberParams = Type.Object({ chatId: Uuid, userId: Uuid });
+export const MessageParams = Type.Object({ chatId: Uuid, messageId: Uuid });
+export const ReactionParams = Type.Object({ chatId: Uuid, messageId: Uuid, reaction: ReactionValue });
+
+export const CreateChatBody = Type.Union([
+  Type.Object({ type: Type.Literal('direct'), userId: Uuid }, { additionalProperties: false }),
+  Type.Object(
+    { type: Type.Literal('group'), name: GroupName, memberIds: Type.Array(Uuid, { maxItems: CHAT_LIMITS.groupMembers - 1, description: 'Other members; you become the owner' }) },
+    { additionalProperties: false },
+  ),
+]);
+export const RenameChatBody = Type.Object({ name: GroupName }, { additionalProperties: false });
+export const AddMembersBody = Type.Object(
+  { userIds: Type.Array(Uuid, { minItems: 1, maxItems: 100 }), role: Type.Optional(Type.Union([Type.Literal('admin'), Type.Literal('member')])) },
+  { additionalProperties: false },
+);
+export const SetRoleBody = Type.Object({ role: Type.Union([Type.Literal('admin'), Type.Literal('member')]) }, { additionalProperties: false });
+export const ReadBody = Type.Object({ seq: Type.Integer({ minimum: 0, description: 'Newest seq read; the mark only moves forward' }) }, { additionalProperties: false });
+export const ListChatsQuery = Type.Object({
+  size: Type.Optional(Type.Integer({ minimum: 1, maximum: CHAT_LIST.maxSize, default: CHAT_LIST.defaultSize, description: `default ${CHAT_LIST.defaultSize}, at most ${CHAT_LIST.maxSize}` })),
+  cursor: Type.Optional(Type.String({ maxLength: 400, description: '`nextCursor` of the previous page' })),
+});
+
+export const GetMessagesQuery = Type.Object({
+  size: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE.maxSize, description: `default ${PAGE.defaultSize}, minimum 1, maximum ${PAGE.maxSize}` })),
+  lastMessage: Type.Optional(
+    Type.Union([Type.Literal(''), Uuid], { description: 'Id of the oldest message of the previous page; the page holds the messages before it. Empty or absent: start from the newest.' }),
+  ),
+});
+export const SendBody = Type.Object(
+  { content: Content, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey) },
+  { additionalProperties: false, description: 'The idempotency key may also come as the `Idempotency-Key` header' },
+);
+export const EditBody = Type.Object({ content: Content }, { additionalProperties: false });
+export const ReactBody = Type.Object({ reaction: ReactionValue }, { additionalProperties: false });
+
+const ReplyTo = Type.Object({ chatId: Uuid, timeStamp: Timestamp, messageId: Uuid, senderId: Uuid, content: Type.String(), edited: Type.Boolean(), editedAt: Type.Optional(Timestamp) });
+export const Reaction = Type.Object({ reactionId: Uuid, chatId: Uuid, messageId: Uuid, senderId: Uuid, reaction: Type.String(), createdAt: Timestamp });
+export const Message = Type.Object({
+  chatId: Uuid,
+  timeStamp: Timestamp,
+  messageId: Uuid,
+  senderId: Uuid,
+  content: Type.String({ description: 'Empty for a deleted message' }),
+  edited: Type.Boolean(),
+  editedAt: Type.Optional(Timestamp),
+  replyTo: Type.Optional(ReplyTo),
+  reactions: Type.Array(Reaction),
+  seq: Type.Integer({ description: 'Position in the chat: 1, 2, 3… with no gaps' }),
+  deleted: Type.Boolean(),
+  deletedAt: Type.Optional(Timestamp),
+});
+export const MessageList = Type.Object({ messages: Type.Array(Message, { description: 'Newest first' }) });
+export const MessageResult = Type.Object({ message: Message });
+
+export const ChatSummary = Type.Object({
+  chatId: Uuid,
+  type: Type.Union([Type.Literal('direct'), Type.Literal('group')]),
+  name: Type.Optional(Type.String()),
+  createdBy: Uuid,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  lastSeq: Type.Integer(),
+  lastActivityAt: Timestamp,
+  role: Role,
+  readSeq: Type.Integer(),
+  unreadCount: Type.Integer(),
+  lastMessage: Type.Optional(Message),
+});
+export const ChatList = Type.Object({ chats: Type.Array(ChatSummary), nextCursor: Type.Optional(Type.String()) });
+export const MemberSchema = Type.Object({ userId: Uuid, role: Role, joinedAt: Timestamp, readSeq: Type.Integer() });
+export const MemberList = Type.Object({ members: Type.Array(MemberSchema) });

@@ -1,0 +1,230 @@
+import { randomUUID } from 'node:crypto';
+import uws, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
+import { unpack } from 'msgpackr';
+import { ApiError, bearerToken, compileValidator, isApiError, problemReply, type Logger, type Validator } from '../../common/index.ts';
+import type { ChatService, Principal } from '../chat/service.ts';
+import type { ActorRegistry } from '../chat/registry.ts';
+import type { NodeStore } from '../store/index.ts';
+import type { UserTokens } from '../auth/user-tokens.ts';
+import { actionSchemas, closeCodes, isActionType, type Action, type CloseName } from './protocol.ts';
+import type { Connection, Encoding, RealtimeHub } from './hub.ts';
+import { REALTIME_LIMITS } from './limits.ts';
+import { resume, parseResume } from './resume.ts';
+
+export interface GatewayMetrics {
+  connections: (delta: number) => void;
+  actionIn: (type: string) => void;
+  slowConsumerDropped: () => void;
+}
+
+export interface GatewayDeps {
+  app: TemplatedApp;
+  hub: RealtimeHub;
+  tokens: UserTokens;
+  chats: ChatService;
+  actors: ActorRegistry;
+  store: NodeStore;
+  log: Logger;
+  metrics: GatewayMetrics;
+  /** Shared with REST: a user's sends per second across connections and transports. */
+  allowSend: (p: Principal) => ApiError | undefined;
+}
+
+export interface SocketState extends Connection {
+  tokens: number;
+  refilledAt: number;
+  resume: Map<string, number>;
+  initialChats: string[];
+}
+
+const validators = new Map<string, Validator>(Object.entries(actionSchemas).map(([type, schema]) => [type, compileValidator(schema, 'body')]));
+
+/**
+ * The WebSocket endpoint, `GET /ws`. The user JWT (query `token`, or `Authorization: Bearer`) is
+ * checked before the upgrade completes; a bad one gets an HTTP problem response, never a socket.
+ */
+export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): void } {
+  const { app, hub, log } = deps;
+  const live = new Set<WebSocket<SocketState>>();
+
+  app.ws<SocketState>('/ws', {
+    maxPayloadLength: REALTIME_LIMITS.maxFrameBytes,
+    maxBackpressure: REALTIME_LIMITS.maxBackpressureBytes,
+    closeOnBackpressureLimit: 1,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    compression: uws.DISABLED,
+
+    upgrade: (res, req, context) => {
+      const key = req.getHeader('sec-websocket-key');
+      const protocols = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      const query = new URLSearchParams(req.getQuery() ?? '');
+      const token = query.get('token') ?? bearerToken(req.getHeader('authorization'));
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      const refuse = (error: ApiError) => {
+        if (aborted) return;
+        const reply = problemReply(error);
+        res.cork(() => {
+          res.writeStatus(`${reply.status}`);
+          for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+          res.end(JSON.stringify(reply.body));
+        });
+      };
+      if (!token) return refuse(new ApiError('AUTH_REQUIRED', 'connect with ?token=<user JWT>'));
+      const principal = deps.tokens.verify(token);
+      if (isApiError(principal)) return refuse(principal);
+      if (hub.sockets(principal.appId, principal.userId).size >= REALTIME_LIMITS.connectionsPerUser) {
+        return refuse(new ApiError('TOO_MANY_CONNECTIONS', `at most ${REALTIME_LIMITS.connectionsPerUser} connections per user`));
+      }
+      const requested = protocols.split(',').map((p) => p.trim()).filter(Boolean);
+      const encoding: Encoding = requested.includes('msgpack') ? 'msgpack' : 'json';
+      const chosen = requested.length === 0 ? '' : encoding;
+      const resumeFrom = parseResume(query.get('resume'));
+      if (isApiError(resumeFrom)) return refuse(resumeFrom);
+      deps.store.chats.chatsOf(principal.appId, principal.userId).then(
+        (chatIds) => {
+          if (aborted) return;
+          const state: SocketState = {
+            appId: principal.appId,
+            userId: principal.userId,
+            connId: randomUUID(),
+            encoding,
+            chats: new Set(),
+            closed: false,
+            slow: false,
+            tokens: REALTIME_LIMITS.actionBurst,
+            refilledAt: Date.now(),
+            resume: resumeFrom,
+            initialChats: chatIds,
+          };
+          res.cork(() => res.upgrade(state, key, chosen, extensions, context));
+        },
+        (error: unknown) => {
+          log.warn({ err: String(error) }, 'upgrade failed');
+          refuse(new ApiError('UNAVAILABLE', 'cannot load your chats; retry'));
+        },
+      );
+    },
+
+    open: (ws) => {
+      const c = ws.getUserData();
+      live.add(ws);
+      deps.metrics.connections(1);
+      const count = hub.add(ws);
+      for (const chatId of c.initialChats) if (!c.resume.has(chatId)) hub.subscribe(ws, chatId);
+      hub.send(ws, { type: 'ready', connectionId: c.connId, userId: c.userId });
+      if (count === 1) void announcePresence(deps, c, 'presence.online');
+      if (c.resume.size > 0) {
+        void resume(deps, ws, c.resume).catch((error: unknown) => log.warn({ err: String(error) }, 'resume failed'));
+      }
+    },
+
+    message: (ws, data, isBinary) => {
+      const c = ws.getUserData();
+      let frame: unknown;
+      try {
+        frame = isBinary ? unpack(Buffer.from(data)) : JSON.parse(Buffer.from(data).toString('utf8'));
+      } catch {
+        return hub.send(ws, { type: 'error', code: 'MALFORMED_FRAME', message: 'frame is not valid JSON or MessagePack' });
+      }
+      const id = frame && typeof frame === 'object' && typeof (frame as { id?: unknown }).id === 'string' ? (frame as { id: string }).id.slice(0, 64) : undefined;
+      const fail = (error: ApiError) => hub.send(ws, { type: 'error', ...(id !== undefined ? { id } : {}), code: error.code, message: error.detail });
+      if (!takeToken(c)) return fail(new ApiError('RATE_LIMITED', `at most ${REALTIME_LIMITS.actionsPerSecond} actions per second per connection`));
+      const type = frame && typeof frame === 'object' ? (frame as { type?: unknown }).type : undefined;
+      if (!isActionType(type)) return fail(new ApiError('UNKNOWN_ACTION', `unknown action type ${JSON.stringify(type)?.slice(0, 40)}`));
+      const checked = validators.get(type)!(frame);
+      if (isApiError(checked)) return fail(checked);
+      const action = checked.value as Action;
+      deps.metrics.actionIn(action.type);
+      dispatch(deps, c, action).then(
+        (result) => (isApiError(result) ? fail(result) : hub.send(ws, { type: 'ack', id: action.id, result })),
+        (error: unknown) => {
+          log.error({ err: error instanceof Error ? error.stack : String(error), action: action.type }, 'action failed');
+          fail(new ApiError('UNAVAILABLE', 'the action could not be completed; retry with the same idempotency key'));
+        },
+      );
+    },
+
+    close: (ws, code) => {
+      const c = ws.getUserData();
+      c.closed = true;
+      live.delete(ws);
+      deps.metrics.connections(-1);
+      if (c.slow) deps.metrics.slowConsumerDropped();
+      if (hub.remove(ws) === 0) void announcePresence(deps, c, 'presence.offline');
+    },
+
+  });
+
+  return {
+    closeAll: (name) => {
+      const { code, reason, reconnect } = closeCodes[name];
+      for (const ws of [...live]) ws.end(code, JSON.stringify({ reason, reconnect }));
+    },
+  };
+}
+
+function takeToken(c: SocketState): boolean {
+  const now = Date.now();
+  c.tokens = Math.min(REALTIME_LIMITS.actionBurst, c.tokens + ((now - c.refilledAt) / 1000) * REALTIME_LIMITS.actionsPerSecond);
+  c.refilledAt = now;
+  if (c.tokens < 1) return false;
+  c.tokens -= 1;
+  return true;
+}
+
+async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Promise<object | ApiError> {
+  const p: Principal = { appId: c.appId, userId: c.userId };
+  const { chats } = deps;
+  switch (action.type) {
+    case 'message.send': {
+      const limited = deps.allowSend(p);
+      if (limited) return limited;
+      const input: { content: string; replyTo?: string; clientKey?: string } = { content: action.content };
+      if (action.replyTo !== undefined) input.replyTo = action.replyTo;
+      if (action.idempotencyKey !== undefined) input.clientKey = action.idempotencyKey;
+      const r = await chats.send(p, action.chatId, input);
+      return isApiError(r) ? r : { message: r.message, created: r.created };
+    }
+    case 'message.edit': {
+      const r = await chats.edit(p, action.chatId, action.messageId, action.content);
+      return isApiError(r) ? r : { message: r };
+    }
+    case 'message.delete': {
+      const r = await chats.deleteMessage(p, action.chatId, action.messageId);
+      return isApiError(r) ? r : { message: r };
+    }
+    case 'reaction.add':
+    case 'reaction.remove': {
+      const r = await chats.react(p, action.chatId, action.messageId, action.reaction, action.type === 'reaction.add');
+      return isApiError(r) ? r : { message: r };
+    }
+    case 'read.mark': {
+      const r = await chats.markRead(p, action.chatId, action.seq);
+      return isApiError(r) ? r : { readSeq: r };
+    }
+    case 'typing.start':
+    case 'typing.stop': {
+      const r = await chats.typing(p, action.chatId, action.type === 'typing.start');
+      return r ?? {};
+    }
+    case 'ping':
+      return {};
+    default:
+      return action satisfies never;
+  }
+}
+
+/** Tells every user who shares a chat with `c`'s user that it came online or went offline. */
+async function announcePresence(deps: GatewayDeps, c: Connection, type: 'presence.online' | 'presence.offline'): Promise<void> {
+  const others = new Set<string>();
+  for (const chatId of await deps.store.chats.chatsOf(c.appId, c.userId)) {
+    for (const m of await deps.store.chats.members(c.appId, chatId)) if (m.userId !== c.userId) others.add(m.userId);
+  }
+  for (const userId of others) deps.hub.userEvent(c.appId, userId, { type, userId: c.userId });
+}
+

@@ -1,0 +1,123 @@
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
+import { pack } from 'msgpackr';
+import type { ChatEvent, EventSink, UserEvent } from '../chat/events.ts';
+import { PROTOCOL_VERSION } from './protocol.ts';
+
+export type Encoding = 'json' | 'msgpack';
+export const ENCODINGS: readonly Encoding[] = ['json', 'msgpack'];
+
+export interface Connection {
+  appId: string;
+  userId: string;
+  connId: string;
+  encoding: Encoding;
+  /** Chats whose topic this socket is subscribed to. */
+  chats: Set<string>;
+  closed: boolean;
+  /** A direct send found the socket's buffer full: it is being dropped as a slow consumer. */
+  slow: boolean;
+}
+
+export const chatTopic = (enc: Encoding, appId: string, chatId: string) => `${enc}:c:${appId}:${chatId}`;
+export const userTopic = (enc: Encoding, appId: string, userId: string) => `${enc}:u:${appId}:${userId}`;
+
+export function encode(enc: Encoding, frame: object): string | Buffer {
+  return enc === 'json' ? JSON.stringify(frame) : pack(frame);
+}
+
+export interface HubCounters {
+  eventOut: (n: number) => void;
+}
+
+/**
+ * Delivers events to live sockets. Each event is encoded at most once per encoding, and only for
+ * encodings that have subscribers, then handed to uWS's native topic fan-out: no JavaScript loop
+ * over recipients. It also tracks which sockets belong to which user, so membership changes move
+ * subscriptions at once.
+ */
+export class RealtimeHub implements EventSink {
+  private readonly byUser = new Map<string, Set<WebSocket<Connection>>>();
+
+  constructor(
+    private readonly app: TemplatedApp,
+    private readonly counters: HubCounters,
+  ) {}
+
+  /** Live sockets of a user on this node. */
+  sockets(appId: string, userId: string): ReadonlySet<WebSocket<Connection>> {
+    return this.byUser.get(`${appId}/${userId}`) ?? new Set();
+  }
+
+  get connectionCount(): number {
+    let n = 0;
+    for (const set of this.byUser.values()) n += set.size;
+    return n;
+  }
+
+  add(ws: WebSocket<Connection>): number {
+    const c = ws.getUserData();
+    const key = `${c.appId}/${c.userId}`;
+    let set = this.byUser.get(key);
+    if (!set) this.byUser.set(key, (set = new Set()));
+    set.add(ws);
+    ws.subscribe(userTopic(c.encoding, c.appId, c.userId));
+    return set.size;
+  }
+
+  remove(ws: WebSocket<Connection>): number {
+    const c = ws.getUserData();
+    const key = `${c.appId}/${c.userId}`;
+    const set = this.byUser.get(key);
+    if (!set) return 0;
+    set.delete(ws);
+    if (set.size === 0) this.byUser.delete(key);
+    return set.size;
+  }
+
+  subscribe(ws: WebSocket<Connection>, chatId: string): void {
+    const c = ws.getUserData();
+    if (c.closed || c.chats.has(chatId)) return;
+    c.chats.add(chatId);
+    ws.subscribe(chatTopic(c.encoding, c.appId, chatId));
+  }
+
+  unsubscribe(ws: WebSocket<Connection>, chatId: string): void {
+    const c = ws.getUserData();
+    if (c.closed || !c.chats.delete(chatId)) return;
+    ws.unsubscribe(chatTopic(c.encoding, c.appId, chatId));
+  }
+
+  chatEvent(appId: string, event: ChatEvent): void {
+    this.publish((enc) => chatTopic(enc, appId, event.chatId), event);
+  }
+
+  userEvent(appId: string, userId: string, event: UserEvent): void {
+    this.publish((enc) => userTopic(enc, appId, userId), event);
+  }
+
+  membershipMoved(appId: string, chatId: string, userId: string, member: boolean): void {
+    for (const ws of this.sockets(appId, userId)) {
+      if (member) this.subscribe(ws, chatId);
+      else this.unsubscribe(ws, chatId);
+    }
+  }
+
+  /** Sends one frame to one socket (acks, errors, replays), encoded for that socket. */
+  send(ws: WebSocket<Connection>, frame: object): void {
+    const c = ws.getUserData();
+    if (c.closed) return;
+    const data = encode(c.encoding, { v: PROTOCOL_VERSION, ...frame });
+    // 2 = dropped: the socket is past maxBackpressure and uWS will close it.
+    if (ws.send(data, c.encoding === 'msgpack') === 2) c.slow = true;
+  }
+
+  private publish(topicOf: (enc: Encoding) => string, event: ChatEvent | UserEvent): void {
+    for (const enc of ENCODINGS) {
+      const topic = topicOf(enc);
+      const subscribers = this.app.numSubscribers(topic);
+      if (subscribers === 0) continue;
+      this.app.publish(topic, encode(enc, { v: PROTOCOL_VERSION, ...event }), enc === 'msgpack');
+      this.counters.eventOut(subscribers);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import Type, { type Static, type TSchema } from 'typebox';
+import { CHAT_LIMITS } from '../chat/limits.ts';
+
+/** Version of the WebSocket protocol; every server frame carries it as `v`. */
+export const PROTOCOL_VERSION = 1;
+
+const Uuid = Type.String({ format: 'uuid' });
+const Id = Type.String({ minLength: 1, maxLength: 64, description: 'Client-chosen id; the ack or error carries it back.' });
+export const Content = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.messageChars, description: `1–${CHAT_LIMITS.messageChars} characters` });
+export const ReactionValue = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.reactionChars, description: `1–${CHAT_LIMITS.reactionChars} characters` });
+export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 64, description: 'Same key, same sender, same chat: the same message, never a second one.' });
+
+const action = <T extends string, P extends Record<string, TSchema>>(type: T, props: P, description: string) =>
+  Type.Object({ type: Type.Literal(type), id: Id, ...props }, { additionalProperties: false, description });
+
+/** Client → server actions. Each gets exactly one `ack` or `error` frame with its `id`. */
+export const actionSchemas = {
+  'message.send': action('message.send', { chatId: Uuid, content: Content, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey) }, 'Send a message; ack `{message}` once it is durable.'),
+  'message.edit': action('message.edit', { chatId: Uuid, messageId: Uuid, content: Content }, 'Edit your message; ack `{message}`.'),
+  'message.delete': action('message.delete', { chatId: Uuid, messageId: Uuid }, 'Delete a message (author, owner or admin); ack `{message}` (the tombstone).'),
+  'reaction.add': action('reaction.add', { chatId: Uuid, messageId: Uuid, reaction: ReactionValue }, 'Add your reaction (idempotent); ack `{message}`.'),
+  'reaction.remove': action('reaction.remove', { chatId: Uuid, messageId: Uuid, reaction: ReactionValue }, 'Remove your reaction (idempotent); ack `{message}`.'),
+  'read.mark': action('read.mark', { chatId: Uuid, seq: Type.Integer({ minimum: 0 }) }, 'Mark messages up to `seq` read; ack `{readSeq}`.'),
+  'typing.start': action('typing.start', { chatId: Uuid }, 'Tell members you are typing; ack `{}`.'),
+  'typing.stop': action('typing.stop', { chatId: Uuid }, 'Tell members you stopped typing; ack `{}`.'),
+  ping: action('ping', {}, 'Ack `{}`; for round-trip measurement.'),
+} as const;
+
+export type ActionType = keyof typeof actionSchemas;
+export type Action = { [K in ActionType]: Static<(typeof actionSchemas)[K]> }[ActionType];
+export const isActionType = (t: unknown): t is ActionType => typeof t === 'string' && Object.hasOwn(actionSchemas, t);
+
+/** Close codes: the range tells the client what to do (see README, "WebSocket protocol"). */
+export const closeCodes = {
+  /** 4000–4099: reconnect now (with backoff), then resume. */
+  SHUTDOWN: { code: 4000, reconnect: 'now', reason: 'server shutting down' },
+  SLOW_CONSUMER: { code: 4001, reconnect: 'now', reason: 'too far behind; reconnect and resume' },
+  /** 4100–4199: fix the cause, then reconnect. */
+  TOKEN_EXPIRED: { code: 4100, reconnect: 'after-refresh', reason: 'user token expired; refresh it and reconnect' },
+  TOO_MANY_CONNECTIONS: { code: 4101, reconnect: 'later', reason: 'too many connections for this user' },
+  /** 4500–4599: do not reconnect automatically. */
+  USER_DELETED: { code: 4500, reconnect: 'never', reason: 'user deleted' },
+} as const;
+
+export type CloseName = keyof typeof closeCodes;
