@@ -1,0 +1,110 @@
+import WebSocket from 'ws';
+import { pack, unpack } from 'msgpackr';
+
+export type Frame = Record<string, any> & { type: string };
+
+/**
+ * A WebSocket test client: records every frame it receives, waits for frames by predicate (no
+ * sleeps), and sends actions that resolve with their ack or error frame.
+ */
+export class WsClient {
+  readonly frames: Frame[] = [];
+  private waiters: { predicate: (f: Frame) => boolean; resolve: (f: Frame) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }[] = [];
+  private seq = 0;
+  closed: { code: number; reason: string } | undefined;
+  private closeWaiters: ((c: { code: number; reason: string }) => void)[] = [];
+
+  private constructor(
+    readonly socket: WebSocket,
+    readonly encoding: 'json' | 'msgpack',
+  ) {
+    socket.on('message', (data, isBinary) => {
+      const buf = data as Buffer;
+      const frame = (isBinary ? unpack(buf) : JSON.parse(buf.toString('utf8'))) as Frame;
+      this.frames.push(frame);
+      for (const w of [...this.waiters]) {
+        if (w.predicate(frame)) {
+          clearTimeout(w.timer);
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          w.resolve(frame);
+        }
+      }
+    });
+    socket.on('close', (code, reason) => {
+      this.closed = { code, reason: reason.toString() };
+      for (const w of this.closeWaiters) w(this.closed);
+      for (const w of this.waiters) {
+        clearTimeout(w.timer);
+        w.reject(new Error(`socket closed (${code}) while waiting`));
+      }
+      this.waiters = [];
+    });
+  }
+
+  /** Connects and resolves after the server's `ready` frame. */
+  static async connect(nodeUrl: string, jwt: string, options: { encoding?: 'json' | 'msgpack'; resume?: Record<string, number> } = {}): Promise<WsClient> {
+    const encoding = options.encoding ?? 'json';
+    let url = `${nodeUrl.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(jwt)}`;
+    if (options.resume) url += `&resume=${Object.entries(options.resume).map(([c, s]) => `${c}:${s}`).join(',')}`;
+    const socket = new WebSocket(url, encoding === 'msgpack' ? ['msgpack'] : []);
+    const client = new WsClient(socket, encoding);
+    const ready = client.waitFor((f) => f.type === 'ready', 5000);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+      socket.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+    });
+    await ready;
+    return client;
+  }
+
+  /** Resolves with the first frame (already received or future) matching `predicate`. */
+  waitFor(predicate: (f: Frame) => boolean, timeoutMs = 5000, fromIndex = 0): Promise<Frame> {
+    const seen = this.frames.slice(fromIndex).find(predicate);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w.timer !== timer);
+        reject(new Error(`timed out waiting for a frame; got ${this.frames.length} frames: ${JSON.stringify(this.frames.slice(-5))}`));
+      }, timeoutMs);
+      this.waiters.push({ predicate, resolve, reject, timer });
+    });
+  }
+
+  /** Waits until `count` frames match `predicate`; returns them in arrival order. */
+  async waitForCount(predicate: (f: Frame) => boolean, count: number, timeoutMs = 10000): Promise<Frame[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const matching = this.frames.filter(predicate);
+      if (matching.length >= count) return matching;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new Error(`timed out: ${matching.length}/${count} frames`);
+      await this.waitFor(predicate, remaining, this.frames.length).catch(() => undefined);
+    }
+  }
+
+  sendRaw(data: string | Buffer, binary = false): void {
+    this.socket.send(data, { binary });
+  }
+
+  /** Sends an action with a fresh id; resolves with its `ack` or `error` frame. */
+  async request(action: Record<string, unknown>, timeoutMs = 5000): Promise<Frame> {
+    const id = (action.id as string | undefined) ?? `r${++this.seq}`;
+    const frame = { ...action, id };
+    const reply = this.waitFor((f) => (f.type === 'ack' || f.type === 'error') && f.id === id, timeoutMs, this.frames.length);
+    this.sendRaw(this.encoding === 'msgpack' ? pack(frame) : JSON.stringify(frame), this.encoding === 'msgpack');
+    return reply;
+  }
+
+  waitClosed(): Promise<{ code: number; reason: string }> {
+    if (this.closed) return Promise.resolve(this.closed);
+    return new Promise((resolve) => this.closeWaiters.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const done = this.waitClosed();
+    this.socket.close();
+    await done;
+  }
+}
