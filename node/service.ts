@@ -95,7 +95,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
-  const gateway = attachGateway({ app, hub, tokens, chats, actors, store, log, metrics: m, allowSend });
+  const gateway = attachGateway({ app, hub, tokens, chats, actors, store, log, metrics: m, allowSend, actionsPerSecond: config.WS_ACTIONS_PER_SECOND });
   const routes: AnyRoute[] = [
     ...userRoutes(ctx),
     ...chatRoutes(ctx),

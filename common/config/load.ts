@@ -9,7 +9,9 @@ export class ConfigError extends Error {
   }
 }
 
-const checker = Compile(ConfigSchema);
+// One checker per variable: TypeBox stops collecting errors at `maxErrors` (8), so checking the whole
+// object at once could leave later bad variables unreported.
+const checkers = Object.entries(ConfigSchema.properties).map(([name, schema]) => [name, Compile(schema)] as const);
 
 /**
  * Reads the variables named in the schema from `env` (unknown variables are ignored), applies
@@ -24,16 +26,16 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
   }
   const value = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw)) as Record<string, unknown>;
   const problems: string[] = [];
-  for (const error of checker.Errors(value)) {
-    const name = error.instancePath.replace(/^\//, '').split('/')[0] || '(root)';
+  for (const [name, check] of checkers) {
     const shown = env[name] !== undefined ? JSON.stringify(env[name]) : '(unset)';
-    problems.push(`${name}=${shown}: ${error.message}`);
+    for (const error of check.Errors(value[name])) problems.push(`${name}=${shown}: ${error.message}`);
   }
   const config = value as Config;
-  if (problems.length === 0) {
-    for (const [name, url] of [['CONTROL_PUBLIC_URL', config.CONTROL_PUBLIC_URL], ['NODE_PUBLIC_URL', config.NODE_PUBLIC_URL]] as const) {
-      if (url && !isHttpUrl(url)) problems.push(`${name}=${JSON.stringify(url)}: must be an http(s) URL`);
-    }
+  // Checked alongside the schema errors (not only when those are absent), so every bad variable is reported at once.
+  for (const [name, url] of [['CONTROL_PUBLIC_URL', config.CONTROL_PUBLIC_URL], ['NODE_PUBLIC_URL', config.NODE_PUBLIC_URL]] as const) {
+    if (typeof url === 'string' && url && !isHttpUrl(url)) problems.push(`${name}=${JSON.stringify(url)}: must be an http(s) URL`);
+  }
+  if (typeof config.CORS_ORIGINS === 'string') {
     const origins = parseOrigins(config.CORS_ORIGINS);
     if (origins !== '*') for (const o of origins) if (!isHttpUrl(o)) problems.push(`CORS_ORIGINS: ${JSON.stringify(o)} is not an origin`);
   }

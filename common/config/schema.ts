@@ -25,6 +25,7 @@ export const ConfigSchema = Type.Object({
   KEY_STATUS_TTL_MS: Type.Integer({ default: 500, minimum: 0, maximum: 1000, description: 'How long a node trusts a cached API-key status; bounds how late a revocation is seen.' }),
   USER_SENDS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'Messages one chat user may send per second (REST and WebSocket together) before 429 / RATE_LIMITED.' }),
   USER_REQUESTS_PER_SECOND: Type.Integer({ default: 200, minimum: 1, description: 'REST requests one chat user may make per second before 429.' }),
+  WS_ACTIONS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'WebSocket actions per connection per second (bursts of twice that) before RATE_LIMITED error frames.' }),
   ACTOR_IDLE_SECONDS: Type.Integer({ default: 60, minimum: 1, description: 'A chat actor with nothing pending is evicted after this long unused.' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
     default: 'info',

@@ -4,7 +4,8 @@ type Segment = { kind: 'static'; value: string } | { kind: 'param'; name: string
 
 interface CompiledPath {
   segments: Segment[];
-  byMethod: Map<HttpMethod, AnyRoute>;
+  /** Each route keeps its own segments: routes of one path may name their parameters differently. */
+  byMethod: Map<HttpMethod, { route: AnyRoute; segments: Segment[] }>;
 }
 
 export type Match =
@@ -33,7 +34,7 @@ export class Router {
   }
 
   get routes(): AnyRoute[] {
-    return this.paths.flatMap((p) => [...p.byMethod.values()]);
+    return this.paths.flatMap((p) => [...p.byMethod.values()].map((m) => m.route));
   }
 
   private add(route: AnyRoute): void {
@@ -45,7 +46,7 @@ export class Router {
       this.paths.push(entry);
     }
     if (entry.byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
-    entry.byMethod.set(route.method, route);
+    entry.byMethod.set(route.method, { route, segments });
   }
 
   match(method: string, path: string): Match {
@@ -53,8 +54,8 @@ export class Router {
     for (const entry of this.paths) {
       const params = matchSegments(entry.segments, parts);
       if (!params) continue;
-      const route = entry.byMethod.get(method as HttpMethod);
-      if (route) return { kind: 'found', route, params };
+      const found = entry.byMethod.get(method as HttpMethod);
+      if (found) return { kind: 'found', route: found.route, params: found.segments === entry.segments ? params : matchSegments(found.segments, parts)! };
       return { kind: 'method-not-allowed', allowed: [...entry.byMethod.keys()] };
     }
     return { kind: 'not-found' };

@@ -26,6 +26,8 @@ export interface GatewayDeps {
   store: NodeStore;
   log: Logger;
   metrics: GatewayMetrics;
+  /** Token bucket per connection: sustained actions per second (bursts of twice that). */
+  actionsPerSecond: number;
   /** Shared with REST: a user's sends per second across connections and transports. */
   allowSend: (p: Principal) => ApiError | undefined;
 }
@@ -96,7 +98,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
             chats: new Set(),
             closed: false,
             slow: false,
-            tokens: REALTIME_LIMITS.actionBurst,
+            tokens: deps.actionsPerSecond * 2,
             refilledAt: Date.now(),
             resume: resumeFrom,
             initialChats: chatIds,
@@ -133,7 +135,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       }
       const id = frame && typeof frame === 'object' && typeof (frame as { id?: unknown }).id === 'string' ? (frame as { id: string }).id.slice(0, 64) : undefined;
       const fail = (error: ApiError) => hub.send(ws, { type: 'error', ...(id !== undefined ? { id } : {}), code: error.code, message: error.detail });
-      if (!takeToken(c)) return fail(new ApiError('RATE_LIMITED', `at most ${REALTIME_LIMITS.actionsPerSecond} actions per second per connection`));
+      if (!takeToken(c, deps.actionsPerSecond)) return fail(new ApiError('RATE_LIMITED', `at most ${deps.actionsPerSecond} actions per second per connection`));
       const type = frame && typeof frame === 'object' ? (frame as { type?: unknown }).type : undefined;
       if (!isActionType(type)) return fail(new ApiError('UNKNOWN_ACTION', `unknown action type ${JSON.stringify(type)?.slice(0, 40)}`));
       const checked = validators.get(type)!(frame);
@@ -168,9 +170,9 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
   };
 }
 
-function takeToken(c: SocketState): boolean {
+function takeToken(c: SocketState, perSecond: number): boolean {
   const now = Date.now();
-  c.tokens = Math.min(REALTIME_LIMITS.actionBurst, c.tokens + ((now - c.refilledAt) / 1000) * REALTIME_LIMITS.actionsPerSecond);
+  c.tokens = Math.min(perSecond * 2, c.tokens + ((now - c.refilledAt) / 1000) * perSecond);
   c.refilledAt = now;
   if (c.tokens < 1) return false;
   c.tokens -= 1;

@@ -5,9 +5,6 @@ export const REALTIME_LIMITS = Object.freeze({
   /** Bytes queued for one socket before it is dropped as a slow consumer (close 4001 or 1006). */
   maxBackpressureBytes: 1024 * 1024,
   connectionsPerUser: 16,
-  /** Token bucket per connection: sustained actions per second and burst. */
-  actionsPerSecond: 50,
-  actionBurst: 100,
   /** Messages a reconnect replays per chat before it says "page history" instead. */
   resumeMessages: 500,
 });

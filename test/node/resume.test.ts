@@ -1,0 +1,65 @@
+import t from 'tap';
+import { integration, startService, WsClient } from '../helpers/index.ts';
+
+t.test('a client disconnected while 100 messages are sent receives exactly those 100 on reconnect', async (t) => {
+  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
+  t.teardown(() => svc.stop());
+  const it = await integration(svc);
+  const [alice, bob] = [await it.user('alice'), await it.user('bob')];
+  const chat = await it.node.post('/api/chats', { type: 'group', name: 'resume', memberIds: [bob.userId] }, alice.jwt);
+  const chatId = chat.body.chatId as string;
+  const a = await WsClient.connect(svc.nodeUrl, alice.jwt);
+  const b = await WsClient.connect(svc.nodeUrl, bob.jwt);
+  t.teardown(() => a.close());
+  for (let i = 0; i < 5; i++) await a.request({ type: 'message.send', chatId, content: `before ${i}` });
+  const seenBefore = await b.waitForCount((f) => f.type === 'message.new', 5);
+  const lastSeen = seenBefore.at(-1)!.seq as number;
+  await b.close();
+
+  const acks = await Promise.all(Array.from({ length: 100 }, (_, i) => a.request({ type: 'message.send', chatId, content: `missed ${i}` })));
+  const missed = acks.map((x) => x.result.message.seq as number).sort((x, y) => x - y);
+
+  // Reconnect with the last seen seq while more messages keep coming: replay and live must join
+  // without a gap or a repeat.
+  let sending = true;
+  const live = (async () => {
+    let n = 0;
+    while (sending && n < 50) {
+      await a.request({ type: 'message.send', chatId, content: `live ${n++}` });
+    }
+    return n;
+  })();
+  const b2 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: lastSeen } });
+  t.teardown(() => b2.close());
+  const resumed = await b2.waitFor((f) => f.type === 'resumed');
+  t.same(resumed.chats[chatId], { fromSeq: lastSeen + 1, toSeq: resumed.chats[chatId].toSeq, gap: false });
+  sending = false;
+  const liveCount = await live;
+  const total = 100 + liveCount;
+  const got = await b2.waitForCount((f) => f.type === 'message.new' && f.chatId === chatId, total);
+  const seqs = got.map((f) => f.seq as number);
+  t.same(seqs, Array.from({ length: total }, (_, i) => lastSeen + 1 + i), 'every seq after the last seen, once, in order');
+  t.same(seqs.slice(0, 100), missed, 'the 100 missed ones first');
+  t.equal(got.filter((f) => f.replay).length >= 100, true, 'missed messages are marked as replays');
+});
+
+t.test('a gap larger than the replay limit is signalled so the client pages history', async (t) => {
+  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
+  t.teardown(() => svc.stop());
+  const it = await integration(svc);
+  const [alice, bob] = [await it.user('alice'), await it.user('bob')];
+  const chat = await it.node.post('/api/chats', { type: 'direct', userId: bob.userId }, alice.jwt);
+  const chatId = chat.body.chatId as string;
+  const a = await WsClient.connect(svc.nodeUrl, alice.jwt);
+  t.teardown(() => a.close());
+  await Promise.all(Array.from({ length: 600 }, (_, i) => a.request({ type: 'message.send', chatId, content: `m${i}` })));
+  const b = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: 0 } });
+  t.teardown(() => b.close());
+  const gap = await b.waitFor((f) => f.type === 'resume.gap');
+  t.same({ chatId: gap.chatId, fromSeq: gap.fromSeq, toSeq: gap.toSeq }, { chatId, fromSeq: 1, toSeq: 600 });
+  await b.waitFor((f) => f.type === 'resumed');
+  t.equal(b.frames.filter((f) => f.type === 'message.new').length, 0, 'no partial replay');
+  await a.request({ type: 'message.send', chatId, content: 'after' });
+  const next = await b.waitFor((f) => f.type === 'message.new');
+  t.equal(next.seq, 601, 'live delivery continues after the gap signal');
+});
