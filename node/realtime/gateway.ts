@@ -162,8 +162,20 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
 
   });
 
+  const slowCheck = setInterval(() => {
+    const { code, reason, reconnect } = closeCodes.SLOW_CONSUMER;
+    for (const ws of live) {
+      const c = ws.getUserData();
+      if (c.closed || ws.getBufferedAmount() <= REALTIME_LIMITS.slowConsumerBytes) continue;
+      c.slow = true;
+      ws.end(code, JSON.stringify({ reason, reconnect }));
+    }
+  }, REALTIME_LIMITS.slowConsumerCheckMs);
+  slowCheck.unref();
+
   return {
     closeAll: (name) => {
+      clearInterval(slowCheck);
       const { code, reason, reconnect } = closeCodes[name];
       for (const ws of [...live]) ws.end(code, JSON.stringify({ reason, reconnect }));
     },
