@@ -1,25 +1,41 @@
-import type { ChatView, MemberView, MessageView, ReactionView } from './views.ts';
+import Type, { type Static, type TSchema } from 'typebox';
+import { ChatSchema, MessageSchema, ReactionSchema, Role } from './schemas.ts';
+
+const Uuid = Type.String({ format: 'uuid' });
+const event = <T extends string, P extends Record<string, TSchema>>(type: T, props: P, description: string) =>
+  Type.Object({ type: Type.Literal(type), ...props }, { description });
 
 /**
- * Events a chat produces, as the realtime layer delivers them. A discriminated union on `type`;
- * every event of a chat names it, and message events carry the message's `seq`.
+ * Events a chat produces, as the realtime layer delivers them to the chat's members: a
+ * discriminated union on `type`. Message and reaction events carry the message's `seq`.
  */
-export type ChatEvent =
-  | { type: 'message.new'; chatId: string; seq: number; message: MessageView }
-  | { type: 'message.edited'; chatId: string; seq: number; message: MessageView }
-  | { type: 'message.deleted'; chatId: string; seq: number; message: MessageView }
-  | { type: 'reaction.added'; chatId: string; seq: number; reaction: ReactionView }
-  | { type: 'reaction.removed'; chatId: string; seq: number; reaction: ReactionView }
-  | { type: 'typing.started'; chatId: string; userId: string }
-  | { type: 'typing.stopped'; chatId: string; userId: string }
-  | { type: 'read.updated'; chatId: string; userId: string; seq: number }
-  | { type: 'membership.changed'; chatId: string; userId: string; change: 'added' | 'removed' | 'role'; role?: MemberView['role'] }
-  | { type: 'chat.updated'; chatId: string; chat: ChatView }
-  | { type: 'chat.deleted'; chatId: string };
+export const chatEventSchemas = {
+  'message.new': event('message.new', { chatId: Uuid, seq: Type.Integer(), message: MessageSchema, replay: Type.Optional(Type.Literal(true)) }, 'A message was sent (or, with `replay`, is replayed after a reconnect).'),
+  'message.edited': event('message.edited', { chatId: Uuid, seq: Type.Integer(), message: MessageSchema }, 'A message was edited; `message` is its new state.'),
+  'message.deleted': event('message.deleted', { chatId: Uuid, seq: Type.Integer(), message: MessageSchema }, 'A message was deleted; `message` is the tombstone.'),
+  'reaction.added': event('reaction.added', { chatId: Uuid, seq: Type.Integer(), reaction: ReactionSchema }, 'A reaction was added to the message with `seq`.'),
+  'reaction.removed': event('reaction.removed', { chatId: Uuid, seq: Type.Integer(), reaction: ReactionSchema }, 'A reaction was removed.'),
+  'typing.started': event('typing.started', { chatId: Uuid, userId: Uuid }, 'A member started typing (not stored).'),
+  'typing.stopped': event('typing.stopped', { chatId: Uuid, userId: Uuid }, 'A member stopped typing.'),
+  'read.updated': event('read.updated', { chatId: Uuid, userId: Uuid, seq: Type.Integer() }, 'A member’s read mark moved to `seq`.'),
+  'membership.changed': event(
+    'membership.changed',
+    { chatId: Uuid, userId: Uuid, change: Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('role')]), role: Type.Optional(Role) },
+    'A member joined, left or was removed, or changed role. A new chat announces each of its members this way.',
+  ),
+  'chat.updated': event('chat.updated', { chatId: Uuid, chat: ChatSchema }, 'A group was renamed.'),
+  'chat.deleted': event('chat.deleted', { chatId: Uuid }, 'The chat was deleted.'),
+} as const;
 
-/** Events addressed to one user rather than a chat. */
-export type UserEvent = { type: 'presence.online'; userId: string } | { type: 'presence.offline'; userId: string };
+/** Events addressed to a user rather than a chat. */
+export const userEventSchemas = {
+  'presence.online': event('presence.online', { userId: Uuid }, 'A user you share a chat with came online (first connection).'),
+  'presence.offline': event('presence.offline', { userId: Uuid }, 'A user you share a chat with went offline (last connection closed).'),
+} as const;
 
+type Values<T> = T[keyof T];
+export type ChatEvent = Static<Values<typeof chatEventSchemas>>;
+export type UserEvent = Static<Values<typeof userEventSchemas>>;
 export type ServerEvent = ChatEvent | UserEvent;
 
 /**

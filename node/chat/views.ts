@@ -1,34 +1,10 @@
+import type { Static } from 'typebox';
+import type { ChatSchema, MemberSchema, MessageSchema, ReactionSchema, ReplySchema } from './schemas.ts';
 import type { Chat, Member, StoredMessage, StoredReaction } from '../store/index.ts';
 
-/** Reaction as spec §2.5 shows it. */
-export interface ReactionView {
-  reactionId: string;
-  chatId: string;
-  messageId: string;
-  senderId: string;
-  reaction: string;
-  createdAt: string;
-}
-
-/** The replied-to message, flattened (spec §2.4: no nested replyTo or reactions). */
-export interface ReplyView {
-  chatId: string;
-  timeStamp: string;
-  messageId: string;
-  senderId: string;
-  content: string;
-  edited: boolean;
-  editedAt?: string;
-}
-
-/** Message as spec §2.4 shows it, plus `seq` and the tombstone fields. */
-export interface MessageView extends ReplyView {
-  seq: number;
-  deleted: boolean;
-  deletedAt?: string;
-  replyTo?: ReplyView;
-  reactions: ReactionView[];
-}
+export type ReactionView = Static<typeof ReactionSchema>;
+export type ReplyView = Static<typeof ReplySchema>;
+export type MessageView = Static<typeof MessageSchema>;
 
 export const reactionView = (m: StoredMessage, r: StoredReaction): ReactionView => ({
   reactionId: r.reactionId,
@@ -59,16 +35,7 @@ export function messageView(m: StoredMessage, replyTo: StoredMessage | undefined
   return view;
 }
 
-export interface ChatView {
-  chatId: string;
-  type: Chat['kind'];
-  name?: string;
-  createdBy: string;
-  createdAt: string;
-  updatedAt: string;
-  lastSeq: number;
-  lastActivityAt: string;
-}
+export type ChatView = Static<typeof ChatSchema>;
 
 export function chatView(c: Chat): ChatView {
   const view: ChatView = {
@@ -84,11 +51,6 @@ export function chatView(c: Chat): ChatView {
   return view;
 }
 
-export interface MemberView {
-  userId: string;
-  role: Member['role'];
-  joinedAt: string;
-  readSeq: number;
-}
+export type MemberView = Static<typeof MemberSchema>;
 
 export const memberView = (m: Member): MemberView => ({ userId: m.userId, role: m.role, joinedAt: m.joinedAt, readSeq: m.readSeq });

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { CHAT_LIMITS } from '../chat/limits.ts';
+import { ChatSchema, MemberSchema, MessageSchema, Role } from '../chat/schemas.ts';
 import { CHAT_LIST, PAGE } from '../chat/service.ts';
 import { Content, IdempotencyKey, ReactionValue } from '../realtime/protocol.ts';
 
@@ -9,7 +10,6 @@ const Timestamp = Type.String({ format: 'date-time' });
 export const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$', description: '1–64 of A–Z a–z 0–9 . _ @ -; unique per application' });
 export const DisplayName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$', description: '1–100 characters, no leading or trailing whitespace' });
 export const GroupName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$', description: '1–100 characters, no leading or trailing whitespace' });
-const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
 
 export const User = Type.Object({ userId: Uuid, username: Type.String(), displayName: Type.String(), createdAt: Timestamp, updatedAt: Timestamp });
 export const RegisterUserBody = Type.Object({ username: Username, displayName: Type.Optional(DisplayName) }, { additionalProperties: false });
@@ -64,39 +64,17 @@ export const SendBody = Type.Object(
 export const EditBody = Type.Object({ content: Content }, { additionalProperties: false });
 export const ReactBody = Type.Object({ reaction: ReactionValue }, { additionalProperties: false });
 
-const ReplyTo = Type.Object({ chatId: Uuid, timeStamp: Timestamp, messageId: Uuid, senderId: Uuid, content: Type.String(), edited: Type.Boolean(), editedAt: Type.Optional(Timestamp) });
-export const Reaction = Type.Object({ reactionId: Uuid, chatId: Uuid, messageId: Uuid, senderId: Uuid, reaction: Type.String(), createdAt: Timestamp });
-export const Message = Type.Object({
-  chatId: Uuid,
-  timeStamp: Timestamp,
-  messageId: Uuid,
-  senderId: Uuid,
-  content: Type.String({ description: 'Empty for a deleted message' }),
-  edited: Type.Boolean(),
-  editedAt: Type.Optional(Timestamp),
-  replyTo: Type.Optional(ReplyTo),
-  reactions: Type.Array(Reaction),
-  seq: Type.Integer({ description: 'Position in the chat: 1, 2, 3… with no gaps' }),
-  deleted: Type.Boolean(),
-  deletedAt: Type.Optional(Timestamp),
-});
+export const Message = MessageSchema;
 export const MessageList = Type.Object({ messages: Type.Array(Message, { description: 'Newest first' }) });
 export const MessageResult = Type.Object({ message: Message });
 
 export const ChatSummary = Type.Object({
-  chatId: Uuid,
-  type: Type.Union([Type.Literal('direct'), Type.Literal('group')]),
-  name: Type.Optional(Type.String()),
-  createdBy: Uuid,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  lastSeq: Type.Integer(),
-  lastActivityAt: Timestamp,
+  ...ChatSchema.properties,
   role: Role,
-  readSeq: Type.Integer(),
-  unreadCount: Type.Integer(),
-  lastMessage: Type.Optional(Message),
+  readSeq: Type.Integer({ description: 'Newest seq you have read' }),
+  unreadCount: Type.Integer({ description: 'lastSeq - readSeq' }),
+  lastMessage: Type.Optional(MessageSchema),
 });
 export const ChatList = Type.Object({ chats: Type.Array(ChatSummary), nextCursor: Type.Optional(Type.String()) });
-export const MemberSchema = Type.Object({ userId: Uuid, role: Role, joinedAt: Timestamp, readSeq: Type.Integer() });
+export { MemberSchema };
 export const MemberList = Type.Object({ members: Type.Array(MemberSchema) });

@@ -5,10 +5,10 @@ import { CHAT_LIMITS } from '../chat/limits.ts';
 export const PROTOCOL_VERSION = 1;
 
 const Uuid = Type.String({ format: 'uuid' });
-const Id = Type.String({ minLength: 1, maxLength: 64, description: 'Client-chosen id; the ack or error carries it back.' });
+const Id = Type.String({ minLength: 1, maxLength: 64, description: 'Client-chosen, 1–64 characters; the ack or error carries it back' });
 export const Content = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.messageChars, description: `1–${CHAT_LIMITS.messageChars} characters` });
 export const ReactionValue = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.reactionChars, description: `1–${CHAT_LIMITS.reactionChars} characters` });
-export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 64, description: 'Same key, same sender, same chat: the same message, never a second one.' });
+export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 64, description: '1–64 characters. Same key, same sender, same chat: the same message, never a second one' });
 
 const action = <T extends string, P extends Record<string, TSchema>>(type: T, props: P, description: string) =>
   Type.Object({ type: Type.Literal(type), id: Id, ...props }, { additionalProperties: false, description });
@@ -43,3 +43,21 @@ export const closeCodes = {
 } as const;
 
 export type CloseName = keyof typeof closeCodes;
+
+/** Frames the server sends that are not chat or user events. */
+export const controlFrameSchemas = {
+  ready: Type.Object({ type: Type.Literal('ready'), connectionId: Uuid, userId: Uuid }, { description: 'First frame after the upgrade; the socket is subscribed to your chats.' }),
+  ack: Type.Object({ type: Type.Literal('ack'), id: Id, result: Type.Object({}, { additionalProperties: true }) }, { description: 'The action with this `id` succeeded; `result` as listed per action.' }),
+  error: Type.Object(
+    { type: Type.Literal('error'), id: Type.Optional(Id), code: Type.String({ description: 'A code of the README error table' }), message: Type.String() },
+    { description: 'The action with this `id` failed (no `id` when the frame could not be read).' },
+  ),
+  'resume.gap': Type.Object(
+    { type: Type.Literal('resume.gap'), chatId: Uuid, fromSeq: Type.Integer(), toSeq: Type.Integer() },
+    { description: 'Too much was missed to replay: page history (getMessages) for seqs fromSeq..toSeq; live delivery continues after toSeq.' },
+  ),
+  resumed: Type.Object(
+    { type: Type.Literal('resumed'), chats: Type.Record(Type.String(), Type.Object({ fromSeq: Type.Integer(), toSeq: Type.Integer(), gap: Type.Boolean() })) },
+    { description: 'Replay done for every chat named in `resume` that you are still a member of.' },
+  ),
+} as const;

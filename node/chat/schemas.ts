@@ -1,0 +1,40 @@
+import Type from 'typebox';
+
+/**
+ * The resources of a chat as they go over the wire (REST bodies and WebSocket events). The view
+ * types in views.ts are derived from these, and so are the OpenAPI and WebSocket documents.
+ */
+const Uuid = Type.String({ format: 'uuid' });
+const Timestamp = Type.String({ format: 'date-time' });
+export const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
+
+export const ReplySchema = Type.Object(
+  { chatId: Uuid, timeStamp: Timestamp, messageId: Uuid, senderId: Uuid, content: Type.String(), edited: Type.Boolean(), editedAt: Type.Optional(Timestamp) },
+  { description: 'The replied-to message, flattened: no nested replyTo or reactions' },
+);
+export const ReactionSchema = Type.Object({ reactionId: Uuid, chatId: Uuid, messageId: Uuid, senderId: Uuid, reaction: Type.String(), createdAt: Timestamp });
+export const MessageSchema = Type.Object({
+  chatId: Uuid,
+  timeStamp: Timestamp,
+  messageId: Uuid,
+  senderId: Uuid,
+  content: Type.String({ description: 'Empty for a deleted message' }),
+  edited: Type.Boolean(),
+  editedAt: Type.Optional(Timestamp),
+  replyTo: Type.Optional(ReplySchema),
+  reactions: Type.Array(ReactionSchema),
+  seq: Type.Integer({ description: 'Position in the chat: 1, 2, 3… with no gaps' }),
+  deleted: Type.Boolean({ description: 'Tombstone: the message was deleted; content is empty, reactions are gone' }),
+  deletedAt: Type.Optional(Timestamp),
+});
+export const ChatSchema = Type.Object({
+  chatId: Uuid,
+  type: Type.Union([Type.Literal('direct'), Type.Literal('group')]),
+  name: Type.Optional(Type.String()),
+  createdBy: Uuid,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  lastSeq: Type.Integer(),
+  lastActivityAt: Timestamp,
+});
+export const MemberSchema = Type.Object({ userId: Uuid, role: Role, joinedAt: Timestamp, readSeq: Type.Integer() });
