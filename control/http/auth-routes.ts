@@ -20,7 +20,7 @@ async function startSession(ctx: ControlContext, accountId: string) {
     { id: familyId, accountId, createdAt: now.toISOString(), expiresAt },
     { hash: hashSecret(refreshToken), familyId, accountId, expiresAt },
   );
-  return { accessToken: ctx.tokens.issueAccess(accountId, familyId), refreshToken };
+  return { sessionId: familyId, accessToken: ctx.tokens.issueAccess(accountId, familyId), refreshToken };
 }
 
 function throttleAddress(ctx: ControlContext, request: RequestInfo): ApiError | undefined {
@@ -88,18 +88,24 @@ export function authRoutes(ctx: ControlContext): AnyRoute[] {
         if (limited) return limited;
         const email = normalizeEmail(body.email);
         const failures = ctx.throttles.loginFailuresPerAccount;
-        const blocked = failures.check(email);
-        if (!blocked.allowed) {
-          return new ApiError('RATE_LIMITED', 'too many failed logins for this account; retry later', { retryAfterSeconds: blocked.retryAfterSeconds });
+        // Counted before the (slow) password check, so concurrent guesses cannot all pass the limit;
+        // a success clears the count.
+        const attempt = failures.hit(email);
+        if (!attempt.allowed) {
+          return new ApiError('RATE_LIMITED', 'too many failed logins for this account; retry later', { retryAfterSeconds: attempt.retryAfterSeconds });
         }
         const account = await ctx.store.accounts.getByEmail(email);
         const ok = account ? await verifyPassword(body.password, account.passwordHash, account.passwordSalt) : await burnPasswordCheck(body.password);
-        if (!account || !ok) {
-          failures.hit(email);
-          return new ApiError('INVALID_CREDENTIALS', 'e-mail or password is wrong');
-        }
+        if (!account || !ok) return new ApiError('INVALID_CREDENTIALS', 'e-mail or password is wrong');
         failures.reset(email);
         const session = await startSession(ctx, account.id);
+        // A password change that committed while this password was being checked has already ended
+        // the account's other sessions; it must end this one too, or the old password would keep one.
+        const current = await ctx.store.accounts.get(account.id);
+        if (current?.passwordHash !== account.passwordHash) {
+          await ctx.store.sessions.revokeFamily(session.sessionId, ctx.now().toISOString());
+          return new ApiError('INVALID_CREDENTIALS', 'e-mail or password is wrong');
+        }
         return { status: 200, body: { mfaRequired: false, accessToken: session.accessToken, email: account.email, role: 'CLIENT', refreshToken: session.refreshToken } };
       },
     }),

@@ -7,8 +7,32 @@ import { Profile, UpdateProfileBody } from './schemas.ts';
 
 const view = (a: Account) => ({ id: a.id, companyName: a.companyName, email: a.email, role: a.role, createdAt: a.createdAt, updatedAt: a.updatedAt });
 
+/**
+ * Runs `fn` after every earlier call with the same key has finished. A profile update reads the
+ * account, checks `currentPassword` and hashes the new one (slow) before writing the whole record;
+ * serialising per account keeps two updates from overwriting each other's fields (a company-name
+ * change could otherwise write back the old password hash) and checks `currentPassword` against
+ * the current hash.
+ */
+function keyedQueue() {
+  const tails = new Map<string, Promise<void>>();
+  return <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+    const run = (tails.get(key) ?? Promise.resolve()).then(fn);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return run;
+  };
+}
+
 export function profileRoutes(ctx: ControlContext): AnyRoute[] {
   const auth = { verify: ctx.tokens.authenticate, security: 'accessToken' };
+  const perAccount = keyedQueue();
   const gone = () => new ApiError('TOKEN_INVALID', 'the account of this token no longer exists');
   return [
     defineRoute({
@@ -40,7 +64,7 @@ export function profileRoutes(ctx: ControlContext): AnyRoute[] {
         401: { description: 'Token missing or invalid, or currentPassword wrong (INVALID_CREDENTIALS)' },
         409: { description: 'The new e-mail belongs to another account (ACCOUNT_EXISTS)' },
       },
-      handler: async ({ body, auth }) => {
+      handler: ({ body, auth }) => perAccount(auth.accountId, async () => {
         const account = await ctx.store.accounts.get(auth.accountId);
         if (!account) return gone();
         const email = body.email?.trim().toLowerCase();
@@ -72,7 +96,7 @@ export function profileRoutes(ctx: ControlContext): AnyRoute[] {
           await ctx.store.sessions.revokeAllForAccount(account.id, now, auth.sessionId);
         }
         return { status: 200, body: view(updated) };
-      },
+      }),
     }),
   ];
 }

@@ -1,5 +1,5 @@
 import { client, newAccount } from './http.ts';
-import type { Running } from './deployment.ts';
+import type { Running } from '../../bin/spawn.ts';
 
 export interface ChatUserSession {
   userId: string;

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,12 +16,12 @@ export interface Running {
   output(): string;
 }
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+const ROOT = new URL('..', import.meta.url).pathname;
 
 /**
  * Starts the real service (`bin/start.ts`) as a child process on free ports and resolves when both
  * services have logged that they listen. Each call gets its own data directory unless one is given
- * (which is how restart tests reopen the same store).
+ * (which is how restart tests reopen the same store). Used by the tests and the benchmarks.
  */
 export async function startService(env: Record<string, string> = {}, dataDir?: string): Promise<Running> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'chat-test-'));
@@ -66,4 +66,3 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-export type { ChildProcess };

@@ -1,0 +1,84 @@
+import t from 'tap';
+import Type from 'typebox';
+import { Settings } from 'typebox/system';
+import { ApiError } from '../../common/errors/index.ts';
+import { compileValidator } from '../../common/http/validate.ts';
+
+const problems = (result: ReturnType<ReturnType<typeof compileValidator>>) => (result instanceof ApiError ? (result.extra.errors ?? []) : undefined);
+
+t.test('query values are converted from text to the schema types', async (t) => {
+  const validate = compileValidator(Type.Object({ size: Type.Integer({ minimum: 1 }), desc: Type.Optional(Type.Boolean()) }), 'query');
+  t.same(validate({ size: '20', desc: 'true' }), { value: { size: 20, desc: true } });
+  t.same(validate({ size: '20' }), { value: { size: 20 } });
+  const bad = validate({ size: 'twenty' });
+  t.ok(bad instanceof ApiError, 'text that is no number fails');
+  t.same(problems(bad)?.map((p) => p.path), ['/query/size']);
+});
+
+t.test('path parameters are converted too', async (t) => {
+  const validate = compileValidator(Type.Object({ n: Type.Integer() }), 'params');
+  t.same(validate({ n: '7' }), { value: { n: 7 } });
+  const bad = validate({ n: 'x' });
+  t.same(problems(bad)?.map((p) => p.path), ['/params/n']);
+});
+
+t.test('bodies are checked as sent, not converted', async (t) => {
+  const validate = compileValidator(Type.Object({ size: Type.Integer() }), 'body');
+  t.same(validate({ size: 20 }), { value: { size: 20 } });
+  const bad = validate({ size: '20' });
+  t.ok(bad instanceof ApiError, 'a numeric string is not a number in a body');
+  if (bad instanceof ApiError) {
+    t.equal(bad.code, 'VALIDATION_FAILED');
+    t.equal(bad.status, 400);
+    t.same(problems(bad)?.map((p) => p.path), ['/body/size']);
+    t.match(bad.detail, /^\/body\/size: /, 'the detail names the first problem');
+  }
+});
+
+t.test('error paths point into the request part', async (t) => {
+  const validate = compileValidator(Type.Object({ x: Type.String(), nested: Type.Object({ y: Type.Integer() }) }), 'body');
+  const bad = validate({ x: 1, nested: { y: 'no' } });
+  t.same(problems(bad)?.map((p) => p.path).sort(), ['/body/nested/y', '/body/x']);
+  const missing = validate({ nested: { y: 1 } });
+  t.same(problems(missing), [{ path: '/body', message: 'missing required properties: x' }]);
+});
+
+t.test('unknown properties are reported by name', async (t) => {
+  const validate = compileValidator(Type.Object({ x: Type.String() }, { additionalProperties: false }), 'body');
+  const bad = validate({ x: 'ok', extra: 1, more: 2 });
+  t.ok(bad instanceof ApiError);
+  const list = problems(bad) ?? [];
+  t.equal(list.length, 1, 'one problem, not one per key');
+  t.equal(list[0]?.path, '/body');
+  t.match(list[0]?.message, /^unknown properties: /);
+  t.match(list[0]?.message, /extra/);
+  t.match(list[0]?.message, /more/);
+  t.notMatch(list[0]?.message ?? '', /schema is false/);
+});
+
+t.test('at most 10 errors are reported', async (t) => {
+  // TypeBox itself stops collecting at `maxErrors` (default 8); raise it so the validator's own cap is what is tested.
+  const before = Settings.Get().maxErrors;
+  Settings.Set({ maxErrors: 100 });
+  t.teardown(() => Settings.Set({ maxErrors: before }));
+  const names = Array.from({ length: 15 }, (_, i) => `f${String(i).padStart(2, '0')}`);
+  const validate = compileValidator(Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()]))), 'body');
+  const bad = validate(Object.fromEntries(names.map((n, i) => [n, i])));
+  const list = problems(bad) ?? [];
+  t.equal(list.length, 10);
+  t.same(list.map((p) => p.path), names.slice(0, 10).map((n) => `/body/${n}`));
+});
+
+t.test('with default settings the report stays within the cap too', async (t) => {
+  const names = Array.from({ length: 15 }, (_, i) => `f${i}`);
+  const validate = compileValidator(Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()]))), 'query');
+  const list = problems(validate(Object.fromEntries(names.map((n) => [n, [1]])))) ?? [];
+  t.ok(list.length > 0 && list.length <= 10, `${list.length} errors`);
+});
+
+t.test('a valid value passes through', async (t) => {
+  const validate = compileValidator(Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: false }), 'body');
+  t.same(validate({ name: 'a' }), { value: { name: 'a' } });
+  const empty = validate({ name: '' });
+  t.same(problems(empty)?.map((p) => p.path), ['/body/name']);
+});
