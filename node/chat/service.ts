@@ -208,7 +208,8 @@ export class ChatService {
   async members(p: Principal, chatId: string): Promise<MemberView[] | ApiError> {
     const actor = await this.actorFor(p, chatId);
     if (actor instanceof ApiError) return actor;
-    return [...actor.members.values()].map(memberView).sort((a, b) => a.joinedAt.localeCompare(b.joinedAt) || a.userId.localeCompare(b.userId));
+    const rank = { owner: 0, admin: 1, member: 2 } as const;
+    return [...actor.members.values()].map(memberView).sort((a, b) => a.joinedAt.localeCompare(b.joinedAt) || rank[a.role] - rank[b.role] || a.userId.localeCompare(b.userId));
   }
 
   async addMembers(p: Principal, chatId: string, userIds: string[], role: MemberRole): Promise<MemberView[] | ApiError> {
