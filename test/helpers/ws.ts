@@ -49,11 +49,18 @@ export class WsClient {
     const socket = new WebSocket(url, encoding === 'msgpack' ? ['msgpack'] : []);
     const client = new WsClient(socket, encoding);
     const ready = client.waitFor((f) => f.type === 'ready', 5000);
-    await new Promise<void>((resolve, reject) => {
-      socket.once('open', () => resolve());
-      socket.once('error', reject);
-      socket.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
-    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('open', () => resolve());
+        socket.once('error', reject);
+        socket.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+      });
+    } catch (error) {
+      ready.catch(() => undefined);
+      client.dropWaiters();
+      socket.terminate();
+      throw error;
+    }
     await ready;
     return client;
   }
@@ -81,6 +88,15 @@ export class WsClient {
       if (remaining <= 0) throw new Error(`timed out: ${matching.length}/${count} frames`);
       await this.waitFor(predicate, remaining, this.frames.length).catch(() => undefined);
     }
+  }
+
+  /** Stops waiting for anything (their promises reject). */
+  dropWaiters(): void {
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.reject(new Error('no longer waiting'));
+    }
+    this.waiters = [];
   }
 
   sendRaw(data: string | Buffer, binary = false): void {
