@@ -1,4 +1,4 @@
-import { ConfigError, createLogger, loadConfig } from '../common/index.ts';
+import { createLogger, loadConfigOrExit } from '../common/index.ts';
 import { startDeployment } from './deployment.ts';
 
 const HELP = `Usage: npm start  (or: node --import tsx bin/start.ts)
@@ -16,16 +16,7 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   process.exit(0);
 }
 
-let config;
-try {
-  config = loadConfig(process.env);
-} catch (error) {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`${error.message}\n`);
-    process.exit(2);
-  }
-  throw error;
-}
+const config = loadConfigOrExit(process.env);
 
 const log = createLogger(config.LOG_LEVEL, 'chat-service');
 const deployment = await startDeployment(config, log);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { ConfigError, loadConfig } from '../common/index.ts';
+import { loadConfigOrExit } from '../common/index.ts';
 import { LmdbControlStore } from './store/index.ts';
 import type { AppStatus, Application } from './store/index.ts';
 
@@ -31,16 +31,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`unknown or incomplete command: ${argv.join(' ')}\n\n${HELP}`);
     return 2;
   }
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      return 2;
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit(process.env);
   const path = join(config.DATA_DIR, 'control');
   if (!existsSync(path)) {
     process.stderr.write(`no store at ${path}; set DATA_DIR to the service's data directory\n`);

@@ -1,2 +1,2 @@
 export { ConfigSchema, type Config } from './schema.ts';
-export { loadConfig, publicUrl, ConfigError } from './load.ts';
+export { loadConfig, loadConfigOrExit, publicUrl, ConfigError } from './load.ts';

@@ -58,3 +58,14 @@ export function publicUrl(configured: string, host: string, port: number): strin
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return `http://${shownHost}:${port}`;
 }
+
+/** For command-line entry points: the configuration, or a message naming every bad variable and exit 2. */
+export function loadConfigOrExit(env: Record<string, string | undefined>): Readonly<Config> {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+}
