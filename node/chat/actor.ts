@@ -134,6 +134,9 @@ export class ChatActor {
     }
     return this.run(async (): Promise<SendResult | ApiError | Later<SendResult>> => {
       if (!this.isMember(userId)) return notFound();
+      // A duplicate queued behind the original finds it here, still being written.
+      const queuedBehind = keyId === undefined ? undefined : this.pendingByKey.get(keyId);
+      if (queuedBehind) return new Later(queuedBehind.then((r) => ({ ...r, created: false })));
       if (input.clientKey !== undefined) {
         const earlier = await this.deps.store.messages.byClientKey(this.appId, this.chatId, userId, input.clientKey);
         if (earlier) return { message: await this.view(earlier), created: false };

@@ -73,6 +73,13 @@ t.test('a send retried with the same idempotency key makes one message and the s
     ws.request({ type: 'message.send', chatId, content: 'once', idempotencyKey: 'ws-key' }),
   ]);
   const a3 = await ws.request({ type: 'message.send', chatId, content: 'once', idempotencyKey: 'ws-key' });
+  // Many duplicates at once over both transports, racing one original.
+  const storm = await Promise.all([
+    ...Array.from({ length: 10 }, () => ws.request({ type: 'message.send', chatId, content: 'storm', idempotencyKey: 'storm-key' })),
+    ...Array.from({ length: 10 }, () => it.node.call('POST', `/api/messages/${chatId}`, { body: { content: 'storm' }, token: alice.jwt, headers: { 'idempotency-key': 'storm-key' } })),
+  ]);
+  const stormIds = storm.map((r) => ('result' in r ? r.result.message.messageId : r.body.message.messageId));
+  t.equal(new Set(stormIds).size, 1, 'twenty racing duplicates make one message');
   t.equal(a1.result.message.messageId, a2.result.message.messageId);
   t.equal(a1.result.message.messageId, a3.result.message.messageId);
   t.same(a3.result.message, a1.result.message, 'the same ack');
@@ -85,7 +92,7 @@ t.test('a send retried with the same idempotency key makes one message and the s
   t.same(h2.body.message, h1.body.message);
 
   const history = await it.node.get(`/api/messages/getMessages/${chatId}`, alice.jwt);
-  t.equal(history.body.messages.length, 2, 'one message per key');
+  t.equal(history.body.messages.length, 3, 'one message per key');
   // The same key from another sender is another message.
   const fromBob = await it.node.call('POST', `/api/messages/${chatId}`, { body: { content: 'bob' }, token: bob.jwt, headers: { 'idempotency-key': 'http-key' } });
   t.equal(fromBob.status, 201);
