@@ -6,8 +6,24 @@ export interface Listening {
   close(): void;
 }
 
-/** Listens on host:port (0 picks a free port) and resolves once the socket is bound. */
-export function listen(app: TemplatedApp, host: string, port: number): Promise<Listening> {
+/**
+ * Listens on host:port (0 picks a free port) and resolves once the socket is bound. A fixed port can
+ * still be held for a moment by the closing connections of a previous instance (a restart after a
+ * crash), so binding is retried for up to `retryForMs` before giving up.
+ */
+export async function listen(app: TemplatedApp, host: string, port: number, retryForMs = 10_000): Promise<Listening> {
+  const deadline = Date.now() + retryForMs;
+  for (;;) {
+    try {
+      return await listenOnce(app, host, port);
+    } catch (error) {
+      if (port === 0 || Date.now() >= deadline) throw error;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+function listenOnce(app: TemplatedApp, host: string, port: number): Promise<Listening> {
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket: us_listen_socket | false) => {
       if (!socket) {

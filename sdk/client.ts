@@ -1,0 +1,230 @@
+import { AuthManager } from './auth.ts';
+import { request, type RequestOptions } from './http.ts';
+import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
+import type { ChatSummary, Member, Message, Role, User, UserSession } from './types.ts';
+
+export * from './errors.ts';
+export type * from './types.ts';
+export { exponentialBackoff, type ConnectionStatus, type ReconnectPolicy, type WebSocketConstructor, type WebSocketLike } from './realtime.ts';
+
+export interface ClientOptions {
+  /** The application's `clusterEndpoint`: the only thing a browser needs to know up front. */
+  baseUrl: string;
+  /** Called with every new token pair after a refresh; persist it (the old refresh token is spent). */
+  onTokens?: (session: UserSession) => void;
+  /** Called when the sign-in can no longer be refreshed: sign the user in again through your backend. */
+  onSignedOut?: (error: unknown) => void;
+  /** `msgpack` for binary frames; `json` (default) otherwise. */
+  encoding?: 'json' | 'msgpack';
+  /** Refresh the JWT this many seconds before it expires (default 60). */
+  refreshMarginSeconds?: number;
+  /** How long an action waits for its ack or error (default 15 000 ms). */
+  actionTimeoutMs?: number;
+  reconnect?: ReconnectPolicy;
+  /** Defaults to the global `fetch` / `WebSocket`; in Node 20 pass `WebSocket` from the `ws` package. */
+  fetch?: typeof fetch;
+  WebSocket?: WebSocketConstructor;
+}
+
+export interface SendOptions {
+  replyTo?: string;
+  /** Defaults to a fresh UUID; reuse one to make a retry safe. */
+  idempotencyKey?: string;
+}
+
+const uuid = () => globalThis.crypto.randomUUID();
+const enc = encodeURIComponent;
+
+/**
+ * The chat client for browsers (and Node): created with the base URL only, given the user's tokens
+ * by `setAuth`, it keeps the JWT fresh, calls the REST interface and runs the realtime connection.
+ */
+export class ChatClient {
+  readonly realtime: Realtime;
+  private readonly auth: AuthManager;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(private readonly options: ClientOptions) {
+    this.fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => fetch(...args));
+    this.auth = new AuthManager({
+      baseUrl: options.baseUrl,
+      fetch: this.fetchImpl,
+      refreshMarginSeconds: options.refreshMarginSeconds ?? 60,
+      ...(options.onTokens ? { onTokens: options.onTokens } : {}),
+      ...(options.onSignedOut ? { onSignedOut: options.onSignedOut } : {}),
+    });
+    this.realtime = new Realtime({
+      baseUrl: options.baseUrl,
+      auth: this.auth,
+      WebSocket: options.WebSocket,
+      encoding: options.encoding ?? 'json',
+      actionTimeoutMs: options.actionTimeoutMs ?? 15_000,
+      reconnect: options.reconnect ?? exponentialBackoff(),
+      history: (chatId, fromSeq, toSeq) => this.messagesBetween(chatId, fromSeq, toSeq),
+    });
+  }
+
+  /** The tokens your backend got from `signIn` (spec §1.4). */
+  setAuth(session: UserSession): void {
+    this.auth.set(session);
+  }
+
+  get userId(): string | undefined {
+    return this.auth.userId;
+  }
+
+  private call<T>(path: string, init: Omit<RequestOptions, 'token'> = {}): Promise<T> {
+    return this.auth.call((jwt) => request<T>(this.options.baseUrl, path, { ...init, token: jwt }, this.fetchImpl));
+  }
+
+  // ---- realtime -----------------------------------------------------------------------------------
+
+  connect(): Promise<void> {
+    return this.realtime.connect();
+  }
+
+  close(): void {
+    this.realtime.close();
+  }
+
+  on: Realtime['on'] = ((type: string, handler: (e: never) => void) => this.realtime.on(type as never, handler)) as Realtime['on'];
+
+  // ---- users --------------------------------------------------------------------------------------
+
+  me(): Promise<User> {
+    return this.call('api/users/me');
+  }
+
+  // ---- chats --------------------------------------------------------------------------------------
+
+  /** The direct chat with `userId`: created on first call, the same chat on every later one. */
+  directChat(userId: string): Promise<ChatSummary> {
+    return this.call('api/chats', { method: 'POST', body: { type: 'direct', userId } });
+  }
+
+  createGroup(name: string, memberIds: string[]): Promise<ChatSummary> {
+    return this.call('api/chats', { method: 'POST', body: { type: 'group', name, memberIds } });
+  }
+
+  /** One page of my chats, most recent activity first. */
+  listChats(options: { size?: number; cursor?: string } = {}): Promise<{ chats: ChatSummary[]; nextCursor?: string }> {
+    return this.call('api/chats', { query: options });
+  }
+
+  /** Every chat of mine, page by page. */
+  async *chats(pageSize = 50): AsyncGenerator<ChatSummary> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listChats({ size: pageSize, ...(cursor ? { cursor } : {}) });
+      yield* page.chats;
+      cursor = page.nextCursor;
+    } while (cursor);
+  }
+
+  getChat(chatId: string): Promise<ChatSummary> {
+    return this.call(`api/chats/${enc(chatId)}`);
+  }
+
+  renameChat(chatId: string, name: string): Promise<ChatSummary> {
+    return this.call(`api/chats/${enc(chatId)}`, { method: 'PUT', body: { name } });
+  }
+
+  async deleteChat(chatId: string): Promise<void> {
+    await this.call(`api/chats/${enc(chatId)}`, { method: 'DELETE' });
+  }
+
+  async members(chatId: string): Promise<Member[]> {
+    return (await this.call<{ members: Member[] }>(`api/chats/${enc(chatId)}/members`)).members;
+  }
+
+  async addMembers(chatId: string, userIds: string[], role: Exclude<Role, 'owner'> = 'member'): Promise<Member[]> {
+    return (await this.call<{ members: Member[] }>(`api/chats/${enc(chatId)}/members`, { method: 'POST', body: { userIds, role } })).members;
+  }
+
+  setRole(chatId: string, userId: string, role: Exclude<Role, 'owner'>): Promise<Member> {
+    return this.call(`api/chats/${enc(chatId)}/members/${enc(userId)}`, { method: 'PUT', body: { role } });
+  }
+
+  async removeMember(chatId: string, userId: string): Promise<void> {
+    await this.call(`api/chats/${enc(chatId)}/members/${enc(userId)}`, { method: 'DELETE' });
+  }
+
+  async leave(chatId: string): Promise<void> {
+    await this.call(`api/chats/${enc(chatId)}/leave`, { method: 'POST' });
+  }
+
+  // ---- messages -----------------------------------------------------------------------------------
+
+  /**
+   * Sends over the realtime connection when it is open or being re-established (queued, and re-sent
+   * with the same idempotency key after a reconnect), else over REST. Resolves once durable.
+   */
+  async send(chatId: string, content: string, options: SendOptions = {}): Promise<Message> {
+    const idempotencyKey = options.idempotencyKey ?? uuid();
+    const body = { chatId, content, idempotencyKey, ...(options.replyTo ? { replyTo: options.replyTo } : {}) };
+    if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') {
+      return (await this.realtime.action<{ message: Message }>({ type: 'message.send', ...body })).message;
+    }
+    const { chatId: _c, ...rest } = body;
+    return (await this.call<{ message: Message }>(`api/messages/${enc(chatId)}`, { method: 'POST', body: rest })).message;
+  }
+
+  async edit(chatId: string, messageId: string, content: string): Promise<Message> {
+    return this.viaSocketOrRest({ type: 'message.edit', chatId, messageId, content }, `api/messages/${enc(chatId)}/${enc(messageId)}`, { method: 'PUT', body: { content } });
+  }
+
+  async deleteMessage(chatId: string, messageId: string): Promise<Message> {
+    return this.viaSocketOrRest({ type: 'message.delete', chatId, messageId }, `api/messages/${enc(chatId)}/${enc(messageId)}`, { method: 'DELETE' });
+  }
+
+  async react(chatId: string, messageId: string, reaction: string): Promise<Message> {
+    return this.viaSocketOrRest({ type: 'reaction.add', chatId, messageId, reaction }, `api/messages/${enc(chatId)}/${enc(messageId)}/reactions`, { method: 'POST', body: { reaction } });
+  }
+
+  async unreact(chatId: string, messageId: string, reaction: string): Promise<Message> {
+    return this.viaSocketOrRest({ type: 'reaction.remove', chatId, messageId, reaction }, `api/messages/${enc(chatId)}/${enc(messageId)}/reactions/${enc(reaction)}`, { method: 'DELETE' });
+  }
+
+  /** Marks messages up to `seq` read; resolves with the read mark now stored. */
+  async markRead(chatId: string, seq: number): Promise<number> {
+    if (this.realtime.status === 'open') return (await this.realtime.action<{ readSeq: number }>({ type: 'read.mark', chatId, seq })).readSeq;
+    return (await this.call<{ readSeq: number }>(`api/chats/${enc(chatId)}/read`, { method: 'POST', body: { seq } })).readSeq;
+  }
+
+  /** Tells the chat you are typing (realtime only; dropped when offline). */
+  async typing(chatId: string, typing: boolean): Promise<void> {
+    if (this.realtime.status !== 'open') return;
+    await this.realtime.action({ type: typing ? 'typing.start' : 'typing.stop', chatId });
+  }
+
+  private async viaSocketOrRest(action: Record<string, unknown> & { type: string }, path: string, init: Omit<RequestOptions, 'token'>): Promise<Message> {
+    if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') return (await this.realtime.action<{ message: Message }>(action)).message;
+    return (await this.call<{ message: Message }>(path, init)).message;
+  }
+
+  /** One page of history, newest first (spec §4.2); `lastMessage` is the oldest id of the previous page. */
+  async getMessages(chatId: string, options: { size?: number; lastMessage?: string } = {}): Promise<Message[]> {
+    return (await this.call<{ messages: Message[] }>(`api/messages/getMessages/${enc(chatId)}`, { query: options })).messages;
+  }
+
+  /** History page by page, newest first, until the first message. */
+  async *history(chatId: string, pageSize = 50): AsyncGenerator<Message[]> {
+    let lastMessage: string | undefined;
+    for (;;) {
+      const page = await this.getMessages(chatId, { size: pageSize, ...(lastMessage ? { lastMessage } : {}) });
+      if (page.length === 0) return;
+      yield page;
+      lastMessage = page[page.length - 1]!.messageId;
+    }
+  }
+
+  /** Messages with seq in [fromSeq, toSeq], oldest first (how realtime repairs a gap). */
+  async messagesBetween(chatId: string, fromSeq: number, toSeq: number): Promise<Message[]> {
+    const found: Message[] = [];
+    for await (const page of this.history(chatId, 100)) {
+      for (const m of page) if (m.seq >= fromSeq && m.seq <= toSeq) found.push(m);
+      if (page[page.length - 1]!.seq <= fromSeq) break;
+    }
+    return found.sort((a, b) => a.seq - b.seq);
+  }
+}

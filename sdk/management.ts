@@ -1,0 +1,139 @@
+import { ChatStateError } from './errors.ts';
+import { request } from './http.ts';
+
+export * from './errors.ts';
+
+export interface AccountSession {
+  accessToken: string;
+  email: string;
+  role: 'CLIENT';
+  refreshToken: string;
+  expiresIn?: number;
+  mfaRequired?: boolean;
+}
+
+export interface Application {
+  id: string;
+  clientId: string;
+  name: string;
+  status: 'ACTIVE' | 'SUSPENDED';
+  tier: 'DEMO';
+  clusterId: string;
+  createdAt: string;
+  updatedAt: string;
+  type?: 'DEMO';
+  clusterEndpoint?: string;
+  clusterName?: string;
+  clusterStatus?: 'ACTIVE';
+}
+
+export interface ApiKey {
+  id: string;
+  token: string;
+  keyPrefix: string;
+  audience: string;
+  tier: 'DEMO';
+  createdAt: string;
+}
+
+export interface ApiKeySummary extends Omit<ApiKey, 'token'> {
+  status: 'ACTIVE' | 'REVOKED';
+  revokedAt?: string;
+}
+
+export interface Profile {
+  id: string;
+  companyName: string;
+  email: string;
+  role: 'CLIENT';
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * The management interface (dashboard accounts, applications, API keys) for scripts and tests.
+ * Keeps the session: `register` or `login` first; `refresh` rotates the tokens.
+ */
+export class ManagementClient {
+  private session: AccountSession | undefined;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(private readonly options: { baseUrl: string; fetch?: typeof fetch }) {
+    this.fetchImpl = options.fetch ?? fetch;
+  }
+
+  get accessToken(): string | undefined {
+    return this.session?.accessToken;
+  }
+
+  private call<T>(path: string, init: Parameters<typeof request>[2] = {}): Promise<T> {
+    if (!this.session) throw new ChatStateError('register or log in first');
+    return request<T>(this.options.baseUrl, path, { ...init, token: this.session.accessToken }, this.fetchImpl);
+  }
+
+  async register(input: { companyName: string; email: string; password: string }): Promise<AccountSession> {
+    this.session = await request<AccountSession>(this.options.baseUrl, 'api/auth/register', { method: 'POST', body: input }, this.fetchImpl);
+    return this.session;
+  }
+
+  async login(input: { email: string; password: string }): Promise<AccountSession> {
+    this.session = await request<AccountSession>(this.options.baseUrl, 'api/auth/login', { method: 'POST', body: input }, this.fetchImpl);
+    return this.session;
+  }
+
+  async refresh(): Promise<void> {
+    const s = this.session;
+    if (!s) throw new ChatStateError('register or log in first');
+    const next = await request<{ accessToken: string; refreshToken: string }>(this.options.baseUrl, 'api/auth/refresh', { method: 'POST', body: { refreshToken: s.refreshToken }, token: s.accessToken }, this.fetchImpl);
+    this.session = { ...s, ...next };
+  }
+
+  async logout(): Promise<void> {
+    await this.call('api/auth/logout', { method: 'POST', body: { refreshToken: this.session?.refreshToken } });
+    this.session = undefined;
+  }
+
+  profile(): Promise<Profile> {
+    return this.call('api/client/profile');
+  }
+
+  updateProfile(input: { companyName?: string; email?: string; password?: string; currentPassword?: string }): Promise<Profile> {
+    return this.call('api/client/profile', { method: 'PUT', body: input });
+  }
+
+  createApplication(name: string): Promise<Application> {
+    return this.call('api/client/apps', { method: 'POST', body: { name } });
+  }
+
+  async listApplications(): Promise<Application[]> {
+    return (await this.call<{ applications: Application[] }>('api/client/apps')).applications;
+  }
+
+  getApplication(appId: string): Promise<Application> {
+    return this.call(`api/client/apps/${encodeURIComponent(appId)}`);
+  }
+
+  updateApplication(appId: string, name: string): Promise<Application> {
+    return this.call(`api/client/apps/${encodeURIComponent(appId)}`, { method: 'PUT', body: { name } });
+  }
+
+  async deleteApplication(appId: string): Promise<void> {
+    await this.call(`api/client/apps/${encodeURIComponent(appId)}`, { method: 'DELETE' });
+  }
+
+  createApiKey(appId: string): Promise<ApiKey> {
+    return this.call(`api/client/apps/${encodeURIComponent(appId)}/keys`, { method: 'POST' });
+  }
+
+  async listApiKeys(appId: string): Promise<ApiKeySummary[]> {
+    return (await this.call<{ keys: ApiKeySummary[] }>(`api/client/apps/${encodeURIComponent(appId)}/keys`)).keys;
+  }
+
+  async revokeApiKey(appId: string, keyId: string): Promise<void> {
+    await this.call(`api/client/apps/${encodeURIComponent(appId)}/keys/${encodeURIComponent(keyId)}`, { method: 'DELETE' });
+  }
+
+  rotateApiKey(appId: string, keyId: string): Promise<ApiKey> {
+    return this.call(`api/client/apps/${encodeURIComponent(appId)}/keys/${encodeURIComponent(keyId)}/rotate`, { method: 'POST' });
+  }
+}

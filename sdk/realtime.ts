@@ -1,0 +1,322 @@
+import { pack, unpack } from 'msgpackr';
+import type { AuthManager } from './auth.ts';
+import { ChatApiError, ChatNetworkError, ChatStateError, ChatTimeoutError } from './errors.ts';
+import type { ChatEvent, Message, ServerEvent, ServerEventType, EventOf } from './types.ts';
+
+export type ConnectionStatus = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+/** When to try again after the `attempt`-th failed connection (0-based), in milliseconds. */
+export interface ReconnectPolicy {
+  delay(attempt: number): number;
+}
+
+/** Exponential backoff from 250 ms to 10 s with ±50% jitter, so a restarted node is not stampeded. */
+export const exponentialBackoff = (initialMs = 250, maxMs = 10_000, jitter = 0.5): ReconnectPolicy => ({
+  delay: (attempt) => {
+    const base = Math.min(maxMs, initialMs * 2 ** attempt);
+    return Math.round(base * (1 - jitter + Math.random() * 2 * jitter));
+  },
+});
+
+/** The part of the WebSocket API the client uses: the browser's, or `ws` in Node. */
+export interface WebSocketLike {
+  binaryType: string;
+  readonly readyState: number;
+  send(data: string | ArrayBufferLike | Uint8Array): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+}
+export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocketLike;
+
+export interface RealtimeOptions {
+  baseUrl: string;
+  auth: AuthManager;
+  WebSocket: WebSocketConstructor | undefined;
+  encoding: 'json' | 'msgpack';
+  actionTimeoutMs: number;
+  reconnect: ReconnectPolicy;
+  /** Messages of a chat with seq in [fromSeq, toSeq], oldest first, for repairing gaps. */
+  history: (chatId: string, fromSeq: number, toSeq: number) => Promise<Message[]>;
+}
+
+type Action = Record<string, unknown> & { type: string };
+interface PendingAction {
+  frame: Action & { id: string };
+  resolve: (result: Record<string, unknown>) => void;
+  reject: (error: unknown) => void;
+  timer: ReturnType<typeof setTimeout>;
+  sent: boolean;
+}
+
+type Handler<E> = (event: E) => void;
+
+/**
+ * The realtime connection: typed events, actions settled by their ack or error, reconnection with
+ * backoff, and exact resume. It remembers the last seq seen per chat; after a reconnect the server
+ * replays what was missed, and when it says the gap is too large the client pages history itself.
+ * Events reach handlers once each and, per chat, in seq order. Actions made while offline wait in a
+ * queue; sends carry an idempotency key, so re-sending after a reconnect never duplicates a message.
+ */
+export class Realtime {
+  private socket: WebSocketLike | undefined;
+  private statusValue: ConnectionStatus = 'idle';
+  private readonly handlers = new Map<string, Set<Handler<never>>>();
+  private readonly pending = new Map<string, PendingAction>();
+  private readonly lastSeq = new Map<string, number>();
+  /** Chats being repaired from history; their live events wait here, in arrival order. */
+  private readonly repairing = new Map<string, ServerEvent[]>();
+  private attempt = 0;
+  private nextId = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private wanted = false;
+  private firstOpen: { resolve: () => void; reject: (e: unknown) => void } | undefined;
+
+  constructor(private readonly options: RealtimeOptions) {}
+
+  get status(): ConnectionStatus {
+    return this.statusValue;
+  }
+
+  /** The last seq seen per chat (what a reconnect resumes from). */
+  seen(chatId: string): number | undefined {
+    return this.lastSeq.get(chatId);
+  }
+
+  /** Opens the connection; resolves once the server said `ready`. Reconnects by itself after that. */
+  connect(): Promise<void> {
+    if (this.statusValue === 'open') return Promise.resolve();
+    this.wanted = true;
+    const opened = new Promise<void>((resolve, reject) => (this.firstOpen = { resolve, reject }));
+    if (this.statusValue === 'idle' || this.statusValue === 'closed') void this.open('connecting');
+    return opened;
+  }
+
+  /** Closes for good: pending actions are rejected, no reconnection. */
+  close(): void {
+    this.wanted = false;
+    clearTimeout(this.timer);
+    this.socket?.close(1000, 'client closed');
+    this.socket = undefined;
+    this.setStatus('closed');
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(new ChatStateError('the realtime connection was closed'));
+    }
+    this.pending.clear();
+  }
+
+  on<T extends ServerEventType>(type: T, handler: Handler<EventOf<T>>): () => void;
+  on(type: '*', handler: Handler<ServerEvent>): () => void;
+  on(type: 'status', handler: Handler<ConnectionStatus>): () => void;
+  /** Failures the client handled by itself but that the app may want to show (a history repair that failed). */
+  on(type: 'error', handler: Handler<Error>): () => void;
+  on(type: string, handler: Handler<never>): () => void {
+    let set = this.handlers.get(type);
+    if (!set) this.handlers.set(type, (set = new Set()));
+    set.add(handler);
+    return () => set.delete(handler);
+  }
+
+  /**
+   * Sends an action and resolves with its ack's result (rejects with `ChatApiError` on an error
+   * frame, `ChatTimeoutError` after `actionTimeoutMs`). Queued while not connected.
+   */
+  action<R = Record<string, unknown>>(action: Action): Promise<R> {
+    if (this.statusValue === 'closed' && !this.wanted) return Promise.reject(new ChatStateError('connect() first'));
+    const frame = { ...action, id: `a${++this.nextId}` };
+    return new Promise<R>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(frame.id);
+        reject(new ChatTimeoutError(`${action.type} got no answer in ${this.options.actionTimeoutMs} ms; it may still have happened`));
+      }, this.options.actionTimeoutMs);
+      const entry: PendingAction = { frame, resolve: resolve as (r: Record<string, unknown>) => void, reject, timer, sent: false };
+      this.pending.set(frame.id, entry);
+      if (this.statusValue === 'open') this.transmit(entry);
+    });
+  }
+
+  // ---- connection ---------------------------------------------------------------------------------
+
+  private async open(status: 'connecting' | 'reconnecting'): Promise<void> {
+    this.setStatus(status);
+    const Ctor = this.options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+    if (!Ctor) {
+      this.fail(new ChatStateError('no WebSocket implementation: pass `WebSocket` (e.g. from the ws package) in the options'));
+      return;
+    }
+    let jwt: string;
+    try {
+      jwt = await this.options.auth.token();
+    } catch (error) {
+      if (error instanceof ChatApiError && error.status === 401) return this.fail(error);
+      return this.retry();
+    }
+    if (!this.wanted) return;
+    const url = new URL('ws', this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    url.searchParams.set('token', jwt);
+    const resume = [...this.lastSeq].map(([chatId, seq]) => `${chatId}:${seq}`).join(',');
+    if (resume) url.searchParams.set('resume', resume);
+    const socket = new Ctor(url.toString(), this.options.encoding === 'msgpack' ? ['msgpack'] : []);
+    socket.binaryType = 'arraybuffer';
+    this.socket = socket;
+    let opened = false;
+    socket.onmessage = (ev) => {
+      if (this.socket !== socket) return;
+      const frame = this.decode(ev.data);
+      if (!frame) return;
+      if (frame.type === 'ready') {
+        opened = true;
+        this.attempt = 0;
+        this.setStatus('open');
+        this.firstOpen?.resolve();
+        this.firstOpen = undefined;
+        for (const p of this.pending.values()) this.transmit(p);
+        return;
+      }
+      this.receive(frame);
+    };
+    socket.onclose = (ev) => {
+      if (this.socket !== socket) return;
+      this.socket = undefined;
+      for (const p of this.pending.values()) p.sent = false;
+      if (!this.wanted) return;
+      if (ev.code >= 4500 && ev.code < 4600) return this.fail(new ChatStateError(`the server ended the session (${ev.code}): ${ev.reason}`));
+      if (ev.code === 4100 || (!opened && this.attempt >= 2)) {
+        // Expired, or refused at the upgrade repeatedly: the JWT may be stale. Refresh, then retry.
+        void this.options.auth.refresh().then(
+          () => this.retry(),
+          (error: unknown) => (error instanceof ChatApiError && error.status === 401 ? this.fail(error) : this.retry()),
+        );
+        return;
+      }
+      this.retry();
+    };
+    socket.onerror = () => {
+      /* followed by onclose */
+    };
+  }
+
+  private retry(): void {
+    if (!this.wanted) return;
+    this.setStatus('reconnecting');
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.open('reconnecting'), this.options.reconnect.delay(this.attempt++));
+  }
+
+  private fail(error: unknown): void {
+    this.wanted = false;
+    this.firstOpen?.reject(error);
+    this.firstOpen = undefined;
+    this.close();
+  }
+
+  private setStatus(status: ConnectionStatus): void {
+    if (this.statusValue === status) return;
+    this.statusValue = status;
+    this.emit('status', status);
+  }
+
+  private transmit(p: PendingAction): void {
+    const socket = this.socket;
+    if (!socket || p.sent) return;
+    p.sent = true;
+    socket.send(this.options.encoding === 'msgpack' ? pack(p.frame) : JSON.stringify(p.frame));
+  }
+
+  private decode(data: unknown): (Record<string, unknown> & { type: string }) | undefined {
+    try {
+      const value = typeof data === 'string' ? JSON.parse(data) : unpack(new Uint8Array(data as ArrayBuffer));
+      return value && typeof value === 'object' && typeof value.type === 'string' ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  // ---- incoming -----------------------------------------------------------------------------------
+
+  private receive(frame: Record<string, unknown> & { type: string }): void {
+    switch (frame.type) {
+      case 'ack':
+      case 'error': {
+        const p = this.pending.get(String(frame.id));
+        if (!p) return;
+        this.pending.delete(String(frame.id));
+        clearTimeout(p.timer);
+        if (frame.type === 'ack') p.resolve((frame.result ?? {}) as Record<string, unknown>);
+        else p.reject(new ChatApiError({ type: 'websocket', title: String(frame.code), status: 0, detail: String(frame.message), code: String(frame.code) }));
+        return;
+      }
+      case 'resume.gap':
+        void this.repair(String(frame.chatId), Number(frame.fromSeq), Number(frame.toSeq));
+        return;
+      case 'resumed':
+        return;
+      default:
+        this.deliver(frame as unknown as ServerEvent);
+    }
+  }
+
+  /** Hands an event to the handlers, keeping each chat's messages once each and in seq order. */
+  private deliver(event: ServerEvent): void {
+    const chatId = 'chatId' in event ? event.chatId : undefined;
+    if (chatId !== undefined) {
+      const waiting = this.repairing.get(chatId);
+      if (waiting) {
+        waiting.push(event);
+        return;
+      }
+      if (event.type === 'message.new') {
+        const last = this.lastSeq.get(chatId);
+        if (last !== undefined && event.seq <= last) return; // already delivered
+        if (last !== undefined && event.seq > last + 1) {
+          this.repairing.set(chatId, [event]);
+          void this.repair(chatId, last + 1, event.seq - 1);
+          return;
+        }
+        this.lastSeq.set(chatId, event.seq);
+      }
+      if (event.type === 'chat.deleted' || (event.type === 'membership.changed' && event.change === 'removed' && event.userId === this.options.auth.userId)) {
+        this.lastSeq.delete(chatId);
+      }
+    }
+    this.emit(event.type, event);
+    this.emit('*', event);
+  }
+
+  /** Fills seqs [fromSeq, toSeq] of a chat from history, then releases the events that waited. */
+  private async repair(chatId: string, fromSeq: number, toSeq: number): Promise<void> {
+    if (!this.repairing.has(chatId)) this.repairing.set(chatId, []);
+    try {
+      const missed = await this.options.history(chatId, fromSeq, toSeq);
+      for (const message of missed) {
+        const last = this.lastSeq.get(chatId) ?? fromSeq - 1;
+        if (message.seq <= last) continue;
+        this.lastSeq.set(chatId, message.seq);
+        const event: ChatEvent = { type: 'message.new', chatId, seq: message.seq, message, replay: true };
+        this.emit(event.type, event);
+        this.emit('*', event);
+      }
+    } catch (error) {
+      this.emit('error', new ChatNetworkError(`could not page history of ${chatId}`, { cause: error }));
+    }
+    // Whatever history could not supply is skipped rather than asked for again and again.
+    this.lastSeq.set(chatId, Math.max(this.lastSeq.get(chatId) ?? 0, toSeq));
+    const waiting = this.repairing.get(chatId) ?? [];
+    this.repairing.delete(chatId);
+    for (const event of waiting) this.deliver(event);
+  }
+
+  private emit(type: string, value: unknown): void {
+    for (const h of this.handlers.get(type) ?? []) {
+      try {
+        (h as Handler<unknown>)(value);
+      } catch {
+        // A throwing handler must not stop delivery to the others.
+      }
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import t from 'tap';
+import WebSocket from 'ws';
+import { ChatClient, type ServerEvent, type WebSocketConstructor } from 'chat-service/client';
+import { ChatServer } from 'chat-service/server';
+import { ManagementClient } from 'chat-service/management';
+import { freePort, startService, type Running } from '../helpers/index.ts';
+
+const WS = WebSocket as unknown as WebSocketConstructor;
+
+async function setup(svc: Running) {
+  const mgmt = new ManagementClient({ baseUrl: svc.controlUrl });
+  await mgmt.register({ companyName: 'SDK test', email: `sdk-${process.pid}-${Date.now()}@example.com`, password: 'sdk-password-1' });
+  const app = await mgmt.createApplication('sdk');
+  const key = await mgmt.createApiKey(app.id);
+  const endpoint = (await mgmt.getApplication(app.id)).clusterEndpoint!;
+  const server = new ChatServer({ baseUrl: endpoint, apiKey: key.token });
+  return { mgmt, app, key, endpoint, server };
+}
+
+t.test('two clients chat through a server restart with nothing lost or duplicated', async (t) => {
+  const env = { USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000', CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()) };
+  let svc = await startService(env);
+  t.teardown(() => svc.stop());
+  const { server, endpoint } = await setup(svc);
+  const [alice, bob] = [await server.registerUser({ username: 'alice' }), await server.registerUser({ username: 'bob' })];
+  const clientA = new ChatClient({ baseUrl: endpoint, WebSocket: WS });
+  const clientB = new ChatClient({ baseUrl: endpoint, WebSocket: WS, encoding: 'msgpack' });
+  clientA.setAuth(await server.signIn({ userId: alice.userId }));
+  clientB.setAuth(await server.signIn({ username: 'bob' }));
+  t.teardown(() => (clientA.close(), clientB.close()));
+  await Promise.all([clientA.connect(), clientB.connect()]);
+  const chat = await clientA.directChat(bob.userId);
+  const receivedByB: ServerEvent[] = [];
+  clientB.on('message.new', (e) => receivedByB.push(e));
+  const statuses: string[] = [];
+  clientA.on('status', (s) => statuses.push(s));
+
+  const sent: string[] = [];
+  for (let i = 0; i < 20; i++) sent.push((await clientA.send(chat.chatId, `before ${i}`)).messageId);
+
+  // Restart the service on the same ports while sends are queued and in flight.
+  await svc.kill();
+  const inFlight = Array.from({ length: 20 }, (_, i) => clientA.send(chat.chatId, `during ${i}`));
+  svc = await startService(env, svc.dataDir);
+  for (const m of await Promise.all(inFlight)) sent.push(m.messageId);
+  for (let i = 0; i < 20; i++) sent.push((await clientA.send(chat.chatId, `after ${i}`)).messageId);
+
+  const deadline = Date.now() + 10_000;
+  while (receivedByB.length < 60 && Date.now() < deadline) await new Promise((r) => clientB.on('message.new', () => r(undefined)));
+  const ids = receivedByB.map((e) => (e.type === 'message.new' ? e.message.messageId : ''));
+  t.equal(new Set(sent).size, 60, 'sixty distinct messages acknowledged');
+  t.same(new Set(ids), new Set(sent), 'bob received every one');
+  t.equal(ids.length, 60, 'and none twice');
+  const seqs = receivedByB.map((e) => (e.type === 'message.new' ? e.seq : 0));
+  t.same(seqs, [...seqs].sort((a, b) => a - b), 'in seq order');
+  t.ok(statuses.includes('reconnecting') && statuses.at(-1) === 'open', `status went through reconnecting back to open (${statuses.join(' → ')})`);
+  const history: string[] = [];
+  for await (const page of clientB.history(chat.chatId, 25)) history.push(...page.map((m) => m.messageId));
+  t.equal(history.length, 60, 'history holds exactly the sixty');
+});
