@@ -44,6 +44,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
     const { port } = await node.listen(config.HOST, config.NODE_PORT);
     clusterEndpoint = publicUrl(config.NODE_PUBLIC_URL, config.HOST, port);
     deployment.node = { service: node, port, url: clusterEndpoint };
+    log.info({ event: 'listening', service: 'node', port, url: clusterEndpoint }, `cluster node listening on ${clusterEndpoint}`);
   }
   if (runControl) {
     const service = await createControlService({
@@ -55,7 +56,9 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       onKeyRevoked: (appId, keyId) => node?.invalidateKey(appId, keyId),
     });
     const { port } = await service.listen(config.HOST, config.CONTROL_PORT);
-    deployment.control = { service, port, url: publicUrl(config.CONTROL_PUBLIC_URL, config.HOST, port) };
+    const url = publicUrl(config.CONTROL_PUBLIC_URL, config.HOST, port);
+    deployment.control = { service, port, url };
+    log.info({ event: 'listening', service: 'control', port, url }, `control service listening on ${url}`);
   }
   return deployment;
 }

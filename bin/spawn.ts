@@ -8,6 +8,8 @@ import { createInterface } from 'node:readline';
 export interface Running {
   controlUrl: string;
   nodeUrl: string;
+  /** Every service that logged where it listens, by name (control, node, demo). */
+  urls: Readonly<Record<string, string>>;
   dataDir: string;
   /** Graceful stop (SIGTERM), waiting for the exit. */
   stop(): Promise<void>;
@@ -24,9 +26,14 @@ const ROOT = new URL('..', import.meta.url).pathname;
  * services have logged that they listen. Each call gets its own data directory unless one is given
  * (which is how restart tests reopen the same store). Used by the tests and the benchmarks.
  */
-export async function startService(env: Record<string, string> = {}, dataDir?: string): Promise<Running> {
+export async function startService(
+  env: Record<string, string> = {},
+  dataDir?: string,
+  options: { script?: string; services?: string[] } = {},
+): Promise<Running> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'chat-test-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bin/start.ts')], {
+  const services = options.services ?? ['control', 'node'];
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, options.script ?? 'bin/start.ts')], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dir, CONTROL_PORT: '0', NODE_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -45,7 +52,7 @@ export async function startService(env: Record<string, string> = {}, dataDir?: s
       } catch {
         /* not a log line */
       }
-      if (urls.control && urls.node) resolve();
+      if (services.every((name) => urls[name])) resolve();
     });
     void exited.then((code) => reject(new Error(`service exited with ${code} before listening:\n${lines.join('\n')}`)));
   });
@@ -56,6 +63,7 @@ export async function startService(env: Record<string, string> = {}, dataDir?: s
   return {
     controlUrl: urls.control!,
     nodeUrl: urls.node!,
+    urls,
     dataDir: dir,
     stop: () => waitExit('SIGTERM'),
     kill: () => waitExit('SIGKILL'),

@@ -20,8 +20,6 @@ const config = loadConfigOrExit(process.env);
 
 const log = createLogger(config.LOG_LEVEL, 'chat-service');
 const deployment = await startDeployment(config, log);
-if (deployment.control) log.info({ event: 'listening', service: 'control', port: deployment.control.port, url: deployment.control.url }, `control service listening on ${deployment.control.url}`);
-if (deployment.node) log.info({ event: 'listening', service: 'node', port: deployment.node.port, url: deployment.node.url }, `cluster node listening on ${deployment.node.url}`);
 
 let stopping = false;
 const stop = async (signal: string) => {

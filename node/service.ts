@@ -66,7 +66,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const now = () => new Date();
   const apiKeys = new ApiKeyVerifier({ clusterName: config.CLUSTER_NAME, keys: options.keys, status: options.keyStatus, statusTtlMs: config.KEY_STATUS_TTL_MS });
   await apiKeys.refreshKeys();
-  const tokens = new UserTokens(await store.signingKeys.ensure(generateSigningKey()), config.CLUSTER_NAME);
+  const tokens = new UserTokens(await store.signingKeys.ensure(generateSigningKey()), config.CLUSTER_NAME, config.USER_JWT_TTL_SECONDS);
   const app = uws.App();
   const metrics = createMetrics('node');
   let actors: ActorRegistry | undefined;

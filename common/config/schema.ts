@@ -23,6 +23,7 @@ export const ConfigSchema = Type.Object({
   LOGIN_MAX_PER_ADDRESS: Type.Integer({ default: 30, minimum: 1, description: 'Login and register attempts per client address within LOGIN_WINDOW_SECONDS before 429.' }),
   LOGIN_WINDOW_SECONDS: Type.Integer({ default: 900, minimum: 1, description: 'Window of the login throttles.' }),
   KEY_STATUS_TTL_MS: Type.Integer({ default: 500, minimum: 0, maximum: 1000, description: 'How long a node trusts a cached API-key status; bounds how late a revocation is seen.' }),
+  USER_JWT_TTL_SECONDS: Type.Integer({ default: 900, minimum: 5, maximum: 86400, description: 'Lifetime of user JWTs; clients refresh them with their refresh token.' }),
   USER_SENDS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'Messages one chat user may send per second (REST and WebSocket together) before 429 / RATE_LIMITED.' }),
   USER_REQUESTS_PER_SECOND: Type.Integer({ default: 200, minimum: 1, description: 'REST requests one chat user may make per second before 429.' }),
   WS_ACTIONS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'WebSocket actions per connection per second (bursts of twice that) before RATE_LIMITED error frames.' }),

@@ -1,7 +1,5 @@
 import { ApiError, bearerToken, TokenIssuer, TokenVerifier, type RequestInfo, type SigningKey } from '../../common/index.ts';
 
-/** User JWTs live 15 minutes, like access tokens; the SDK refreshes them before they expire. */
-export const USER_TOKEN_TTL_SECONDS = 900;
 export const NODE_ISSUER = 'chat-node';
 
 export interface UserPrincipal {
@@ -21,13 +19,15 @@ export class UserTokens {
   constructor(
     key: SigningKey,
     private readonly clusterName: string,
+    /** Lifetime of a user JWT (USER_JWT_TTL_SECONDS); the SDK refreshes before it ends. */
+    readonly ttlSeconds: number,
   ) {
     this.issuer = new TokenIssuer(key, NODE_ISSUER);
     this.verifier = new TokenVerifier({ kind: 'user', audience: clusterName, issuer: NODE_ISSUER, requireExpiry: true }, [key]);
   }
 
   issue(appId: string, userId: string): string {
-    return this.issuer.issue({ kind: 'user', subject: userId, audience: this.clusterName, expiresInSeconds: USER_TOKEN_TTL_SECONDS, claims: { app: appId } });
+    return this.issuer.issue({ kind: 'user', subject: userId, audience: this.clusterName, expiresInSeconds: this.ttlSeconds, claims: { app: appId } });
   }
 
   verify(token: string): UserPrincipal | ApiError {

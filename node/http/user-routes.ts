@@ -1,6 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ApiError, defineRoute, type AnyRoute } from '../../common/index.ts';
-import { USER_TOKEN_TTL_SECONDS } from '../auth/user-tokens.ts';
 import type { NodeContext } from '../context.ts';
 import type { ChatUser } from '../store/index.ts';
 import { RefreshBody, RegisterUserBody, SignInBody, UpdateUserBody, User, UserParams, UserSession } from './schemas.ts';
@@ -30,7 +29,7 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
     const familyId = randomUUID();
     const expiresAt = new Date(ctx.now().getTime() + USER_SESSION_SECONDS * 1000).toISOString();
     await ctx.store.userSessions.createFamily({ appId, id: familyId, userId, expiresAt }, { appId, hash: hash(refreshToken), familyId, userId, expiresAt });
-    return { jwt: ctx.tokens.issue(appId, userId), refreshToken, userId, expiresIn: USER_TOKEN_TTL_SECONDS };
+    return { jwt: ctx.tokens.issue(appId, userId), refreshToken, userId, expiresIn: ctx.tokens.ttlSeconds };
   };
 
   return [
@@ -132,7 +131,7 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
         const result = await ctx.store.userSessions.rotate(appId, hash(body.refreshToken), hash(next), ctx.now().toISOString());
         switch (result.kind) {
           case 'rotated':
-            return { status: 200, body: { jwt: ctx.tokens.issue(appId, result.userId), refreshToken: next, userId: result.userId, expiresIn: USER_TOKEN_TTL_SECONDS } };
+            return { status: 200, body: { jwt: ctx.tokens.issue(appId, result.userId), refreshToken: next, userId: result.userId, expiresIn: ctx.tokens.ttlSeconds } };
           case 'reused':
             return new ApiError('REFRESH_TOKEN_REUSED', 'this refresh token was already used; the sign-in is ended, sign in again');
           case 'invalid':
