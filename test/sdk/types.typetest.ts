@@ -1,0 +1,23 @@
+/**
+ * Compile-time check (run by `npm run typecheck`, part of `npm test`): the SDK's hand-written wire
+ * types and the service's schemas describe the same payloads, both ways. If either side changes
+ * alone, this file stops compiling.
+ */
+import type { Static } from 'typebox';
+import type * as Sdk from '../../sdk/types.ts';
+import type { ChatSchema, MemberSchema, MessageSchema, ReactionSchema } from '../../node/chat/schemas.ts';
+import type { ChatEvent as ServiceChatEvent, UserEvent as ServiceUserEvent } from '../../node/chat/events.ts';
+import type { ChatSummary as ServiceChatSummary, User as ServiceUser, UserSession as ServiceUserSession } from '../../node/http/schemas.ts';
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const agree = <T extends true>(): T | undefined => undefined;
+
+agree<Same<Sdk.Message, Static<typeof MessageSchema>>>();
+agree<Same<Sdk.Reaction, Static<typeof ReactionSchema>>>();
+agree<Same<Sdk.Chat, Static<typeof ChatSchema>>>();
+agree<Same<Sdk.Member, Static<typeof MemberSchema>>>();
+agree<Same<Sdk.ChatSummary, Static<typeof ServiceChatSummary>>>();
+agree<Same<Sdk.User, Static<typeof ServiceUser>>>();
+agree<Same<Required<Sdk.UserSession>, Static<typeof ServiceUserSession>>>();
+agree<Same<Sdk.ChatEvent, ServiceChatEvent>>();
+agree<Same<Sdk.UserEvent, ServiceUserEvent>>();
