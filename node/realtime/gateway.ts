@@ -162,15 +162,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
 
   });
 
-  const slowCheck = setInterval(() => {
-    const { code, reason, reconnect } = closeCodes.SLOW_CONSUMER;
-    for (const ws of live) {
-      const c = ws.getUserData();
-      if (c.closed || ws.getBufferedAmount() <= REALTIME_LIMITS.slowConsumerBytes) continue;
-      c.slow = true;
-      ws.end(code, JSON.stringify({ reason, reconnect }));
-    }
-  }, REALTIME_LIMITS.slowConsumerCheckMs);
+  const slowCheck = setInterval(() => hub.dropSlowConsumers(), REALTIME_LIMITS.slowConsumerCheckMs);
   slowCheck.unref();
 
   return {

@@ -1,7 +1,8 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import { pack } from 'msgpackr';
 import type { ChatEvent, EventSink, UserEvent } from '../chat/events.ts';
-import { PROTOCOL_VERSION } from './protocol.ts';
+import { closeCodes, PROTOCOL_VERSION } from './protocol.ts';
+import { REALTIME_LIMITS } from './limits.ts';
 
 export type Encoding = 'json' | 'msgpack';
 export const ENCODINGS: readonly Encoding[] = ['json', 'msgpack'];
@@ -14,7 +15,7 @@ export interface Connection {
   /** Chats whose topic this socket is subscribed to. */
   chats: Set<string>;
   closed: boolean;
-  /** A direct send found the socket's buffer full: it is being dropped as a slow consumer. */
+  /** The socket fell too far behind and is being closed as a slow consumer. */
   slow: boolean;
 }
 
@@ -37,6 +38,8 @@ export interface HubCounters {
  */
 export class RealtimeHub implements EventSink {
   private readonly byUser = new Map<string, Set<WebSocket<Connection>>>();
+  /** Bytes handed to uWS since the last slow-consumer check. */
+  private uncheckedBytes = 0;
 
   constructor(
     private readonly app: TemplatedApp,
@@ -76,7 +79,7 @@ export class RealtimeHub implements EventSink {
 
   subscribe(ws: WebSocket<Connection>, chatId: string): void {
     const c = ws.getUserData();
-    if (c.closed || c.chats.has(chatId)) return;
+    if (c.closed || c.slow || c.chats.has(chatId)) return;
     c.chats.add(chatId);
     ws.subscribe(chatTopic(c.encoding, c.appId, chatId));
   }
@@ -107,8 +110,36 @@ export class RealtimeHub implements EventSink {
     const c = ws.getUserData();
     if (c.closed) return;
     const data = encode(c.encoding, { v: PROTOCOL_VERSION, ...frame });
-    // 2 = dropped: the socket is past maxBackpressure and uWS will close it.
+    // 2 = dropped: the socket is past maxBackpressure and uWS closes it.
     if (ws.send(data, c.encoding === 'msgpack') === 2) c.slow = true;
+    this.sent(data.length);
+  }
+
+  /**
+   * Closes with 4001 every socket holding more than `slowConsumerBytes` unsent. Called on a timer
+   * and after every `slowConsumerCheckBytes` handed to uWS: no socket's buffer can grow by more
+   * than that between two checks, so a reader that stops is closed with 4001 (and a close frame it
+   * can read) well before uWS's hard limit would cut it off with 1006.
+   */
+  dropSlowConsumers(): void {
+    this.uncheckedBytes = 0;
+    const { code, reason, reconnect } = closeCodes.SLOW_CONSUMER;
+    for (const set of this.byUser.values()) {
+      for (const ws of set) {
+        const c = ws.getUserData();
+        if (c.closed || c.slow || ws.getBufferedAmount() <= REALTIME_LIMITS.slowConsumerBytes) continue;
+        c.slow = true;
+        // Nothing more is queued behind the close frame: the client resumes from its seqs.
+        for (const chatId of [...c.chats]) this.unsubscribe(ws, chatId);
+        ws.unsubscribe(userTopic(c.encoding, c.appId, c.userId));
+        ws.end(code, JSON.stringify({ reason, reconnect }));
+      }
+    }
+  }
+
+  private sent(bytes: number): void {
+    this.uncheckedBytes += bytes;
+    if (this.uncheckedBytes >= REALTIME_LIMITS.slowConsumerCheckBytes) this.dropSlowConsumers();
   }
 
   private publish(topicOf: (enc: Encoding) => string, event: ChatEvent | UserEvent): void {
@@ -116,8 +147,10 @@ export class RealtimeHub implements EventSink {
       const topic = topicOf(enc);
       const subscribers = this.app.numSubscribers(topic);
       if (subscribers === 0) continue;
-      this.app.publish(topic, encode(enc, { v: PROTOCOL_VERSION, ...event }), enc === 'msgpack');
+      const data = encode(enc, { v: PROTOCOL_VERSION, ...event });
+      this.app.publish(topic, data, enc === 'msgpack');
       this.counters.eventOut(subscribers);
+      this.sent(data.length);
     }
   }
 }

@@ -4,12 +4,14 @@ export const REALTIME_LIMITS = Object.freeze({
   maxFrameBytes: 64 * 1024,
   /**
    * Slow consumers. A socket whose unsent bytes exceed `slowConsumerBytes` at a check (every
-   * `slowConsumerCheckMs`) is closed with 4001 and counted; one that reaches `maxBackpressureBytes`
-   * between checks is closed by uWS at once (1006). Either way a reader that cannot keep up costs
-   * at most `maxBackpressureBytes` of memory, and reconnects with resume.
+   * `slowConsumerCheckMs`, and after every `slowConsumerCheckBytes` the node sends) is closed with
+   * 4001 and counted. Since no buffer grows by more than `slowConsumerCheckBytes` between checks,
+   * the hard `maxBackpressureBytes` (uWS closes at once, 1006) is a backstop that a stopped reader
+   * does not reach. A reader that cannot keep up costs bounded memory and reconnects with resume.
    */
   slowConsumerBytes: 256 * 1024,
   slowConsumerCheckMs: 500,
+  slowConsumerCheckBytes: 1024 * 1024,
   maxBackpressureBytes: 2 * 1024 * 1024,
   connectionsPerUser: 16,
   /** Messages a reconnect replays per chat before it says "page history" instead. */

@@ -118,7 +118,7 @@ queued for the socket) and 1009 (frame too large).
 ${closes}
 
 **Slow consumers**: a socket with more than ${REALTIME_LIMITS.slowConsumerBytes / 1024} KiB unsent (checked every
-${REALTIME_LIMITS.slowConsumerCheckMs} ms) is closed with 4001 and counted in
+${REALTIME_LIMITS.slowConsumerCheckMs} ms and after every ${REALTIME_LIMITS.slowConsumerCheckBytes / 1024 / 1024} MiB the node sends) stops receiving and is closed with 4001 and counted in
 \`chat_ws_slow_consumers_dropped_total\`; it reconnects and resumes. No socket holds more than
 ${REALTIME_LIMITS.maxBackpressureBytes / 1024 / 1024} MiB of the node's memory.
 
