@@ -103,7 +103,7 @@ export interface ChatStore {
   delete(appId: string, chatId: string): Promise<'deleted' | 'not-found'>;
   members(appId: string, chatId: string): Promise<Member[]>;
   member(appId: string, chatId: string, userId: string): Promise<Member | undefined>;
-  /** Upsert; keeps `readSeq` and `joinedAt` of an existing member unless given. */
+  /** Upsert; an existing member keeps its `joinedAt`, and its `readSeq` is never lowered. */
   putMember(member: Member): Promise<void>;
   removeMember(appId: string, chatId: string, userId: string): Promise<'removed' | 'not-found'>;
   /** Chat ids of a user's memberships (partition: app + user). */

@@ -1,0 +1,333 @@
+import { randomUUID } from 'node:crypto';
+import type { Test } from 'tap';
+import { v7 as uuidv7 } from 'uuid';
+import { generateSigningKey } from '../../common/jwt/index.ts';
+import { BUCKET_MS, type Chat, type ChatUser, type Member, type NodeStore, type StoredMessage, type UserRefreshToken, type UserSessionFamily } from '../../node/store/index.ts';
+
+/**
+ * The behaviour every NodeStore implementation must show, written once against the interfaces in
+ * node/store/types.ts. Each subtest opens its own store from `open` and cleans it up, so the
+ * embedded store and the Cassandra one run the same suite unchanged.
+ */
+
+export interface OpenedNodeStore {
+  store: NodeStore;
+  cleanup: () => Promise<void>;
+}
+
+/** Fixed clock: all times are explicit so the suite never depends on the wall clock. */
+const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
+const NOW = at(0);
+const LATER = at(60);
+const FAR = at(30 * 24 * 3600);
+const PAST = at(-3600);
+
+const hash = () => randomUUID().replaceAll('-', '') + randomUUID().replaceAll('-', '');
+
+function user(appId: string, overrides: Partial<ChatUser> = {}): ChatUser {
+  return { appId, id: randomUUID(), username: `u-${randomUUID()}`, displayName: 'User', createdAt: NOW, updatedAt: NOW, ...overrides };
+}
+
+function chat(appId: string, overrides: Partial<Chat> = {}): Chat {
+  return { appId, id: randomUUID(), kind: 'group', name: 'Group', createdBy: randomUUID(), createdAt: NOW, updatedAt: NOW, lastSeq: 0, lastActivityAt: NOW, ...overrides };
+}
+
+function member(c: Chat, userId: string, overrides: Partial<Member> = {}): Member {
+  return { appId: c.appId, chatId: c.id, userId, role: 'member', joinedAt: NOW, readSeq: 0, ...overrides };
+}
+
+/** `count` messages of one chat with seqs from `firstSeq`, ids time-ordered at `msAt(i)`. */
+function messages(c: Chat, count: number, msAt: (i: number) => number, firstSeq = 1): StoredMessage[] {
+  return Array.from({ length: count }, (_, i) => ({
+    appId: c.appId,
+    chatId: c.id,
+    id: uuidv7({ msecs: msAt(i), seq: i }),
+    seq: firstSeq + i,
+    senderId: c.createdBy,
+    content: `m${firstSeq + i}`,
+    createdAt: new Date(msAt(i)).toISOString(),
+    reactions: [],
+  }));
+}
+
+/** Pages backward from the newest to the oldest and returns the seqs in the order received. */
+async function walkBackward(store: NodeStore, c: Chat, size: number): Promise<number[]> {
+  const seqs: number[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 10_000; pages++) {
+    const page = await store.messages.pageBackward(c.appId, c.id, cursor, size);
+    seqs.push(...page.map((m) => m.seq));
+    if (page.length < size) return seqs;
+    cursor = page.at(-1)!.id;
+  }
+  throw new Error('paging did not end');
+}
+
+export function nodeStoreConformance(t: Test, name: string, open: () => Promise<OpenedNodeStore>): void {
+  const withStore = (title: string, body: (t: Test, store: NodeStore) => Promise<void>) =>
+    t.test(`${name}: ${title}`, async (t) => {
+      const { store, cleanup } = await open();
+      t.teardown(cleanup);
+      await body(t, store);
+    });
+
+  withStore('users: usernames are unique per application, and tenancy is in every lookup', async (t, store) => {
+    const [appA, appB] = [randomUUID(), randomUUID()];
+    const alice = user(appA, { username: 'alice' });
+    t.equal(await store.users.create(alice), 'created');
+    t.equal(await store.users.create(user(appA, { username: 'alice' })), 'exists', 'same username, same app');
+    t.equal(await store.users.create(user(appB, { username: 'alice' })), 'created', 'same username, another app');
+    t.same(await store.users.get(appA, alice.id), alice);
+    t.same(await store.users.getByUsername(appA, 'alice'), alice);
+    t.equal(await store.users.get(appB, alice.id), undefined, "another app's user is not found");
+    t.equal(await store.users.get(appA, randomUUID()), undefined);
+  });
+
+  withStore('users: concurrent creates of one username store exactly one user', async (t, store) => {
+    const appId = randomUUID();
+    const results = await Promise.all(Array.from({ length: 10 }, () => store.users.create(user(appId, { username: 'race' }))));
+    t.equal(results.filter((r) => r === 'created').length, 1);
+    t.equal(results.filter((r) => r === 'exists').length, 9);
+  });
+
+  withStore('users: update and delete; a deleted username is free again', async (t, store) => {
+    const appId = randomUUID();
+    const bob = user(appId, { username: 'bob' });
+    await store.users.create(bob);
+    const renamed = { ...bob, displayName: 'Robert', updatedAt: LATER };
+    t.equal(await store.users.update(renamed), 'updated');
+    t.same(await store.users.get(appId, bob.id), renamed);
+    t.equal(await store.users.update({ ...renamed, appId: randomUUID() }), 'not-found', 'update in another app');
+    t.equal(await store.users.update(user(appId)), 'not-found');
+    t.equal(await store.users.delete(appId, bob.id), 'deleted');
+    t.equal(await store.users.delete(appId, bob.id), 'not-found');
+    t.equal(await store.users.get(appId, bob.id), undefined);
+    t.equal(await store.users.getByUsername(appId, 'bob'), undefined);
+    t.equal(await store.users.create(user(appId, { username: 'bob' })), 'created', 'the username is free');
+  });
+
+  withStore('user sessions: rotation, reuse revokes the family, expiry, tenancy', async (t, store) => {
+    const appId = randomUUID();
+    const userId = randomUUID();
+    const family: UserSessionFamily = { appId, id: randomUUID(), userId, expiresAt: FAR };
+    const first: UserRefreshToken = { appId, hash: hash(), familyId: family.id, userId, expiresAt: FAR };
+    await store.userSessions.createFamily(family, first);
+    t.same(await store.userSessions.getFamily(appId, family.id), family);
+    t.equal(await store.userSessions.getFamily(randomUUID(), family.id), undefined, "another app's family is not found");
+
+    t.same(await store.userSessions.rotate(randomUUID(), first.hash, hash(), NOW), { kind: 'invalid' }, 'a token of another app is invalid');
+    const second = hash();
+    t.same(await store.userSessions.rotate(appId, first.hash, second, NOW), { kind: 'rotated', userId, familyId: family.id });
+    const third = hash();
+    t.same(await store.userSessions.rotate(appId, second, third, NOW), { kind: 'rotated', userId, familyId: family.id }, 'the next token rotates');
+    t.same(await store.userSessions.rotate(appId, first.hash, hash(), LATER), { kind: 'reused', familyId: family.id }, 'presenting a used token is reuse');
+    t.ok((await store.userSessions.getFamily(appId, family.id))?.revokedAt, 'the family is revoked');
+    t.same(await store.userSessions.rotate(appId, third, hash(), LATER), { kind: 'invalid' }, 'the live token of a revoked family is refused');
+    t.same(await store.userSessions.rotate(appId, hash(), hash(), NOW), { kind: 'invalid' }, 'an unknown token is invalid');
+
+    const old: UserSessionFamily = { appId, id: randomUUID(), userId, expiresAt: PAST };
+    const expired: UserRefreshToken = { appId, hash: hash(), familyId: old.id, userId, expiresAt: PAST };
+    await store.userSessions.createFamily(old, expired);
+    t.same(await store.userSessions.rotate(appId, expired.hash, hash(), NOW), { kind: 'invalid' }, 'an expired token is invalid');
+  });
+
+  withStore('user sessions: concurrent rotations of one token yield one rotation', async (t, store) => {
+    const appId = randomUUID();
+    const userId = randomUUID();
+    const family: UserSessionFamily = { appId, id: randomUUID(), userId, expiresAt: FAR };
+    const first: UserRefreshToken = { appId, hash: hash(), familyId: family.id, userId, expiresAt: FAR };
+    await store.userSessions.createFamily(family, first);
+    const results = await Promise.all(Array.from({ length: 8 }, () => store.userSessions.rotate(appId, first.hash, hash(), NOW)));
+    const count = (kind: string) => results.filter((r) => r.kind === kind).length;
+    t.equal(count('rotated'), 1, 'exactly one caller rotates');
+    t.equal(count('reused'), 1, 'the next one is reuse, which revokes the family');
+    t.equal(count('invalid'), 6, 'the rest find the family revoked');
+  });
+
+  withStore('user sessions: revoking all of a user ends every family of that user only', async (t, store) => {
+    const appId = randomUUID();
+    const [userId, otherId] = [randomUUID(), randomUUID()];
+    const tokens: UserRefreshToken[] = [];
+    for (const owner of [userId, userId, otherId]) {
+      const family: UserSessionFamily = { appId, id: randomUUID(), userId: owner, expiresAt: FAR };
+      const token: UserRefreshToken = { appId, hash: hash(), familyId: family.id, userId: owner, expiresAt: FAR };
+      await store.userSessions.createFamily(family, token);
+      tokens.push(token);
+    }
+    await store.userSessions.revokeAllForUser(appId, userId, NOW);
+    t.same(await store.userSessions.rotate(appId, tokens[0]!.hash, hash(), NOW), { kind: 'invalid' });
+    t.same(await store.userSessions.rotate(appId, tokens[1]!.hash, hash(), NOW), { kind: 'invalid' });
+    t.equal((await store.userSessions.rotate(appId, tokens[2]!.hash, hash(), NOW)).kind, 'rotated', "another user's session lives on");
+  });
+
+  withStore('chats: create with members, read back by chat and by user, tenancy', async (t, store) => {
+    const appId = randomUUID();
+    const c = chat(appId);
+    const [u1, u2] = [randomUUID(), randomUUID()];
+    const members = [member(c, u1, { role: 'owner' }), member(c, u2)];
+    await store.chats.create(c, members);
+    t.same(await store.chats.get(appId, c.id), c);
+    t.same(
+      (await store.chats.members(appId, c.id)).sort((a, b) => a.userId.localeCompare(b.userId)),
+      [...members].sort((a, b) => a.userId.localeCompare(b.userId)),
+    );
+    t.same(await store.chats.member(appId, c.id, u1), members[0]);
+    t.equal(await store.chats.member(appId, c.id, randomUUID()), undefined);
+    t.same(await store.chats.chatsOf(appId, u2), [c.id]);
+    const other = randomUUID();
+    t.equal(await store.chats.get(other, c.id), undefined, "another app's chat is not found");
+    t.same(await store.chats.members(other, c.id), []);
+    t.same(await store.chats.chatsOf(other, u2), []);
+    t.equal(await store.chats.member(other, c.id, u1), undefined);
+  });
+
+  withStore('chats: one direct chat per unordered pair, even under concurrent creates', async (t, store) => {
+    const appId = randomUUID();
+    const [a, b] = [randomUUID(), randomUUID()];
+    const attempt = (first: string, second: string) => {
+      const c = chat(appId, { kind: 'direct', name: undefined, createdBy: first });
+      delete c.name;
+      return store.chats.ensureDirect(c, [member(c, first), member(c, second)]);
+    };
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? attempt(a, b) : attempt(b, a))));
+    t.equal(results.filter((r) => r.created).length, 1, 'created once');
+    t.equal(new Set(results.map((r) => r.chat.id)).size, 1, 'every caller gets the same chat');
+    const id = results[0]!.chat.id;
+    t.same((await store.chats.members(appId, id)).map((m) => m.userId).sort(), [a, b].sort());
+    t.same(await store.chats.chatsOf(appId, a), [id]);
+    const elsewhere = await (async () => {
+      const c = chat(randomUUID(), { kind: 'direct' });
+      return store.chats.ensureDirect(c, [member(c, a), member(c, b)]);
+    })();
+    t.ok(elsewhere.created, 'the same pair in another app is another chat');
+
+    t.equal(await store.chats.delete(appId, id), 'deleted');
+    const again = await attempt(a, b);
+    t.ok(again.created, 'after deleting it, the pair can have a new direct chat');
+    t.not(again.chat.id, id);
+  });
+
+  withStore('chats: update and delete; delete removes members and membership index', async (t, store) => {
+    const appId = randomUUID();
+    const c = chat(appId);
+    const u = randomUUID();
+    await store.chats.create(c, [member(c, u, { role: 'owner' })]);
+    const renamed = { ...c, name: 'Renamed', updatedAt: LATER, lastSeq: 7, lastActivityAt: LATER };
+    t.equal(await store.chats.update(renamed), 'updated');
+    t.same(await store.chats.get(appId, c.id), renamed);
+    t.equal(await store.chats.update({ ...renamed, appId: randomUUID() }), 'not-found', 'update in another app');
+    t.equal(await store.chats.update(chat(appId)), 'not-found');
+    t.equal(await store.chats.delete(randomUUID(), c.id), 'not-found', 'delete in another app');
+    t.equal(await store.chats.delete(appId, c.id), 'deleted');
+    t.equal(await store.chats.delete(appId, c.id), 'not-found');
+    t.equal(await store.chats.get(appId, c.id), undefined);
+    t.same(await store.chats.members(appId, c.id), []);
+    t.same(await store.chats.chatsOf(appId, u), []);
+  });
+
+  withStore('chats: putMember upserts keeping joinedAt and never lowering readSeq; removeMember', async (t, store) => {
+    const appId = randomUUID();
+    const c = chat(appId);
+    const [owner, u] = [randomUUID(), randomUUID()];
+    await store.chats.create(c, [member(c, owner, { role: 'owner' })]);
+    await store.chats.putMember(member(c, u, { joinedAt: NOW, readSeq: 5 }));
+    t.same(await store.chats.chatsOf(appId, u), [c.id], 'an added member is indexed under the user');
+    await store.chats.putMember(member(c, u, { role: 'admin', joinedAt: LATER, readSeq: 2 }));
+    t.same(await store.chats.member(appId, c.id, u), member(c, u, { role: 'admin', joinedAt: NOW, readSeq: 5 }), 'role changed; joinedAt and readSeq kept');
+    await store.chats.putMember(member(c, u, { role: 'admin', readSeq: 9 }));
+    t.equal((await store.chats.member(appId, c.id, u))?.readSeq, 9, 'readSeq raised');
+    t.equal(await store.chats.removeMember(appId, c.id, u), 'removed');
+    t.equal(await store.chats.removeMember(appId, c.id, u), 'not-found');
+    t.equal(await store.chats.member(appId, c.id, u), undefined);
+    t.same(await store.chats.chatsOf(appId, u), []);
+    t.same((await store.chats.members(appId, c.id)).map((m) => m.userId), [owner]);
+  });
+
+  withStore('chats: markRead raises a mark, never lowers it, and refuses non-members', async (t, store) => {
+    const appId = randomUUID();
+    const c = chat(appId);
+    const u = randomUUID();
+    await store.chats.create(c, [member(c, u)]);
+    t.equal(await store.chats.markRead(appId, c.id, u, 10), 10);
+    t.equal(await store.chats.markRead(appId, c.id, u, 4), 10, 'a lower mark leaves the stored one');
+    t.equal((await store.chats.member(appId, c.id, u))?.readSeq, 10);
+    t.equal(await store.chats.markRead(appId, c.id, randomUUID(), 3), undefined, 'not a member');
+    t.equal(await store.chats.markRead(randomUUID(), c.id, u, 3), undefined, 'another app');
+    const marks = await Promise.all([3, 12, 7, 11].map((seq) => store.chats.markRead(appId, c.id, u, seq)));
+    t.ok(marks.every((m) => m !== undefined && m >= 10), 'concurrent marks never go below the stored one');
+    t.equal((await store.chats.member(appId, c.id, u))?.readSeq, 12, 'the highest concurrent mark wins');
+  });
+
+  withStore('messages: put is durable and idempotent; a changed message replaces the stored one', async (t, store) => {
+    const c = chat(randomUUID());
+    const [m1, m2] = messages(c, 2, (i) => T0 + i);
+    await store.messages.put([m1!, m2!]);
+    await store.messages.put([m1!]);
+    t.same(await store.messages.get(c.appId, c.id, m1!.id), m1);
+    t.same(await walkBackward(store, c, 10), [2, 1], 'writing twice leaves one copy');
+    const edited: StoredMessage = { ...m1!, content: 'edited', editedAt: LATER, reactions: [{ reactionId: randomUUID(), userId: c.createdBy, reaction: '👍', createdAt: LATER }] };
+    await store.messages.put([edited]);
+    t.same(await store.messages.get(c.appId, c.id, m1!.id), edited);
+    const deleted: StoredMessage = { ...m2!, content: '', deletedAt: LATER };
+    await store.messages.put([deleted]);
+    t.same(await store.messages.get(c.appId, c.id, m2!.id), deleted, 'a tombstone keeps its seq');
+    t.same(await walkBackward(store, c, 10), [2, 1]);
+    await store.messages.put([]);
+    t.equal(await store.messages.get(randomUUID(), c.id, m1!.id), undefined, "another app's message is not found");
+    t.equal(await store.messages.get(c.appId, c.id, uuidv7({ msecs: T0 })), undefined);
+  });
+
+  withStore('messages: paging backward crosses buckets, skips empty ones, and yields each message once', async (t, store) => {
+    const c = chat(randomUUID());
+    // Three clusters of messages days apart, with empty buckets between them.
+    const days = [0, 3, 40];
+    let seq = 1;
+    const all: StoredMessage[] = [];
+    for (const day of days) {
+      const batch = messages(c, 25, (i) => T0 + day * BUCKET_MS + i * 1000, seq);
+      seq += batch.length;
+      all.push(...batch);
+    }
+    // Written in two halves out of order, as several batches of an actor would be.
+    await store.messages.put(all.slice(40));
+    await store.messages.put(all.slice(0, 40));
+    const expected = all.map((m) => m.seq).reverse();
+    for (const size of [1, 7, 25, 50, 100]) t.same(await walkBackward(store, c, size), expected, `size ${size}: newest first, complete, no duplicates`);
+
+    const middle = all[30]!;
+    const page = await store.messages.pageBackward(c.appId, c.id, middle.id, 10);
+    t.same(page.map((m) => m.seq), [30, 29, 28, 27, 26, 25, 24, 23, 22, 21], 'the cursor is exclusive and the page crosses a bucket');
+    const oldest = await store.messages.pageBackward(c.appId, c.id, all[0]!.id, 10);
+    t.same(oldest, [], 'nothing older than the oldest');
+    t.same(await store.messages.pageBackward(randomUUID(), c.id, undefined, 10), [], "another app's chat is empty");
+    const otherChat = chat(c.appId);
+    t.same(await store.messages.pageBackward(c.appId, otherChat.id, undefined, 10), [], 'another chat is empty');
+  });
+
+  withStore('messages: afterSeq, lastSeq and idempotency keys', async (t, store) => {
+    const c = chat(randomUUID());
+    t.equal(await store.messages.lastSeq(c.appId, c.id), 0, 'an empty chat has seq 0');
+    const batch = messages(c, 30, (i) => T0 + i * 60_000);
+    const keyed: StoredMessage = { ...batch[4]!, clientKey: 'retry-me' };
+    batch[4] = keyed;
+    await store.messages.put(batch);
+    t.equal(await store.messages.lastSeq(c.appId, c.id), 30);
+    t.equal(await store.messages.lastSeq(randomUUID(), c.id), 0, 'tenancy');
+    t.same((await store.messages.afterSeq(c.appId, c.id, 0, 5)).map((m) => m.seq), [1, 2, 3, 4, 5], 'oldest first, limited');
+    t.same((await store.messages.afterSeq(c.appId, c.id, 27, 10)).map((m) => m.seq), [28, 29, 30]);
+    t.same(await store.messages.afterSeq(c.appId, c.id, 30, 10), []);
+    t.same(await store.messages.afterSeq(randomUUID(), c.id, 0, 10), [], 'tenancy');
+    t.same(await store.messages.byClientKey(c.appId, c.id, c.createdBy, 'retry-me'), keyed);
+    t.equal(await store.messages.byClientKey(c.appId, c.id, randomUUID(), 'retry-me'), undefined, "keys are per sender");
+    t.equal(await store.messages.byClientKey(c.appId, c.id, c.createdBy, 'other'), undefined);
+    t.equal(await store.messages.byClientKey(randomUUID(), c.id, c.createdBy, 'retry-me'), undefined, 'tenancy');
+  });
+
+  withStore('signing keys: the first key ensured is kept', async (t, store) => {
+    const first = generateSigningKey(new Date(T0));
+    t.same(await store.signingKeys.ensure(first), first);
+    t.same(await store.signingKeys.ensure(generateSigningKey(new Date(T0 + 1000))), first, 'a later candidate does not replace it');
+    t.same(await store.signingKeys.list(), [first]);
+  });
+}

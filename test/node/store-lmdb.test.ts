@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { v7 as uuidv7 } from 'uuid';
+import { LmdbNodeStore, type Chat, type Member, type StoredMessage } from '../../node/store/index.ts';
+import { nodeStoreConformance } from './store-conformance.ts';
+
+const freshDir = () => mkdtemp(join(tmpdir(), 'node-store-'));
+
+nodeStoreConformance(t, 'lmdb', async () => {
+  const dir = await freshDir();
+  const store = LmdbNodeStore.open(dir);
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+t.test('lmdb: chats, members, read marks and messages survive close and reopen', async (t) => {
+  const dir = await freshDir();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const now = '2030-01-01T00:00:00.000Z';
+  const appId = randomUUID();
+  const userId = randomUUID();
+  const chat: Chat = { appId, id: randomUUID(), kind: 'group', name: 'G', createdBy: userId, createdAt: now, updatedAt: now, lastSeq: 1, lastActivityAt: now };
+  const member: Member = { appId, chatId: chat.id, userId, role: 'owner', joinedAt: now, readSeq: 0 };
+  const message: StoredMessage = { appId, chatId: chat.id, id: uuidv7(), seq: 1, senderId: userId, content: 'kept', createdAt: now, reactions: [], clientKey: 'k1' };
+
+  const writer = LmdbNodeStore.open(dir);
+  await writer.chats.create(chat, [member]);
+  await writer.messages.put([message]);
+  await writer.chats.markRead(appId, chat.id, userId, 1);
+  await writer.close();
+
+  const reader = LmdbNodeStore.open(dir);
+  t.teardown(() => reader.close());
+  t.same(await reader.chats.get(appId, chat.id), chat);
+  t.same(await reader.chats.member(appId, chat.id, userId), { ...member, readSeq: 1 });
+  t.same(await reader.chats.chatsOf(appId, userId), [chat.id]);
+  t.same(await reader.messages.pageBackward(appId, chat.id, undefined, 10), [message]);
+  t.same(await reader.messages.byClientKey(appId, chat.id, userId, 'k1'), message);
+  t.equal(await reader.messages.lastSeq(appId, chat.id), 1);
+});
