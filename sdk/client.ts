@@ -32,7 +32,15 @@ export interface SendOptions {
   idempotencyKey?: string;
 }
 
-const uuid = () => globalThis.crypto.randomUUID();
+/** A v4 UUID; `randomUUID` exists only in secure contexts, `getRandomValues` everywhere. */
+const uuid = (): string => {
+  if (typeof globalThis.crypto.randomUUID === 'function') return globalThis.crypto.randomUUID();
+  const b = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+};
 const enc = encodeURIComponent;
 
 /**
@@ -107,8 +115,10 @@ export class ChatClient {
   }
 
   /** One page of my chats, most recent activity first. */
-  listChats(options: { size?: number; cursor?: string } = {}): Promise<{ chats: ChatSummary[]; nextCursor?: string }> {
-    return this.call('api/chats', { query: options });
+  async listChats(options: { size?: number; cursor?: string } = {}): Promise<{ chats: ChatSummary[]; nextCursor?: string }> {
+    const page = await this.call<{ chats: ChatSummary[]; nextCursor?: string }>('api/chats', { query: options });
+    for (const chat of page.chats) this.realtime.track(chat.chatId, chat.lastSeq);
+    return page;
   }
 
   /** Every chat of mine, page by page. */
@@ -204,7 +214,10 @@ export class ChatClient {
 
   /** One page of history, newest first (spec §4.2); `lastMessage` is the oldest id of the previous page. */
   async getMessages(chatId: string, options: { size?: number; lastMessage?: string } = {}): Promise<Message[]> {
-    return (await this.call<{ messages: Message[] }>(`api/messages/getMessages/${enc(chatId)}`, { query: options })).messages;
+    const { messages } = await this.call<{ messages: Message[] }>(`api/messages/getMessages/${enc(chatId)}`, { query: options });
+    // The newest page tells where the chat stands; realtime follows it from there.
+    if (!options.lastMessage && messages[0]) this.realtime.track(chatId, messages[0].seq);
+    return messages;
   }
 
   /** History page by page, newest first, until the first message. */

@@ -73,6 +73,7 @@ export class Realtime {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private wanted = false;
   private firstOpen: { resolve: () => void; reject: (e: unknown) => void } | undefined;
+  private opening: Promise<void> | undefined;
 
   constructor(private readonly options: RealtimeOptions) {}
 
@@ -85,11 +86,23 @@ export class Realtime {
     return this.lastSeq.get(chatId);
   }
 
+  /**
+   * Follows a chat the app has read over REST (a chat list, the newest history page) from `seq`,
+   * unless it is followed already: a reconnect then resumes it too, so nothing sent to it while
+   * the connection was down is missed.
+   */
+  track(chatId: string, seq: number): void {
+    if (!this.lastSeq.has(chatId) && !this.repairing.has(chatId)) this.lastSeq.set(chatId, seq);
+  }
+
   /** Opens the connection; resolves once the server said `ready`. Reconnects by itself after that. */
   connect(): Promise<void> {
     if (this.statusValue === 'open') return Promise.resolve();
+    // A second call while connecting shares the first one's outcome.
+    if (this.opening && this.firstOpen) return this.opening;
     this.wanted = true;
     const opened = new Promise<void>((resolve, reject) => (this.firstOpen = { resolve, reject }));
+    this.opening = opened;
     if (this.statusValue === 'idle' || this.statusValue === 'closed') void this.open('connecting');
     return opened;
   }
@@ -174,6 +187,7 @@ export class Realtime {
         this.setStatus('open');
         this.firstOpen?.resolve();
         this.firstOpen = undefined;
+        this.opening = undefined;
         for (const p of this.pending.values()) this.transmit(p);
         return;
       }
@@ -211,6 +225,7 @@ export class Realtime {
     this.wanted = false;
     this.firstOpen?.reject(error);
     this.firstOpen = undefined;
+    this.opening = undefined;
     this.close();
   }
 

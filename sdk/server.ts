@@ -22,7 +22,8 @@ export class ChatServer {
   private readonly fetchImpl: typeof fetch;
 
   constructor(private readonly options: ServerClientOptions) {
-    if (typeof (globalThis as { document?: unknown }).document !== 'undefined') {
+    // A page or a web worker: either way, code that ships to users.
+    if ('document' in globalThis || 'WorkerGlobalScope' in globalThis) {
       throw new ChatStateError('ChatServer holds an API key and must not run in a browser; sign users in from your backend');
     }
     if (!options.apiKey) throw new ChatStateError('apiKey is required');

@@ -33,6 +33,7 @@ export const errorCodes = {
   APP_LIMIT_REACHED: { status: 403, title: 'Application limit reached' },
   KEY_LIMIT_REACHED: { status: 403, title: 'Active API key limit reached' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
+  FRAME_TOO_LARGE: { status: 413, title: 'WebSocket frame too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Request body must be application/json' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   TOO_MANY_CONNECTIONS: { status: 429, title: 'Too many open connections for this user' },

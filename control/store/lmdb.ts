@@ -52,7 +52,9 @@ export class LmdbControlStore implements ControlStore {
   }
 
   static open(path: string): LmdbControlStore {
-    return new LmdbControlStore(open({ path, maxDbs: 16, compression: false }));
+    // A write resolves only once it is synced to disk (lmdb's default, overlapping sync, resolves at
+    // commit and syncs later): an acknowledged write survives power loss, not just a crash.
+    return new LmdbControlStore(open({ path, maxDbs: 16, compression: false, overlappingSync: false }));
   }
 
   async close(): Promise<void> {

@@ -417,9 +417,10 @@ export class ChatActor {
       }
       await this.deps.store.chats.removeMember(this.appId, this.chatId, userId);
       this.members.delete(userId);
-      // Unsubscribe first: the removed member must not receive its own removal's successors.
-      this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
+      // Published while the removed member is still subscribed, so it learns of its own removal;
+      // unsubscribed at once after, so it receives none of the chat's later events.
       this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'removed' });
+      this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
       return true;
     });
   }

@@ -50,7 +50,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
   const live = new Set<WebSocket<SocketState>>();
 
   app.ws<SocketState>('/ws', {
-    maxPayloadLength: REALTIME_LIMITS.maxFrameBytes,
+    maxPayloadLength: REALTIME_LIMITS.hardFrameBytes,
     maxBackpressure: REALTIME_LIMITS.maxBackpressureBytes,
     closeOnBackpressureLimit: 1,
     idleTimeout: 120,
@@ -127,6 +127,9 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
 
     message: (ws, data, isBinary) => {
       const c = ws.getUserData();
+      if (data.byteLength > REALTIME_LIMITS.maxFrameBytes) {
+        return hub.send(ws, { type: 'error', code: 'FRAME_TOO_LARGE', message: `frames are at most ${REALTIME_LIMITS.maxFrameBytes} bytes` });
+      }
       let frame: unknown;
       try {
         frame = isBinary ? unpack(Buffer.from(data)) : JSON.parse(Buffer.from(data).toString('utf8'));

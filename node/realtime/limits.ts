@@ -1,7 +1,9 @@
 /** Limits of the WebSocket endpoint; documented in the README's protocol section. */
 export const REALTIME_LIMITS = Object.freeze({
-  /** Largest frame a client may send; uWS closes the socket (1009) on a larger one. */
+  /** Largest frame a client may send; a larger one gets a FRAME_TOO_LARGE error frame. */
   maxFrameBytes: 64 * 1024,
+  /** Frames past this are not even read: uWS closes the socket at once (1009/1006). */
+  hardFrameBytes: 1024 * 1024,
   /**
    * Slow consumers. A socket whose unsent bytes exceed `slowConsumerBytes` at a check (every
    * `slowConsumerCheckMs`, and after every `slowConsumerCheckBytes` the node sends) is closed with

@@ -70,7 +70,7 @@ Every server frame carries \`v: ${PROTOCOL_VERSION}\` and a \`type\`.
 ## Actions (client → server)
 
 Every action carries a client-chosen \`id\` (1–64 characters) and gets exactly one \`ack\` or \`error\` frame
-with that \`id\`. Frames larger than ${REALTIME_LIMITS.maxFrameBytes / 1024} KiB close the socket (1009). Each
+with that \`id\`. Frames larger than ${REALTIME_LIMITS.maxFrameBytes / 1024} KiB get an error frame \`FRAME_TOO_LARGE\`; past ${REALTIME_LIMITS.hardFrameBytes / 1024 / 1024} MiB the socket is closed (1009). Each
 connection may send \`WS_ACTIONS_PER_SECOND\` actions per second (bursts of twice that); beyond it actions
 get \`error\` frames with \`RATE_LIMITED\`. Sends also count against the user's \`USER_SENDS_PER_SECOND\`,
 shared with REST.
@@ -111,7 +111,7 @@ ${fields(ChatSchema)}
 The range tells a client what to do: 4000–4099 reconnect now (with backoff) and resume; 4100–4199 fix
 the cause first; 4500–4599 do not reconnect. The close reason is JSON: \`{"reason": "…", "reconnect": "…"}\`.
 uWS's own codes: 1006 (abrupt: network loss, or more than ${REALTIME_LIMITS.maxBackpressureBytes / 1024 / 1024} MiB
-queued for the socket) and 1009 (frame too large).
+queued for the socket) and 1009 (frame over ${REALTIME_LIMITS.hardFrameBytes / 1024 / 1024} MiB).
 
 | code | name | reconnect | reason |
 |---|---|---|---|

@@ -24,7 +24,7 @@ async function account() {
 async function createApp(token: string, name = 'My app') {
   const res = await api.post('/api/client/apps', { name }, token);
   if (res.status !== 201) throw new Error(`create app failed: ${res.text}`);
-  return res.body as Record<string, string>;
+  return res.body as { id: string; name: string; updatedAt: string };
 }
 
 /** The operator CLI against the running service's store. */

@@ -39,7 +39,9 @@ export class LmdbNodeStore implements NodeStore {
   }
 
   static open(path: string): LmdbNodeStore {
-    return new LmdbNodeStore(open({ path, maxDbs: 16, compression: false }));
+    // A write resolves only once it is synced to disk (lmdb's default, overlapping sync, resolves at
+    // commit and syncs later): an acknowledged write survives power loss, not just a crash.
+    return new LmdbNodeStore(open({ path, maxDbs: 16, compression: false, overlappingSync: false }));
   }
 
   async close(): Promise<void> {
