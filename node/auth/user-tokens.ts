@@ -5,6 +5,8 @@ export const NODE_ISSUER = 'chat-node';
 export interface UserPrincipal {
   appId: string;
   userId: string;
+  /** When the token ends (ms since the epoch): a WebSocket opened with it is closed then (4100). */
+  expiresAt: number;
 }
 
 /**
@@ -34,7 +36,7 @@ export class UserTokens {
     const claims = this.verifier.verify(token);
     if (claims instanceof ApiError) return claims;
     if (typeof claims.app !== 'string') return new ApiError('TOKEN_INVALID', 'user token names no application');
-    return { appId: claims.app, userId: claims.sub };
+    return { appId: claims.app, userId: claims.sub, expiresAt: (claims.exp ?? 0) * 1000 };
   }
 
   readonly authenticate = (request: RequestInfo): UserPrincipal | ApiError => {

@@ -33,6 +33,8 @@ export interface GatewayDeps {
 }
 
 export interface SocketState extends Connection {
+  /** The JWT's expiry (ms): the socket lives no longer than the token it was opened with. */
+  expiresAt: number;
   tokens: number;
   refilledAt: number;
   resume: Map<string, number>;
@@ -98,6 +100,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
             chats: new Set(),
             closed: false,
             slow: false,
+            expiresAt: principal.expiresAt,
             tokens: deps.actionsPerSecond * 2,
             refilledAt: Date.now(),
             resume: resumeFrom,
@@ -167,10 +170,17 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
 
   const slowCheck = setInterval(() => hub.dropSlowConsumers(), REALTIME_LIMITS.slowConsumerCheckMs);
   slowCheck.unref();
+  const expiryCheck = setInterval(() => {
+    const now = Date.now();
+    const { code, reason, reconnect } = closeCodes.TOKEN_EXPIRED;
+    for (const ws of live) if (ws.getUserData().expiresAt <= now) ws.end(code, JSON.stringify({ reason, reconnect }));
+  }, REALTIME_LIMITS.expiryCheckMs);
+  expiryCheck.unref();
 
   return {
     closeAll: (name) => {
       clearInterval(slowCheck);
+      clearInterval(expiryCheck);
       const { code, reason, reconnect } = closeCodes[name];
       for (const ws of [...live]) ws.end(code, JSON.stringify({ reason, reconnect }));
     },

@@ -16,6 +16,8 @@ export const REALTIME_LIMITS = Object.freeze({
   slowConsumerCheckBytes: 1024 * 1024,
   maxBackpressureBytes: 2 * 1024 * 1024,
   connectionsPerUser: 16,
+  /** How often sockets whose JWT has expired are looked for and closed with 4100. */
+  expiryCheckMs: 1000,
   /** Messages a reconnect replays per chat before it says "page history" instead. */
   resumeMessages: 500,
 });

@@ -54,6 +54,8 @@ export function renderProtocolDoc(): string {
 
 - The user JWT is checked before the upgrade; a missing, invalid or expired token gets an HTTP
   \`401\` problem response and no socket. \`Authorization: Bearer <jwt>\` works too where a client can set it.
+  A socket lives no longer than its JWT: within ${REALTIME_LIMITS.expiryCheckMs / 1000} s of the token's expiry it is closed with
+  4100; refresh the JWT and reconnect with \`resume\` (the SDK does this by itself).
 - Encoding: JSON text frames by default. Ask for the \`msgpack\` subprotocol
   (\`Sec-WebSocket-Protocol: msgpack\`) for MessagePack binary frames, both ways.
 - At most ${REALTIME_LIMITS.connectionsPerUser} connections per user (more: \`429 TOO_MANY_CONNECTIONS\`).

@@ -37,7 +37,6 @@ export const closeCodes = {
   SLOW_CONSUMER: { code: 4001, reconnect: 'now', reason: 'too far behind; reconnect and resume' },
   /** 4100–4199: fix the cause, then reconnect. */
   TOKEN_EXPIRED: { code: 4100, reconnect: 'after-refresh', reason: 'user token expired; refresh it and reconnect' },
-  TOO_MANY_CONNECTIONS: { code: 4101, reconnect: 'later', reason: 'too many connections for this user' },
   /** 4500–4599: do not reconnect automatically. */
   USER_DELETED: { code: 4500, reconnect: 'never', reason: 'user deleted' },
 } as const;

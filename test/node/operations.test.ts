@@ -78,3 +78,23 @@ t.test('graceful shutdown: sockets get 4000, in-flight sends finish, acked ones 
   t.ok(acked.length > 0, `some sends were acked before the close (${acked.length})`);
   t.ok(acked.every((r) => ids.has(r!.result.message.messageId)), 'every acked message is stored');
 });
+
+t.test('a socket lives no longer than its JWT: closed with 4100 once the token expires', async (t) => {
+  const svc = await startService({ USER_JWT_TTL_SECONDS: '5' });
+  t.teardown(() => svc.stop());
+  const it = await integration(svc);
+  const alice = await it.user();
+  const issuedAt = Date.now();
+  const ws = await WsClient.connect(svc.nodeUrl, alice.jwt);
+  t.same(await ws.request({ type: 'ping' }).then((r) => r.type), 'ack', 'usable while the token is valid');
+  const closed = await ws.waitClosed();
+  const lived = Date.now() - issuedAt;
+  t.equal(closed.code, 4100);
+  t.match(JSON.parse(closed.reason), { reconnect: 'after-refresh' });
+  t.ok(lived >= 3000 && lived < 8000, `closed around the token's expiry (${lived} ms after sign-in)`);
+  const refreshed = await it.node.post('/api/users/refresh', { refreshToken: alice.refreshToken });
+  t.equal(refreshed.status, 200);
+  const again = await WsClient.connect(svc.nodeUrl, refreshed.body.jwt);
+  t.teardown(() => again.close());
+  t.equal((await again.request({ type: 'ping' })).type, 'ack', 'a refreshed token connects again');
+});
