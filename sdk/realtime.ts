@@ -66,6 +66,8 @@ export class Realtime {
   private readonly handlers = new Map<string, Set<Handler<never>>>();
   private readonly pending = new Map<string, PendingAction>();
   private readonly lastSeq = new Map<string, number>();
+  /** The chat's last revision known to be fully seen: from live events and from `resumed`. */
+  private readonly lastRev = new Map<string, number>();
   /** Chats being repaired from history; their live events wait here, in arrival order. */
   private readonly repairing = new Map<string, ServerEvent[]>();
   private attempt = 0;
@@ -171,7 +173,12 @@ export class Realtime {
     const url = new URL('ws', this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     url.searchParams.set('token', jwt);
-    const resume = [...this.lastSeq].map(([chatId, seq]) => `${chatId}:${seq}`).join(',');
+    const resume = [...this.lastSeq]
+      .map(([chatId, seq]) => {
+        const rev = this.lastRev.get(chatId);
+        return rev === undefined ? `${chatId}:${seq}` : `${chatId}:${seq}:${rev}`;
+      })
+      .join(',');
     if (resume) url.searchParams.set('resume', resume);
     const socket = new Ctor(url.toString(), this.options.encoding === 'msgpack' ? ['msgpack'] : []);
     socket.binaryType = 'arraybuffer';
@@ -268,8 +275,16 @@ export class Realtime {
       case 'resume.gap':
         void this.repair(String(frame.chatId), Number(frame.fromSeq), Number(frame.toSeq));
         return;
-      case 'resumed':
+      case 'resumed': {
+        // Replays advance the revision only once complete: a connection lost mid-replay resumes
+        // from the revision before it, so nothing of that replay is skipped.
+        const chats = (frame.chats ?? {}) as Record<string, { toRev?: number; stale?: boolean }>;
+        for (const [chatId, r] of Object.entries(chats)) {
+          if (typeof r.toRev === 'number') this.lastRev.set(chatId, Math.max(this.lastRev.get(chatId) ?? 0, r.toRev));
+          if (r.stale) this.deliver({ type: 'chat.stale', chatId });
+        }
         return;
+      }
       default:
         this.deliver(frame as unknown as ServerEvent);
     }
@@ -294,8 +309,10 @@ export class Realtime {
         }
         this.lastSeq.set(chatId, event.seq);
       }
+      if ('rev' in event && !('replay' in event && event.replay)) this.lastRev.set(chatId, Math.max(this.lastRev.get(chatId) ?? 0, event.rev));
       if (event.type === 'chat.deleted' || (event.type === 'membership.changed' && event.change === 'removed' && event.userId === this.options.auth.userId)) {
         this.lastSeq.delete(chatId);
+        this.lastRev.delete(chatId);
       }
     }
     this.emit(event.type, event);
@@ -311,7 +328,8 @@ export class Realtime {
         const last = this.lastSeq.get(chatId) ?? fromSeq - 1;
         if (message.seq <= last) continue;
         this.lastSeq.set(chatId, message.seq);
-        const event: ChatEvent = { type: 'message.new', chatId, seq: message.seq, message, replay: true };
+        // History carries no revisions; a replay's revision is never used (`resumed` sets it).
+        const event: ChatEvent = { type: 'message.new', chatId, seq: message.seq, rev: 0, message, replay: true };
         this.emit(event.type, event);
         this.emit('*', event);
       }

@@ -77,11 +77,13 @@ export interface UserSession {
 
 /** Events of a chat, delivered to its members. A discriminated union on `type`. */
 export type ChatEvent =
-  | { type: 'message.new'; chatId: string; seq: number; message: Message; replay?: true }
-  | { type: 'message.edited'; chatId: string; seq: number; message: Message }
-  | { type: 'message.deleted'; chatId: string; seq: number; message: Message }
-  | { type: 'reaction.added'; chatId: string; seq: number; reaction: Reaction }
-  | { type: 'reaction.removed'; chatId: string; seq: number; reaction: Reaction }
+  | { type: 'message.new'; chatId: string; seq: number; rev: number; message: Message; replay?: true }
+  | { type: 'message.edited'; chatId: string; seq: number; rev: number; message: Message }
+  | { type: 'message.deleted'; chatId: string; seq: number; rev: number; message: Message }
+  /** After a reconnect: a message you had seen changed while you were away; `message` is its current state. */
+  | { type: 'message.updated'; chatId: string; seq: number; rev: number; message: Message; replay: true }
+  | { type: 'reaction.added'; chatId: string; seq: number; rev: number; reaction: Reaction }
+  | { type: 'reaction.removed'; chatId: string; seq: number; rev: number; reaction: Reaction }
   | { type: 'typing.started'; chatId: string; userId: string }
   | { type: 'typing.stopped'; chatId: string; userId: string }
   | { type: 'read.updated'; chatId: string; userId: string; seq: number }
@@ -91,6 +93,12 @@ export type ChatEvent =
 
 export type UserEvent = { type: 'presence.online'; userId: string } | { type: 'presence.offline'; userId: string };
 
-export type ServerEvent = ChatEvent | UserEvent;
+/**
+ * Raised by the client itself after a reconnect when more of a chat changed while away than the
+ * server replays: reload the history you show for that chat.
+ */
+export type ClientEvent = { type: 'chat.stale'; chatId: string };
+
+export type ServerEvent = ChatEvent | UserEvent | ClientEvent;
 export type ServerEventType = ServerEvent['type'];
 export type EventOf<T extends ServerEventType> = Extract<ServerEvent, { type: T }>;

@@ -26,6 +26,13 @@ export interface SendResult {
   created: boolean;
 }
 
+/** A message's current state and the revision of its latest write. */
+export interface ChangedMessage {
+  rev: number;
+  seq: number;
+  message: MessageView;
+}
+
 interface PendingWrite {
   message: StoredMessage;
   event: ChatEvent;
@@ -59,8 +66,10 @@ const noMessage = () => new ApiError('MESSAGE_NOT_FOUND', 'no such message in th
 export class ChatActor {
   chat!: Chat;
   readonly members = new Map<string, Member>();
-  /** Last published messages by id, oldest first (Map keeps insertion order). */
+  /** Last durable messages by id, least recently written first (Map keeps insertion order). */
   private readonly recent = new Map<string, StoredMessage>();
+  /** States of changed messages not yet durable: later changes build on them. */
+  private readonly unflushed = new Map<string, StoredMessage>();
   private readonly pendingByKey = new Map<string, Promise<SendResult>>();
   private tail: Promise<unknown> = Promise.resolve();
   private batch: PendingWrite[] = [];
@@ -69,6 +78,11 @@ export class ChatActor {
   /** Highest seq whose event has been published (and so is durable). */
   publishedSeq = 0;
   private assignedSeq = 0;
+  /** Highest revision published; every message write (new or changed) takes the next one. */
+  publishedRev = 0;
+  private assignedRev = 0;
+  /** `recent` holds every message written after this revision (it grows as entries are evicted). */
+  private cacheCoversAfterRev = 0;
   broken = false;
   /** The chat was deleted; the registry drops the actor. */
   gone = false;
@@ -85,7 +99,12 @@ export class ChatActor {
     const { store } = this.deps;
     const chat = await store.chats.get(this.appId, this.chatId);
     if (!chat) return false;
-    const [members, lastSeq] = await Promise.all([store.chats.members(this.appId, this.chatId), store.messages.lastSeq(this.appId, this.chatId)]);
+    const [members, lastSeq, lastRev] = await Promise.all([
+      store.chats.members(this.appId, this.chatId),
+      store.messages.lastSeq(this.appId, this.chatId),
+      store.messages.lastRev(this.appId, this.chatId),
+    ]);
+    this.assignedRev = this.publishedRev = this.cacheCoversAfterRev = lastRev;
     this.chat = { ...chat, lastSeq: Math.max(chat.lastSeq, lastSeq) };
     for (const m of members) this.members.set(m.userId, m);
     this.assignedSeq = this.publishedSeq = this.chat.lastSeq;
@@ -160,7 +179,8 @@ export class ChatActor {
       if (replyTo) message.replyToId = replyTo.id;
       if (input.clientKey !== undefined) message.clientKey = input.clientKey;
       const view = messageView(message, replyTo);
-      const durable = this.enqueue(message, { type: 'message.new', chatId: this.chatId, seq: message.seq, message: view });
+      // The revision is assigned by enqueue.
+      const durable = this.enqueue(message, { type: 'message.new', chatId: this.chatId, seq: message.seq, rev: 0, message: view });
       const result = durable.then(() => ({ message: view, created: true }));
       if (keyId !== undefined) {
         this.pendingByKey.set(keyId, result);
@@ -225,20 +245,21 @@ export class ChatActor {
       const view = messageView(outcome.message, replyTo);
       if (!outcome.event) return view;
       const m = outcome.message;
-      let event: ChatEvent;
+      // The revision is assigned by enqueue.
+      let event: ChatEvent & { rev: number };
       if (outcome.event === 'reaction.added' || outcome.event === 'reaction.removed') {
-        event = { type: outcome.event, chatId: this.chatId, seq: m.seq, reaction: reactionView(m, outcome.reaction!) };
+        event = { type: outcome.event, chatId: this.chatId, seq: m.seq, rev: 0, reaction: reactionView(m, outcome.reaction!) };
       } else {
-        event = { type: outcome.event, chatId: this.chatId, seq: m.seq, message: view };
+        event = { type: outcome.event, chatId: this.chatId, seq: m.seq, rev: 0, message: view };
       }
       // Later changes to the same message read this state, even before it is durable.
-      this.recent.set(m.id, m);
+      this.unflushed.set(m.id, m);
       return new Later(this.enqueue(m, event).then(() => view));
     }));
   }
 
   private async message(id: string): Promise<StoredMessage | undefined> {
-    return this.recent.get(id) ?? (await this.deps.store.messages.get(this.appId, this.chatId, id));
+    return this.unflushed.get(id) ?? this.recent.get(id) ?? (await this.deps.store.messages.get(this.appId, this.chatId, id));
   }
 
   private async view(m: StoredMessage): Promise<MessageView> {
@@ -246,7 +267,7 @@ export class ChatActor {
   }
 
   /** Messages with seq > `afterSeq` that are published, from memory when the cache covers them. */
-  async since(afterSeq: number, limit: number): Promise<{ messages: MessageView[]; upTo: number; complete: boolean }> {
+  async since(afterSeq: number, limit: number): Promise<{ messages: ChangedMessage[]; upTo: number; complete: boolean }> {
     const upTo = this.publishedSeq;
     const cached = [...this.recent.values()].filter((m) => m.seq > afterSeq && m.seq <= upTo).sort((a, b) => a.seq - b.seq);
     let stored: StoredMessage[];
@@ -254,7 +275,7 @@ export class ChatActor {
     else stored = (await this.deps.store.messages.afterSeq(this.appId, this.chatId, afterSeq, limit + 1)).filter((m) => m.seq <= upTo);
     const complete = stored.length <= limit;
     const slice = stored.slice(0, limit);
-    const messages = await Promise.all(slice.map((m) => this.view(this.recent.get(m.id) ?? m)));
+    const messages = await Promise.all(slice.map((m) => this.changed(this.recent.get(m.id) ?? m)));
     return { messages, upTo: complete ? upTo : (slice.at(-1)?.seq ?? afterSeq), complete };
   }
 
@@ -262,16 +283,66 @@ export class ChatActor {
    * Published messages with seq in (afterSeq, publishedSeq], from memory only and synchronously;
    * undefined when the cache no longer covers that range.
    */
-  publishedSince(afterSeq: number): MessageView[] | undefined {
+  publishedSince(afterSeq: number): ChangedMessage[] | undefined {
     if (afterSeq >= this.publishedSeq) return [];
     const found = [...this.recent.values()].filter((m) => m.seq > afterSeq && m.seq <= this.publishedSeq).sort((a, b) => a.seq - b.seq);
     if (found.length !== this.publishedSeq - afterSeq) return undefined;
-    return found.map((m) => messageView(m, m.replyToId ? this.recent.get(m.replyToId) : undefined));
+    return found.map((m) => this.changedNow(m));
+  }
+
+  /**
+   * Messages read earlier (asynchronously), brought to their current state from memory where a
+   * newer write has been published since: what a replay sends must be current.
+   */
+  current(items: ChangedMessage[]): ChangedMessage[] {
+    return items.map((item) => {
+      const m = this.recent.get(item.message.messageId);
+      return m && (m.rev ?? 0) > item.rev ? this.changedNow(m, item.message.replyTo) : item;
+    });
+  }
+
+  private async changed(m: StoredMessage): Promise<ChangedMessage> {
+    return { rev: m.rev ?? 0, seq: m.seq, message: await this.view(m) };
+  }
+
+  /** Synchronous: the replied-to message from memory, else as the caller last knew it. */
+  private changedNow(m: StoredMessage, knownReplyTo?: MessageView['replyTo']): ChangedMessage {
+    const replyTo = m.replyToId ? this.recent.get(m.replyToId) : undefined;
+    const message = messageView(m, replyTo);
+    if (!replyTo && m.replyToId && knownReplyTo) message.replyTo = knownReplyTo;
+    return { rev: m.rev ?? 0, seq: m.seq, message };
+  }
+
+  /**
+   * Messages written (created or changed) after revision `afterRev` and published, in their current
+   * state, in revision order: from memory when the cache covers them, else from the store.
+   */
+  async changesSince(afterRev: number, limit: number): Promise<{ changes: ChangedMessage[]; upToRev: number; complete: boolean }> {
+    const upToRev = this.publishedRev;
+    let stored: StoredMessage[];
+    if (afterRev >= this.cacheCoversAfterRev) stored = this.cachedChanges(afterRev, upToRev);
+    else stored = (await this.deps.store.messages.changedSince(this.appId, this.chatId, afterRev, limit + 1)).filter((m) => (m.rev ?? 0) <= upToRev);
+    const complete = stored.length <= limit;
+    const slice = stored.slice(0, limit);
+    const changes = await Promise.all(slice.map((m) => this.changed(this.recent.get(m.id) ?? m)));
+    return { changes, upToRev: complete ? upToRev : (slice.at(-1)?.rev ?? afterRev), complete };
+  }
+
+  /** Like `changesSince`, from memory only and synchronously; undefined when the cache no longer covers it. */
+  changesPublishedSince(afterRev: number): ChangedMessage[] | undefined {
+    if (afterRev < this.cacheCoversAfterRev) return undefined;
+    return this.cachedChanges(afterRev, this.publishedRev).map((m) => this.changedNow(m));
+  }
+
+  private cachedChanges(afterRev: number, upToRev: number): StoredMessage[] {
+    return [...this.recent.values()].filter((m) => (m.rev ?? 0) > afterRev && (m.rev ?? 0) <= upToRev).sort((a, b) => (a.rev ?? 0) - (b.rev ?? 0));
   }
 
   // ---- group commit -----------------------------------------------------------------------------
 
-  private enqueue(message: StoredMessage, event: ChatEvent): Promise<void> {
+  /** Queues a message write; it takes the chat's next revision, which its event carries. */
+  private enqueue(message: StoredMessage, event: ChatEvent & { rev: number }): Promise<void> {
+    message.rev = event.rev = ++this.assignedRev;
     return new Promise<void>((resolve, reject) => {
       this.batch.push({ message, event, enqueuedAt: performance.now(), resolve, reject });
       if (!this.writing) queueMicrotask(() => this.flush());
@@ -288,6 +359,8 @@ export class ChatActor {
         const now = performance.now();
         for (const w of writes) {
           this.remember(w.message);
+          if (this.unflushed.get(w.message.id) === w.message) this.unflushed.delete(w.message.id);
+          this.publishedRev = Math.max(this.publishedRev, w.message.rev ?? 0);
           if (w.message.seq > this.publishedSeq && w.event.type === 'message.new') {
             this.publishedSeq = w.message.seq;
             this.chat.lastSeq = w.message.seq;
@@ -327,8 +400,10 @@ export class ChatActor {
     this.recent.delete(m.id);
     this.recent.set(m.id, m);
     if (this.recent.size > CHAT_LIMITS.recentMessages) {
-      const oldest = this.recent.keys().next().value;
-      if (oldest !== undefined) this.recent.delete(oldest);
+      const [oldestId, oldest] = this.recent.entries().next().value ?? [];
+      if (oldestId === undefined) return;
+      this.recent.delete(oldestId);
+      this.cacheCoversAfterRev = Math.max(this.cacheCoversAfterRev, oldest?.rev ?? 0);
     }
   }
 

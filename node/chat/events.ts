@@ -5,16 +5,28 @@ const Uuid = Type.String({ format: 'uuid' });
 const event = <T extends string, P extends Record<string, TSchema>>(type: T, props: P, description: string) =>
   Type.Object({ type: Type.Literal(type), ...props }, { description });
 
+const Rev = Type.Integer({ description: "The chat's revision of this write; resume from the highest one seen." });
+
 /**
  * Events a chat produces, as the realtime layer delivers them to the chat's members: a
- * discriminated union on `type`. Message and reaction events carry the message's `seq`.
+ * discriminated union on `type`. Message and reaction events carry the message's `seq` and the
+ * chat's revision `rev` of the write.
  */
 export const chatEventSchemas = {
-  'message.new': event('message.new', { chatId: Uuid, seq: Type.Integer(), message: MessageSchema, replay: Type.Optional(Type.Literal(true)) }, 'A message was sent (or, with `replay`, is replayed after a reconnect).'),
-  'message.edited': event('message.edited', { chatId: Uuid, seq: Type.Integer(), message: MessageSchema }, 'A message was edited; `message` is its new state.'),
-  'message.deleted': event('message.deleted', { chatId: Uuid, seq: Type.Integer(), message: MessageSchema }, 'A message was deleted; `message` is the tombstone.'),
-  'reaction.added': event('reaction.added', { chatId: Uuid, seq: Type.Integer(), reaction: ReactionSchema }, 'A reaction was added to the message with `seq`.'),
-  'reaction.removed': event('reaction.removed', { chatId: Uuid, seq: Type.Integer(), reaction: ReactionSchema }, 'A reaction was removed.'),
+  'message.new': event(
+    'message.new',
+    { chatId: Uuid, seq: Type.Integer(), rev: Rev, message: MessageSchema, replay: Type.Optional(Type.Literal(true)) },
+    'A message was sent (or, with `replay`, is replayed after a reconnect, in its current state).',
+  ),
+  'message.edited': event('message.edited', { chatId: Uuid, seq: Type.Integer(), rev: Rev, message: MessageSchema }, 'A message was edited; `message` is its new state.'),
+  'message.deleted': event('message.deleted', { chatId: Uuid, seq: Type.Integer(), rev: Rev, message: MessageSchema }, 'A message was deleted; `message` is the tombstone.'),
+  'message.updated': event(
+    'message.updated',
+    { chatId: Uuid, seq: Type.Integer(), rev: Rev, message: MessageSchema, replay: Type.Literal(true) },
+    'Replayed after a reconnect: a message you had already seen changed (edit, delete, reactions) while you were away; `message` is its current state.',
+  ),
+  'reaction.added': event('reaction.added', { chatId: Uuid, seq: Type.Integer(), rev: Rev, reaction: ReactionSchema }, 'A reaction was added to the message with `seq`.'),
+  'reaction.removed': event('reaction.removed', { chatId: Uuid, seq: Type.Integer(), rev: Rev, reaction: ReactionSchema }, 'A reaction was removed.'),
   'typing.started': event('typing.started', { chatId: Uuid, userId: Uuid }, 'A member started typing (not stored).'),
   'typing.stopped': event('typing.stopped', { chatId: Uuid, userId: Uuid }, 'A member stopped typing.'),
   'read.updated': event('read.updated', { chatId: Uuid, userId: Uuid, seq: Type.Integer() }, 'A member’s read mark moved to `seq`.'),

@@ -9,7 +9,7 @@ import type { UserTokens } from '../auth/user-tokens.ts';
 import { actionSchemas, closeCodes, isActionType, type Action, type CloseName } from './protocol.ts';
 import type { Connection, Encoding, RealtimeHub } from './hub.ts';
 import { REALTIME_LIMITS } from './limits.ts';
-import { resume, parseResume } from './resume.ts';
+import { parseResume, resume, type ResumePoint } from './resume.ts';
 
 export interface GatewayMetrics {
   connections: (delta: number) => void;
@@ -37,7 +37,7 @@ export interface SocketState extends Connection {
   expiresAt: number;
   tokens: number;
   refilledAt: number;
-  resume: Map<string, number>;
+  resume: Map<string, ResumePoint>;
   initialChats: string[];
 }
 
@@ -139,7 +139,9 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       } catch {
         return hub.send(ws, { type: 'error', code: 'MALFORMED_FRAME', message: 'frame is not valid JSON or MessagePack' });
       }
-      const id = frame && typeof frame === 'object' && typeof (frame as { id?: unknown }).id === 'string' ? (frame as { id: string }).id.slice(0, 64) : undefined;
+      // The client's id is echoed only when it is one it could have sent: 1–64 characters.
+      const rawId = frame && typeof frame === 'object' ? (frame as { id?: unknown }).id : undefined;
+      const id = typeof rawId === 'string' && rawId.length >= 1 && rawId.length <= 64 ? rawId : undefined;
       const fail = (error: ApiError) => hub.send(ws, { type: 'error', ...(id !== undefined ? { id } : {}), code: error.code, message: error.detail });
       if (!takeToken(c, deps.actionsPerSecond)) return fail(new ApiError('RATE_LIMITED', `at most ${deps.actionsPerSecond} actions per second per connection`));
       const type = frame && typeof frame === 'object' ? (frame as { type?: unknown }).type : undefined;

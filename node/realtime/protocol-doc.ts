@@ -61,18 +61,25 @@ export function renderProtocolDoc(): string {
 - At most ${REALTIME_LIMITS.connectionsPerUser} connections per user (more: \`429 TOO_MANY_CONNECTIONS\`).
 - After the upgrade the server sends \`ready\`; the socket receives the events of every chat you are in,
   and of chats you join later, until you leave them.
-- **Resume**: after a reconnect, name the last seq you saw per chat in \`resume\`. For each of those chats
-  the server replays exactly the messages after it (\`message.new\` with \`replay: true\`, in seq order),
-  then continues live with no gap and no repeat, and ends with \`resumed\`. If more than
-  ${REALTIME_LIMITS.resumeMessages} were missed you get \`resume.gap\` instead: page history for that range.
-  Replays carry each message's current state (edits, deletions, reactions applied).
+- **Resume**: after a reconnect, name per chat the last seq you saw and the last revision (\`rev\`) you are
+  up to: \`resume=<chatId>:<seq>:<rev>\` (\`:<rev>\` may be left out). For each of those chats the server
+  replays exactly what you missed, then continues live with no gap and no repeat:
+  - the messages after \`seq\` as \`message.new\` with \`replay: true\`, in seq order;
+  - the messages up to \`seq\` that changed after \`rev\` (edits, deletions, reactions) as \`message.updated\`
+    with \`replay: true\`, in revision order;
+  - both in their current state, and then \`resumed\`, which names per chat the revision \`toRev\` you are now
+    up to. Take \`rev\` from live events and from \`resumed\`, not from replays.
+
+  If more than ${REALTIME_LIMITS.resumeMessages} new messages were missed you get \`resume.gap\` instead: page history
+  for that range. If more than ${REALTIME_LIMITS.resumeMessages} seen messages changed, \`resumed\` says \`stale\` for the
+  chat: reload the history you show. Without \`:<rev>\` only new messages are replayed.
 
 Every server frame carries \`v: ${PROTOCOL_VERSION}\` and a \`type\`.
 
 ## Actions (client → server)
 
 Every action carries a client-chosen \`id\` (1–64 characters) and gets exactly one \`ack\` or \`error\` frame
-with that \`id\`. Frames larger than ${REALTIME_LIMITS.maxFrameBytes / 1024} KiB get an error frame \`FRAME_TOO_LARGE\`; past ${REALTIME_LIMITS.hardFrameBytes / 1024 / 1024} MiB the socket is closed (1009). Each
+with that \`id\`. Frames larger than ${REALTIME_LIMITS.maxFrameBytes / 1024} KiB get an error frame \`FRAME_TOO_LARGE\`; past ${REALTIME_LIMITS.hardFrameBytes / 1024 / 1024} MiB the socket is closed at once (1009, or 1006 as the client sees it). Each
 connection may send \`WS_ACTIONS_PER_SECOND\` actions per second (bursts of twice that); beyond it actions
 get \`error\` frames with \`RATE_LIMITED\`. Sends also count against the user's \`USER_SENDS_PER_SECOND\`,
 shared with REST.
@@ -113,7 +120,7 @@ ${fields(ChatSchema)}
 The range tells a client what to do: 4000–4099 reconnect now (with backoff) and resume; 4100–4199 fix
 the cause first; 4500–4599 do not reconnect. The close reason is JSON: \`{"reason": "…", "reconnect": "…"}\`.
 uWS's own codes: 1006 (abrupt: network loss, or more than ${REALTIME_LIMITS.maxBackpressureBytes / 1024 / 1024} MiB
-queued for the socket) and 1009 (frame over ${REALTIME_LIMITS.hardFrameBytes / 1024 / 1024} MiB).
+queued for the socket) and 1009 (frame over ${REALTIME_LIMITS.hardFrameBytes / 1024 / 1024} MiB; clients may see 1006).
 
 | code | name | reconnect | reason |
 |---|---|---|---|

@@ -56,7 +56,19 @@ export const controlFrameSchemas = {
     { description: 'Too much was missed to replay: page history (getMessages) for seqs fromSeq..toSeq; live delivery continues after toSeq.' },
   ),
   resumed: Type.Object(
-    { type: Type.Literal('resumed'), chats: Type.Record(Type.String(), Type.Object({ fromSeq: Type.Integer(), toSeq: Type.Integer(), gap: Type.Boolean() })) },
+    {
+      type: Type.Literal('resumed'),
+      chats: Type.Record(
+        Type.String(),
+        Type.Object({
+          fromSeq: Type.Integer(),
+          toSeq: Type.Integer(),
+          gap: Type.Boolean({ description: 'New messages were too many to replay: a `resume.gap` was sent.' }),
+          toRev: Type.Integer({ description: 'The chat revision you are now up to: resume from it next time.' }),
+          stale: Type.Boolean({ description: 'Changes to messages you had seen were too many to replay: reload the history you show.' }),
+        }),
+      ),
+    },
     { description: 'Replay done for every chat named in `resume` that you are still a member of.' },
   ),
 } as const;

@@ -135,6 +135,12 @@ export interface StoredMessage {
   reactions: StoredReaction[];
   /** The sender's idempotency key, indexed with the message so a retry finds it. */
   clientKey?: string;
+  /**
+   * The chat's revision of this message's latest write (creation, edit, delete, reaction): one
+   * counter per chat, assigned by its actor, so a reconnecting client can ask what changed after
+   * the last revision it saw. Absent on messages written before revisions existed (read as 0).
+   */
+  rev?: number;
 }
 
 /** Messages are bucketed by UTC day of their id's timestamp. */
@@ -157,6 +163,13 @@ export interface MessageStore {
   afterSeq(appId: string, chatId: string, afterSeq: number, limit: number): Promise<StoredMessage[]>;
   /** The chat's highest seq in the store (0 for none); how an actor resumes numbering. */
   lastSeq(appId: string, chatId: string): Promise<number>;
+  /** The chat's highest message revision in the store (0 for none). */
+  lastRev(appId: string, chatId: string): Promise<number>;
+  /**
+   * Messages whose latest write has a revision > `afterRev`, in revision order, each once (in its
+   * current state), up to `limit`. Costs O(result): only a message's latest revision is indexed.
+   */
+  changedSince(appId: string, chatId: string, afterRev: number, limit: number): Promise<StoredMessage[]>;
   /** The message a sender sent with an idempotency key, if any. */
   byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined>;
 }

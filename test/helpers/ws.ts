@@ -42,7 +42,7 @@ export class WsClient {
   }
 
   /** Connects and resolves after the server's `ready` frame. */
-  static async connect(nodeUrl: string, jwt: string, options: { encoding?: 'json' | 'msgpack'; resume?: Record<string, number> } = {}): Promise<WsClient> {
+  static async connect(nodeUrl: string, jwt: string, options: { encoding?: 'json' | 'msgpack'; resume?: Record<string, number | string> } = {}): Promise<WsClient> {
     const encoding = options.encoding ?? 'json';
     let url = `${nodeUrl.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(jwt)}`;
     if (options.resume) url += `&resume=${Object.entries(options.resume).map(([c, s]) => `${c}:${s}`).join(',')}`;

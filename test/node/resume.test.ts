@@ -1,5 +1,5 @@
 import t from 'tap';
-import { integration, startService, WsClient } from '../helpers/index.ts';
+import { integration, startService, WsClient, type Frame } from '../helpers/index.ts';
 
 t.test('a client disconnected while 100 messages are sent receives exactly those 100 on reconnect', async (t) => {
   const svc = await startService({ USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
@@ -32,7 +32,7 @@ t.test('a client disconnected while 100 messages are sent receives exactly those
   const b2 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: lastSeen } });
   t.teardown(() => b2.close());
   const resumed = await b2.waitFor((f) => f.type === 'resumed');
-  t.same(resumed.chats[chatId], { fromSeq: lastSeen + 1, toSeq: resumed.chats[chatId].toSeq, gap: false });
+  t.same(resumed.chats[chatId], { fromSeq: lastSeen + 1, toSeq: resumed.chats[chatId].toSeq, gap: false, toRev: resumed.chats[chatId].toRev, stale: false });
   sending = false;
   const liveCount = await live;
   const total = 100 + liveCount;
@@ -62,4 +62,54 @@ t.test('a gap larger than the replay limit is signalled so the client pages hist
   await a.request({ type: 'message.send', chatId, content: 'after' });
   const next = await b.waitFor((f) => f.type === 'message.new');
   t.equal(next.seq, 601, 'live delivery continues after the gap signal');
+});
+
+t.test('changes to messages already seen are replayed on reconnect: current state, once each, in revision order', async (t) => {
+  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
+  t.teardown(() => svc.stop());
+  const it = await integration(svc);
+  const [alice, bob] = [await it.user('alice'), await it.user('bob')];
+  const chat = await it.node.post('/api/chats', { type: 'group', name: 'changes', memberIds: [bob.userId] }, alice.jwt);
+  const chatId = chat.body.chatId as string;
+  const a = await WsClient.connect(svc.nodeUrl, alice.jwt);
+  t.teardown(() => a.close());
+  const b = await WsClient.connect(svc.nodeUrl, bob.jwt);
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) ids.push((await a.request({ type: 'message.send', chatId, content: `m${i}` })).result.message.messageId);
+  const seen = await b.waitForCount((f) => f.type === 'message.new' && f.chatId === chatId, 4);
+  const lastSeq = seen.at(-1)!.seq as number;
+  const lastRev = Math.max(...seen.map((f) => f.rev as number));
+  t.same(seen.map((f) => f.rev), [1, 2, 3, 4], 'every write takes the next revision of the chat');
+  await b.close();
+
+  // While bob is away: m0 is edited and then reacted to, m2 is deleted, m1 gets a reaction that is
+  // taken back, and a new message arrives.
+  await a.request({ type: 'message.edit', chatId, messageId: ids[0], content: 'm0 edited' });
+  await a.request({ type: 'reaction.add', chatId, messageId: ids[1], reaction: '👀' });
+  await a.request({ type: 'message.delete', chatId, messageId: ids[2] });
+  await a.request({ type: 'reaction.add', chatId, messageId: ids[0], reaction: '👍' });
+  await a.request({ type: 'reaction.remove', chatId, messageId: ids[1], reaction: '👀' });
+  await a.request({ type: 'message.send', chatId, content: 'new' });
+
+  const b2 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: `${lastSeq}:${lastRev}` } });
+  t.teardown(() => b2.close());
+  const resumed = await b2.waitFor((f) => f.type === 'resumed');
+  t.match(resumed.chats[chatId], { fromSeq: 5, toSeq: 5, gap: false, toRev: 10, stale: false });
+  const replay = b2.frames.filter((f) => f.chatId === chatId);
+  t.same(replay.map((f) => [f.type, f.seq]), [['message.new', 5], ['message.updated', 3], ['message.updated', 1], ['message.updated', 2]], 'the new message, then each changed message once, by latest revision');
+  t.ok(replay.every((f) => f.replay === true), 'all marked as replays');
+  const [, deleted, m0, m1] = replay as [Frame, Frame, Frame, Frame];
+  t.match(m0.message, { messageId: ids[0], content: 'm0 edited', edited: true, reactions: [{ reaction: '👍' }] }, 'm0 in its current state');
+  t.equal(m0.rev, 8, 'at its latest revision');
+  t.match(deleted.message, { messageId: ids[2], deleted: true, content: '' });
+  t.same(m1.message.reactions, [], 'a reaction added and removed while away leaves the current state: none');
+
+  // Resuming again from the revision the server named replays nothing.
+  await b2.close();
+  const b3 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: `5:${resumed.chats[chatId].toRev}` } });
+  t.teardown(() => b3.close());
+  await b3.waitFor((f) => f.type === 'resumed');
+  t.same(b3.frames.filter((f) => f.chatId === chatId), [], 'up to date: nothing replayed');
+  // A malformed revision is refused before the upgrade.
+  await t.rejects(WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: '5:x' } }), /upgrade refused: 400/);
 });

@@ -324,6 +324,30 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.equal(await store.messages.byClientKey(randomUUID(), c.id, c.createdBy, 'retry-me'), undefined, 'tenancy');
   });
 
+  withStore('messages: revisions index only the latest write of each message, in revision order', async (t, store) => {
+    const c = chat(randomUUID());
+    t.equal(await store.messages.lastRev(c.appId, c.id), 0, 'an empty chat has revision 0');
+    const batch = messages(c, 5, (i) => T0 + i * 1000).map((m, i) => ({ ...m, rev: i + 1 }));
+    await store.messages.put(batch);
+    t.equal(await store.messages.lastRev(c.appId, c.id), 5);
+    t.same((await store.messages.changedSince(c.appId, c.id, 0, 10)).map((m) => m.rev), [1, 2, 3, 4, 5]);
+    // Message seq 2 is edited (rev 6), then reacted to (rev 7); message seq 4 is deleted (rev 8).
+    await store.messages.put([{ ...batch[1]!, content: 'edited', editedAt: LATER, rev: 6 }]);
+    await store.messages.put([{ ...batch[1]!, content: 'edited', editedAt: LATER, rev: 7, reactions: [{ reactionId: randomUUID(), userId: c.createdBy, reaction: '👍', createdAt: LATER }] }]);
+    await store.messages.put([{ ...batch[3]!, content: '', deletedAt: LATER, rev: 8 }]);
+    t.equal(await store.messages.lastRev(c.appId, c.id), 8);
+    const changed = await store.messages.changedSince(c.appId, c.id, 5, 10);
+    t.same(changed.map((m) => [m.seq, m.rev]), [[2, 7], [4, 8]], 'each changed message once, at its latest revision');
+    t.equal(changed[0]!.reactions.length, 1, 'in its current state');
+    t.same((await store.messages.changedSince(c.appId, c.id, 0, 10)).map((m) => m.rev), [1, 3, 5, 7, 8], 'superseded revisions are gone');
+    t.same((await store.messages.changedSince(c.appId, c.id, 0, 2)).map((m) => m.rev), [1, 3], 'limited');
+    t.same(await store.messages.changedSince(c.appId, c.id, 8, 10), []);
+    await store.messages.put([{ ...batch[3]!, content: '', deletedAt: LATER, rev: 8 }]);
+    t.same((await store.messages.changedSince(c.appId, c.id, 7, 10)).map((m) => m.rev), [8], 'rewriting a revision is idempotent');
+    t.equal(await store.messages.lastRev(randomUUID(), c.id), 0, 'tenancy');
+    t.same(await store.messages.changedSince(randomUUID(), c.id, 0, 10), [], 'tenancy');
+  });
+
   withStore('signing keys: the first key ensured is kept', async (t, store) => {
     const first = generateSigningKey(new Date(T0));
     t.same(await store.signingKeys.ensure(first), first);

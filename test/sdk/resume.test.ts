@@ -97,6 +97,29 @@ t.test('realtime resume', async (t) => {
     t.same(messagesOf(events, chat.chatId).map((m) => m.seq), [4, 5, 6], 'each exactly once, nothing replayed twice');
   });
 
+  await t.test('edits, deletions and reactions to messages already seen arrive as message.updated after a reconnect', async (t) => {
+    const chat = await bobClient.createGroup('changes', [alice.userId]);
+    const live = collect(aliceClient, (e) => e.type === 'message.new' && e.chatId === chat.chatId, 3);
+    const sent: { messageId: string }[] = [];
+    for (let i = 0; i < 3; i++) sent.push(await bobClient.send(chat.chatId, `original ${i}`));
+    await live;
+    const updated = collect(aliceClient, (e) => e.type === 'message.updated' && e.chatId === chat.chatId, 2);
+    await whileAliceIsAway(async () => {
+      await bobClient.edit(chat.chatId, sent[0]!.messageId, 'edited while away');
+      await bobClient.react(chat.chatId, sent[0]!.messageId, '🎉');
+      await bobClient.deleteMessage(chat.chatId, sent[2]!.messageId);
+    });
+    const got = (await updated).flatMap((e) => (e.type === 'message.updated' ? [e.message] : []));
+    t.match(got, [
+      { messageId: sent[0]!.messageId, content: 'edited while away', edited: true, reactions: [{ reaction: '🎉' }] },
+      { messageId: sent[2]!.messageId, deleted: true },
+    ], 'each changed message once, in its current state');
+    const marker = collect(aliceClient, (e) => e.type === 'message.new' && e.chatId === chat.chatId, 1);
+    await bobClient.send(chat.chatId, 'after');
+    await marker;
+    t.equal(events.filter((e) => e.type === 'message.updated' && e.chatId === chat.chatId).length, 2, 'nothing replayed twice');
+  });
+
   await t.test('a gap larger than the server replays is paged from history, once each and in order', async (t) => {
     const chat = await bobClient.createGroup('busy', [alice.userId]);
     const first = collect(aliceClient, (e) => e.type === 'message.new' && e.chatId === chat.chatId, 1);

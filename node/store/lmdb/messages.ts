@@ -8,7 +8,8 @@ export const bucketOf = (id: string): number => Math.floor(uuidv7Time(id) / BUCK
 /**
  * Keys: ['m', app, chat, bucket, id] → message (partition app+chat+bucket, clustered by id);
  * ['b', app, chat, bucket] → true (the chat's non-empty buckets); ['s', app, chat, seq] → [bucket, id];
- * ['k', app, chat, sender, clientKey] → id.
+ * ['k', app, chat, sender, clientKey] → id; ['r', app, chat, rev] → [bucket, id] for the latest
+ * revision of each message only.
  */
 export class LmdbMessages implements MessageStore {
   constructor(private readonly t: Tables) {}
@@ -18,6 +19,9 @@ export class LmdbMessages implements MessageStore {
     await this.t.root.transaction(() => {
       for (const m of messages) {
         const bucket = bucketOf(m.id);
+        const previous = this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined;
+        if (previous?.rev !== undefined && previous.rev !== m.rev) this.t.db.remove(['r', m.appId, m.chatId, previous.rev]);
+        if (m.rev !== undefined) this.t.db.put(['r', m.appId, m.chatId, m.rev], [bucket, m.id]);
         this.t.db.put(['m', m.appId, m.chatId, bucket, m.id], m);
         this.t.db.put(['b', m.appId, m.chatId, bucket], true);
         this.t.db.put(['s', m.appId, m.chatId, m.seq], [bucket, m.id]);
@@ -70,6 +74,23 @@ export class LmdbMessages implements MessageStore {
       return key[3] as number;
     }
     return 0;
+  }
+
+  async lastRev(appId: string, chatId: string): Promise<number> {
+    for (const key of this.t.db.getKeys({ start: ['r', appId, chatId, Number.MAX_SAFE_INTEGER], end: ['r', appId, chatId], reverse: true, limit: 1 })) {
+      return key[3] as number;
+    }
+    return 0;
+  }
+
+  async changedSince(appId: string, chatId: string, afterRev: number, limit: number): Promise<StoredMessage[]> {
+    const out: StoredMessage[] = [];
+    for (const { value } of this.t.db.getRange({ start: ['r', appId, chatId, afterRev + 1], end: ['r', appId, chatId, Number.MAX_SAFE_INTEGER], limit })) {
+      const [bucket, id] = value as [number, string];
+      const m = this.t.db.get(['m', appId, chatId, bucket, id]) as StoredMessage | undefined;
+      if (m) out.push(m);
+    }
+    return out;
   }
 
   async byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined> {
