@@ -63,12 +63,12 @@ function upsert(m: Message): void {
   render();
 }
 
-async function openChat(chat: ChatSummary): Promise<void> {
+async function openChat(chatId: string): Promise<void> {
   const client = state.client!;
-  state.chatId = chat.chatId;
+  state.chatId = chatId;
   state.messages.clear();
-  for await (const page of client.history(chat.chatId, 50)) for (const m of page) state.messages.set(m.messageId, m);
-  const others = (await client.members(chat.chatId)).filter((m) => m.userId !== state.me);
+  for await (const page of client.history(chatId, 50)) for (const m of page) state.messages.set(m.messageId, m);
+  const others = (await client.members(chatId)).filter((m) => m.userId !== state.me);
   state.readByOthers = Math.max(0, ...others.map((m) => m.readSeq));
   $('composer').hidden = false;
   render();
@@ -84,7 +84,7 @@ async function refreshChats(): Promise<void> {
       const div = document.createElement('div');
       div.className = `chat${c.chatId === state.chatId ? ' active' : ''}`;
       div.textContent = `${c.name ?? 'direct chat'}${c.unreadCount ? ` (${c.unreadCount})` : ''}`;
-      div.onclick = () => void openChat(c);
+      div.onclick = () => void openChat(c.chatId);
       return div;
     }),
   );
@@ -106,6 +106,11 @@ $('signin').onclick = async () => {
   });
   client.on('message.edited', (e) => upsert(e.message));
   client.on('message.deleted', (e) => upsert(e.message));
+  // After a reconnect: messages that changed while away, in their current state.
+  client.on('message.updated', (e) => upsert(e.message));
+  client.on('chat.stale', (e) => {
+    if (e.chatId === state.chatId) void openChat(e.chatId);
+  });
   client.on('reaction.added', (e) => void refreshMessage(e.chatId, e.reaction.messageId));
   client.on('reaction.removed', (e) => void refreshMessage(e.chatId, e.reaction.messageId));
   client.on('read.updated', (e) => {
@@ -142,7 +147,7 @@ $('start').onclick = async () => {
   if (!friend || !state.client) return;
   const other = await backend<{ userId: string }>('/demo/user', { username: friend });
   state.names.set(other.userId, friend);
-  await openChat(await state.client.directChat(other.userId));
+  await openChat((await state.client.directChat(other.userId)).chatId);
 };
 
 $('composer').onsubmit = (ev) => {

@@ -46,8 +46,8 @@ t.test('two browsers chat through the demo page, across a server restart, losing
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   t.teardown(() => browser.close());
-  const alice = await (await browser.newContext()).newPage();
-  const bob = await (await browser.newContext()).newPage();
+  const alice = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+  const bob = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
   await signIn(alice, url, 'alice', 'bob');
   await signIn(bob, url, 'bob', 'alice');
 
