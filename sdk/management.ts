@@ -67,7 +67,7 @@ export class ManagementClient {
   }
 
   private call<T>(path: string, init: Parameters<typeof request>[2] = {}): Promise<T> {
-    if (!this.session) throw new ChatStateError('register or log in first');
+    if (!this.session) return Promise.reject(new ChatStateError('register or log in first'));
     return request<T>(this.options.baseUrl, path, { ...init, token: this.session.accessToken }, this.fetchImpl);
   }
 

@@ -43,6 +43,11 @@ export interface RealtimeOptions {
 }
 
 type Action = Record<string, unknown> & { type: string };
+
+/** The server's largest accepted frame (PROTOCOL.md). */
+const MAX_FRAME_BYTES = 64 * 1024;
+const byteLength = (data: string | Uint8Array): number =>
+  typeof data !== 'string' ? data.byteLength : data.length * 3 <= MAX_FRAME_BYTES ? data.length : new TextEncoder().encode(data).byteLength;
 interface PendingAction {
   frame: Action & { id: string };
   resolve: (result: Record<string, unknown>) => void;
@@ -166,7 +171,8 @@ export class Realtime {
     try {
       jwt = await this.options.auth.token();
     } catch (error) {
-      if (error instanceof ChatApiError && error.status === 401) return this.fail(error);
+      // Signed out or never signed in: retrying cannot help.
+      if ((error instanceof ChatApiError && error.status === 401) || error instanceof ChatStateError) return this.fail(error);
       return this.retry();
     }
     if (!this.wanted) return;
@@ -245,8 +251,17 @@ export class Realtime {
   private transmit(p: PendingAction): void {
     const socket = this.socket;
     if (!socket || p.sent) return;
+    const data = this.options.encoding === 'msgpack' ? pack(p.frame) : JSON.stringify(p.frame);
+    // The server answers an oversized frame without an id (it cannot read one): refuse it here.
+    if (byteLength(data) > MAX_FRAME_BYTES) {
+      this.pending.delete(p.frame.id);
+      clearTimeout(p.timer);
+      const detail = `frames are at most ${MAX_FRAME_BYTES} bytes`;
+      p.reject(new ChatApiError({ type: 'websocket', title: 'FRAME_TOO_LARGE', status: 0, detail, code: 'FRAME_TOO_LARGE' }));
+      return;
+    }
     p.sent = true;
-    socket.send(this.options.encoding === 'msgpack' ? pack(p.frame) : JSON.stringify(p.frame));
+    socket.send(data);
   }
 
   private decode(data: unknown): (Record<string, unknown> & { type: string }) | undefined {
