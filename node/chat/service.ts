@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../common/index.ts';
-import type { Chat, Member, MemberRole, NodeStore } from '../store/index.ts';
+import type { Chat, Member, MemberRole, NodeStore, StoredMessage } from '../store/index.ts';
 import type { ChatActor, SendInput, SendResult } from './actor.ts';
 import type { ActorRegistry } from './registry.ts';
 import { chatView, memberView, messageView, type ChatView, type MemberView, type MessageView } from './views.ts';
@@ -81,8 +81,17 @@ export class ChatService {
     if (lastMessage !== undefined && !(await this.store.messages.get(p.appId, chatId, lastMessage))) {
       return new ApiError('VALIDATION_FAILED', 'lastMessage names no message of this chat', { errors: [{ path: '/query/lastMessage', message: 'unknown message' }] });
     }
-    // Only what the actor has published: a message still being written is not history yet.
-    const stored = (await this.store.messages.pageBackward(p.appId, chatId, lastMessage, size)).filter((m) => m.seq <= actor.publishedSeq);
+    // Only what the actor has published: a message still being written is not history yet. Those
+    // are the newest, so when some were skipped the page is read again, larger, to stay full: a
+    // short page means the start of the chat.
+    let stored: StoredMessage[] = [];
+    for (let extra = 0, attempt = 0; attempt < 3; attempt++) {
+      const page = await this.store.messages.pageBackward(p.appId, chatId, lastMessage, size + extra);
+      const published = actor.publishedSeq;
+      stored = page.filter((m) => m.seq <= published).slice(0, size);
+      if (stored.length === size || page.length < size + extra) break;
+      extra = page.length - stored.length;
+    }
     const replyIds = [...new Set(stored.map((m) => m.replyToId).filter((id): id is string => id !== undefined))];
     const replies = new Map((await Promise.all(replyIds.map((id) => this.store.messages.get(p.appId, chatId, id)))).filter((m) => m !== undefined).map((m) => [m.id, m]));
     const views = stored.map((m) => messageView(m, m.replyToId ? replies.get(m.replyToId) : undefined));
