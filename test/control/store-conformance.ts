@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { generateSigningKey } from '../../common/jwt/index.ts';
 import type { Account, ApiKeyRecord, Application, ControlStore, RefreshTokenRecord, SessionFamily } from '../../control/index.ts';
+import { at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 
 /**
  * The behaviour every ControlStore implementation must show, written once against the interfaces
@@ -14,13 +15,6 @@ export interface OpenedStore {
   cleanup: () => Promise<void>;
 }
 
-/** Fixed clock: all times are explicit so the suite never depends on the wall clock. */
-const T0 = Date.parse('2030-01-01T00:00:00.000Z');
-const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
-const NOW = at(0);
-const LATER = at(60);
-const FAR = at(30 * 24 * 3600);
-const PAST = at(-3600);
 
 const uniqueEmail = () => `user-${randomUUID()}@example.test`;
 

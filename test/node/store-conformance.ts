@@ -3,6 +3,7 @@ import type { Test } from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { generateSigningKey } from '../../common/jwt/index.ts';
 import { BUCKET_MS, type Chat, type ChatUser, type Member, type NodeStore, type StoredMessage, type UserRefreshToken, type UserSessionFamily } from '../../node/store/index.ts';
+import { T0, at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 
 /**
  * The behaviour every NodeStore implementation must show, written once against the interfaces in
@@ -15,13 +16,6 @@ export interface OpenedNodeStore {
   cleanup: () => Promise<void>;
 }
 
-/** Fixed clock: all times are explicit so the suite never depends on the wall clock. */
-const T0 = Date.parse('2030-01-01T00:00:00.000Z');
-const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
-const NOW = at(0);
-const LATER = at(60);
-const FAR = at(30 * 24 * 3600);
-const PAST = at(-3600);
 
 const hash = () => randomUUID().replaceAll('-', '') + randomUUID().replaceAll('-', '');
 
