@@ -112,7 +112,7 @@ export class RealtimeHub implements EventSink {
     const data = encode(c.encoding, { v: PROTOCOL_VERSION, ...frame });
     // 2 = dropped: the socket is past maxBackpressure and uWS closes it.
     if (ws.send(data, c.encoding === 'msgpack') === 2) c.slow = true;
-    this.sent(data.length);
+    this.sent(data);
   }
 
   /**
@@ -137,8 +137,8 @@ export class RealtimeHub implements EventSink {
     }
   }
 
-  private sent(bytes: number): void {
-    this.uncheckedBytes += bytes;
+  private sent(data: string | Buffer): void {
+    this.uncheckedBytes += typeof data === 'string' ? Buffer.byteLength(data) : data.length;
     if (this.uncheckedBytes >= REALTIME_LIMITS.slowConsumerCheckBytes) this.dropSlowConsumers();
   }
 
@@ -150,7 +150,7 @@ export class RealtimeHub implements EventSink {
       const data = encode(enc, { v: PROTOCOL_VERSION, ...event });
       this.app.publish(topic, data, enc === 'msgpack');
       this.counters.eventOut(subscribers);
-      this.sent(data.length);
+      this.sent(data);
     }
   }
 }
