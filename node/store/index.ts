@@ -1,3 +1,4 @@
 export type * from './types.ts';
 export { BUCKET_MS } from './types.ts';
 export { LmdbNodeStore } from './lmdb/index.ts';
+export { CassandraNodeStore, nodeMigrations } from './cassandra/index.ts';

@@ -1,9 +1,7 @@
-import { BUCKET_MS, type MessageStore, type StoredMessage } from '../types.ts';
+import { bucketOf } from '../buckets.ts';
+import type { MessageStore, StoredMessage } from '../types.ts';
 import { END, type Tables } from './shared.ts';
 
-/** Milliseconds since the epoch encoded in the first 48 bits of a UUIDv7. */
-export const uuidv7Time = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
-export const bucketOf = (id: string): number => Math.floor(uuidv7Time(id) / BUCKET_MS);
 
 /**
  * Keys: ['m', app, chat, bucket, id] → message (partition app+chat+bucket, clustered by id);

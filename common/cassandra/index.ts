@@ -1,0 +1,2 @@
+export { applied, connectCassandra, type CassandraClient, type CassandraOptions } from './client.ts';
+export { ensureKeyspace, migrate, type Migration } from './schema.ts';

@@ -1,0 +1,46 @@
+import { applied, type CassandraClient } from '../../../common/cassandra/index.ts';
+import type { SigningKey } from '../../../common/index.ts';
+import type { NodeSigningKeyStore, NodeStore } from '../types.ts';
+import { CassandraChats } from './chats.ts';
+import { CassandraMessages } from './messages.ts';
+import { CassandraUsers, CassandraUserSessions } from './users.ts';
+export { nodeMigrations } from './schema.ts';
+
+/** The key that signs user JWTs: the first one ensured wins (compare-and-set), for every node. */
+class CassandraNodeSigningKeys implements NodeSigningKeyStore {
+  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+
+  async ensure(candidate: SigningKey): Promise<SigningKey> {
+    const result = await this.db.execute(`INSERT INTO ${this.ks}.node_signing_keys (scope, kid, key) VALUES ('node', ?, ?) IF NOT EXISTS`, [candidate.kid, JSON.stringify(candidate)]);
+    return applied(result) ? candidate : (JSON.parse(String(result.first()!.get('key'))) as SigningKey);
+  }
+
+  async list(): Promise<SigningKey[]> {
+    const row = (await this.db.execute(`SELECT key FROM ${this.ks}.node_signing_keys WHERE scope = 'node'`)).first();
+    return row ? [JSON.parse(String(row.get('key'))) as SigningKey] : [];
+  }
+}
+
+/**
+ * The node store on Cassandra or ScyllaDB (same CQL). The client is the caller's: several stores
+ * may share it, and closing the store does not close it.
+ */
+export class CassandraNodeStore implements NodeStore {
+  readonly users: CassandraUsers;
+  readonly userSessions: CassandraUserSessions;
+  readonly chats: CassandraChats;
+  readonly messages: CassandraMessages;
+  readonly signingKeys: CassandraNodeSigningKeys;
+
+  constructor(db: CassandraClient, keyspace: string) {
+    this.users = new CassandraUsers(db, keyspace);
+    this.userSessions = new CassandraUserSessions(db, keyspace);
+    this.chats = new CassandraChats(db, keyspace);
+    this.messages = new CassandraMessages(db, keyspace);
+    this.signingKeys = new CassandraNodeSigningKeys(db, keyspace);
+  }
+
+  async close(): Promise<void> {
+    // The client belongs to the caller.
+  }
+}

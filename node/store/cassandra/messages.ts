@@ -1,0 +1,119 @@
+import type { types } from 'cassandra-driver';
+import type { CassandraClient } from '../../../common/cassandra/index.ts';
+import { bucketOf } from '../buckets.ts';
+import type { MessageStore, StoredMessage, StoredReaction } from '../types.ts';
+import { defined, num, opt, str } from './rows.ts';
+
+/**
+ * Messages partitioned by (app, chat, day bucket), clustered by id newest first, with the indexes
+ * of node/store/cassandra/schema.ts. Every write is an upsert of the same values, so writing a
+ * message twice leaves one copy; a rewrite with a new revision drops the index row of the old one.
+ */
+export class CassandraMessages implements MessageStore {
+  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+
+  private read(row: types.Row): StoredMessage {
+    return defined({
+      appId: str(row, 'app_id'),
+      chatId: str(row, 'chat_id'),
+      id: str(row, 'id'),
+      seq: num(row, 'seq'),
+      senderId: str(row, 'sender_id'),
+      content: str(row, 'content'),
+      createdAt: str(row, 'created_at'),
+      editedAt: opt(row, 'edited_at'),
+      deletedAt: opt(row, 'deleted_at'),
+      replyToId: opt(row, 'reply_to_id'),
+      reactions: JSON.parse(opt(row, 'reactions') ?? '[]') as StoredReaction[],
+      clientKey: opt(row, 'client_key'),
+      rev: row.get('rev') === null ? undefined : num(row, 'rev'),
+    });
+  }
+
+  async put(messages: StoredMessage[]): Promise<void> {
+    await Promise.all(messages.map((m) => this.putOne(m)));
+  }
+
+  private async putOne(m: StoredMessage): Promise<void> {
+    const bucket = bucketOf(m.id);
+    const key = [m.appId, m.chatId];
+    const previous = (await this.db.execute(`SELECT rev FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id = ?`, [...key, bucket, m.id])).first();
+    const previousRev = previous && previous.get('rev') !== null ? num(previous, 'rev') : undefined;
+    const writes = [
+      this.db.execute(
+        `INSERT INTO ${this.ks}.messages (app_id, chat_id, bucket, id, seq, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [...key, bucket, m.id, m.seq, m.senderId, m.content, m.createdAt, m.editedAt ?? null, m.deletedAt ?? null, m.replyToId ?? null, JSON.stringify(m.reactions), m.clientKey ?? null, m.rev ?? null],
+      ),
+      this.db.execute(`INSERT INTO ${this.ks}.message_buckets (app_id, chat_id, bucket) VALUES (?, ?, ?)`, [...key, bucket]),
+      this.db.execute(`INSERT INTO ${this.ks}.message_seqs (app_id, chat_id, seq, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.seq, bucket, m.id]),
+    ];
+    if (m.rev !== undefined) writes.push(this.db.execute(`INSERT INTO ${this.ks}.message_revs (app_id, chat_id, rev, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.rev, bucket, m.id]));
+    if (previousRev !== undefined && previousRev !== m.rev) writes.push(this.db.execute(`DELETE FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? AND rev = ?`, [...key, previousRev]));
+    if (m.clientKey !== undefined) writes.push(this.db.execute(`INSERT INTO ${this.ks}.message_keys (app_id, chat_id, sender_id, client_key, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.senderId, m.clientKey, m.id]));
+    await Promise.all(writes);
+  }
+
+  async get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined> {
+    const row = (await this.db.execute(`SELECT * FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id = ?`, [appId, chatId, bucketOf(messageId), messageId])).first();
+    return row ? this.read(row) : undefined;
+  }
+
+  async pageBackward(appId: string, chatId: string, beforeId: string | undefined, limit: number): Promise<StoredMessage[]> {
+    const out: StoredMessage[] = [];
+    const start = beforeId === undefined ? undefined : bucketOf(beforeId);
+    // Non-empty buckets, newest first, a few at a time: empty days are never visited.
+    let below: number | undefined;
+    for (;;) {
+      const buckets = below === undefined && start === undefined
+        ? await this.db.execute(`SELECT bucket FROM ${this.ks}.message_buckets WHERE app_id = ? AND chat_id = ? LIMIT 8`, [appId, chatId])
+        : below === undefined
+          ? await this.db.execute(`SELECT bucket FROM ${this.ks}.message_buckets WHERE app_id = ? AND chat_id = ? AND bucket <= ? LIMIT 8`, [appId, chatId, start])
+          : await this.db.execute(`SELECT bucket FROM ${this.ks}.message_buckets WHERE app_id = ? AND chat_id = ? AND bucket < ? LIMIT 8`, [appId, chatId, below]);
+      if (buckets.rows.length === 0) return out;
+      for (const b of buckets.rows) {
+        const bucket = num(b, 'bucket');
+        below = bucket;
+        const want = limit - out.length;
+        const rows = beforeId !== undefined && bucket === start
+          ? await this.db.execute(`SELECT * FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id < ? LIMIT ?`, [appId, chatId, bucket, beforeId, want])
+          : await this.db.execute(`SELECT * FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? LIMIT ?`, [appId, chatId, bucket, want]);
+        out.push(...rows.rows.map((r) => this.read(r)));
+        if (out.length >= limit) return out;
+      }
+    }
+  }
+
+  /** Messages named by index rows (bucket, id), in the index's order. */
+  private async resolve(rows: types.Row[], appId: string, chatId: string): Promise<StoredMessage[]> {
+    const found = await Promise.all(rows.map(async (r) => {
+      const row = (await this.db.execute(`SELECT * FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id = ?`, [appId, chatId, num(r, 'bucket'), str(r, 'id')])).first();
+      return row ? this.read(row) : undefined;
+    }));
+    return found.filter((m): m is StoredMessage => m !== undefined);
+  }
+
+  async afterSeq(appId: string, chatId: string, afterSeq: number, limit: number): Promise<StoredMessage[]> {
+    const rows = await this.db.execute(`SELECT bucket, id FROM ${this.ks}.message_seqs WHERE app_id = ? AND chat_id = ? AND seq > ? LIMIT ?`, [appId, chatId, afterSeq, limit]);
+    return this.resolve(rows.rows, appId, chatId);
+  }
+
+  async lastSeq(appId: string, chatId: string): Promise<number> {
+    const row = (await this.db.execute(`SELECT seq FROM ${this.ks}.message_seqs WHERE app_id = ? AND chat_id = ? ORDER BY seq DESC LIMIT 1`, [appId, chatId])).first();
+    return row ? num(row, 'seq') : 0;
+  }
+
+  async lastRev(appId: string, chatId: string): Promise<number> {
+    const row = (await this.db.execute(`SELECT rev FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? ORDER BY rev DESC LIMIT 1`, [appId, chatId])).first();
+    return row ? num(row, 'rev') : 0;
+  }
+
+  async changedSince(appId: string, chatId: string, afterRev: number, limit: number): Promise<StoredMessage[]> {
+    const rows = await this.db.execute(`SELECT bucket, id FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? AND rev > ? LIMIT ?`, [appId, chatId, afterRev, limit]);
+    return this.resolve(rows.rows, appId, chatId);
+  }
+
+  async byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined> {
+    const row = (await this.db.execute(`SELECT id FROM ${this.ks}.message_keys WHERE app_id = ? AND chat_id = ? AND sender_id = ? AND client_key = ?`, [appId, chatId, senderId, clientKey])).first();
+    return row ? this.get(appId, chatId, str(row, 'id')) : undefined;
+  }
+}

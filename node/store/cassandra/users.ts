@@ -1,0 +1,98 @@
+import { applied, type CassandraClient } from '../../../common/cassandra/index.ts';
+import type { ChatUser, UserRefreshToken, UserRotateResult, UserSessionFamily, UserSessionStore, UserStore } from '../types.ts';
+import { defined, opt, str } from './rows.ts';
+
+/** Users; a username is claimed with a compare-and-set on (app, username), so two creates never share it. */
+export class CassandraUsers implements UserStore {
+  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+
+  private read(row: import('cassandra-driver').types.Row): ChatUser {
+    return { appId: str(row, 'app_id'), id: str(row, 'id'), username: str(row, 'username'), displayName: str(row, 'display_name'), createdAt: str(row, 'created_at'), updatedAt: str(row, 'updated_at') };
+  }
+
+  private write(u: ChatUser) {
+    return this.db.execute(`INSERT INTO ${this.ks}.users (app_id, id, username, display_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, [u.appId, u.id, u.username, u.displayName, u.createdAt, u.updatedAt]);
+  }
+
+  async create(user: ChatUser): Promise<'created' | 'exists'> {
+    const claim = await this.db.execute(`INSERT INTO ${this.ks}.usernames (app_id, username, user_id) VALUES (?, ?, ?) IF NOT EXISTS`, [user.appId, user.username, user.id]);
+    if (!applied(claim)) return 'exists';
+    await this.write(user);
+    return 'created';
+  }
+
+  async get(appId: string, userId: string): Promise<ChatUser | undefined> {
+    const row = (await this.db.execute(`SELECT * FROM ${this.ks}.users WHERE app_id = ? AND id = ?`, [appId, userId])).first();
+    return row ? this.read(row) : undefined;
+  }
+
+  async getByUsername(appId: string, username: string): Promise<ChatUser | undefined> {
+    const row = (await this.db.execute(`SELECT user_id FROM ${this.ks}.usernames WHERE app_id = ? AND username = ?`, [appId, username])).first();
+    return row ? this.get(appId, str(row, 'user_id')) : undefined;
+  }
+
+  async update(user: ChatUser): Promise<'updated' | 'not-found'> {
+    const result = await this.db.execute(`UPDATE ${this.ks}.users SET username = ?, display_name = ?, created_at = ?, updated_at = ? WHERE app_id = ? AND id = ? IF EXISTS`, [user.username, user.displayName, user.createdAt, user.updatedAt, user.appId, user.id]);
+    return applied(result) ? 'updated' : 'not-found';
+  }
+
+  async delete(appId: string, userId: string): Promise<'deleted' | 'not-found'> {
+    const user = await this.get(appId, userId);
+    if (!user) return 'not-found';
+    const gone = await this.db.execute(`DELETE FROM ${this.ks}.users WHERE app_id = ? AND id = ? IF EXISTS`, [appId, userId]);
+    if (!applied(gone)) return 'not-found';
+    await this.db.execute(`DELETE FROM ${this.ks}.usernames WHERE app_id = ? AND username = ? IF user_id = ?`, [appId, user.username, userId]);
+    return 'deleted';
+  }
+}
+
+/**
+ * Refresh-token families. Rotation is single-use by compare-and-set on the token's `used_at`, and a
+ * family is revoked by compare-and-set on its `revoked_at`, so of concurrent presenters of one
+ * token exactly one rotates, one is told of the reuse, and the rest find the family revoked.
+ */
+export class CassandraUserSessions implements UserSessionStore {
+  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+
+  async createFamily(family: UserSessionFamily, first: UserRefreshToken): Promise<void> {
+    await Promise.all([
+      this.db.execute(`INSERT INTO ${this.ks}.user_families (app_id, id, user_id, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?)`, [family.appId, family.id, family.userId, family.expiresAt, family.revokedAt ?? null]),
+      this.db.execute(`INSERT INTO ${this.ks}.user_families_by_user (app_id, user_id, family_id) VALUES (?, ?, ?)`, [family.appId, family.userId, family.id]),
+      this.putToken(first),
+    ]);
+  }
+
+  private putToken(t: UserRefreshToken) {
+    return this.db.execute(`INSERT INTO ${this.ks}.user_tokens (app_id, hash, family_id, user_id, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?)`, [t.appId, t.hash, t.familyId, t.userId, t.expiresAt, t.usedAt ?? null]);
+  }
+
+  async getFamily(appId: string, id: string): Promise<UserSessionFamily | undefined> {
+    const row = (await this.db.execute(`SELECT * FROM ${this.ks}.user_families WHERE app_id = ? AND id = ?`, [appId, id])).first();
+    return row ? defined({ appId: str(row, 'app_id'), id: str(row, 'id'), userId: str(row, 'user_id'), expiresAt: str(row, 'expires_at'), revokedAt: opt(row, 'revoked_at') }) : undefined;
+  }
+
+  private async revoke(appId: string, familyId: string, now: string): Promise<boolean> {
+    return applied(await this.db.execute(`UPDATE ${this.ks}.user_families SET revoked_at = ? WHERE app_id = ? AND id = ? IF revoked_at = null`, [now, appId, familyId]));
+  }
+
+  async rotate(appId: string, oldHash: string, nextHash: string, now: string): Promise<UserRotateResult> {
+    const row = (await this.db.execute(`SELECT * FROM ${this.ks}.user_tokens WHERE app_id = ? AND hash = ?`, [appId, oldHash])).first();
+    if (!row) return { kind: 'invalid' };
+    const familyId = str(row, 'family_id');
+    const family = await this.getFamily(appId, familyId);
+    if (!family || family.revokedAt) return { kind: 'invalid' };
+    const reuse = async (): Promise<UserRotateResult> => ((await this.revoke(appId, familyId, now)) ? { kind: 'reused', familyId } : { kind: 'invalid' });
+    if (opt(row, 'used_at')) return reuse();
+    const expiresAt = str(row, 'expires_at');
+    if (expiresAt <= now || family.expiresAt <= now) return { kind: 'invalid' };
+    const claimed = await this.db.execute(`UPDATE ${this.ks}.user_tokens SET used_at = ? WHERE app_id = ? AND hash = ? IF used_at = null`, [now, appId, oldHash]);
+    if (!applied(claimed)) return reuse();
+    await this.putToken({ appId, hash: nextHash, familyId, userId: family.userId, expiresAt });
+    return { kind: 'rotated', userId: family.userId, familyId };
+  }
+
+  async revokeAllForUser(appId: string, userId: string, now: string): Promise<void> {
+    const rows = (await this.db.execute(`SELECT family_id FROM ${this.ks}.user_families_by_user WHERE app_id = ? AND user_id = ?`, [appId, userId])).rows;
+    await Promise.all(rows.map((r) => this.revoke(appId, str(r, 'family_id'), now)));
+  }
+}

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import t from 'tap';
+import { connectCassandra, ensureKeyspace, migrate } from '../../common/cassandra/index.ts';
+import { CassandraNodeStore, nodeMigrations } from '../../node/store/index.ts';
+import { requireService } from '../helpers/index.ts';
+import { nodeStoreConformance } from './store-conformance.ts';
+
+const cassandra = await requireService('cassandra', (line) => t.comment(line));
+if (!cassandra) t.pass('skipped: cassandra not running');
+else {
+  const client = connectCassandra({ contactPoints: `${cassandra.host}:${cassandra.port}`, localDataCenter: 'datacenter1' });
+  // A keyspace of this run's own, created once for the file (DDL is slow) and dropped at the end.
+  const keyspace = `chat_test_${randomBytes(6).toString('hex')}`;
+  t.teardown(async () => {
+    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
+    await client.shutdown();
+  });
+  await ensureKeyspace(client, keyspace, 1);
+
+  t.test('cassandra: migrations apply once, and running them again is a no-op', async (t) => {
+    t.same(await migrate(client, keyspace, nodeMigrations), nodeMigrations.map((m) => m.name));
+    t.same(await migrate(client, keyspace, nodeMigrations), [], 'nothing left to apply');
+    const recorded = (await client.execute(`SELECT name FROM ${keyspace}.schema_migrations`)).rows.map((r) => String(r.get('name')));
+    t.same(recorded.sort(), nodeMigrations.map((m) => m.name).sort());
+  });
+
+  // The suite's records all carry fresh ids, so its subtests share the keyspace safely.
+  nodeStoreConformance(t, 'cassandra', async () => ({ store: new CassandraNodeStore(client, keyspace), cleanup: async () => undefined }));
+}
