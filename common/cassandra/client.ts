@@ -31,3 +31,32 @@ export function connectCassandra(options: CassandraOptions): CassandraClient {
 export function applied(result: cassandra.types.ResultSet): boolean {
   return result.first()?.get('[applied]') === true;
 }
+
+const WRITE_TIMEOUT = 0x1100;
+const READ_TIMEOUT = 0x1200;
+
+/**
+ * An `INSERT … IF NOT EXISTS` that claims a row for `holder` (in column `holderColumn`). A contended
+ * compare-and-set may time out with its outcome unknown; the claim is then simply tried again:
+ * a row found holding `holder` means the earlier attempt won. True when `holder` holds the row.
+ */
+export async function claimRow(
+  db: cassandra.Client,
+  query: string,
+  params: unknown[],
+  holderColumn: string,
+  holder: string,
+): Promise<{ won: boolean; row: cassandra.types.Row | undefined }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await db.execute(query, params, { prepare: true });
+      const row = result.first() ?? undefined;
+      if (applied(result)) return { won: true, row };
+      return { won: row !== undefined && String(row.get(holderColumn)) === holder, row };
+    } catch (error) {
+      const code = (error as { code?: number }).code;
+      if (attempt >= 5 || (code !== WRITE_TIMEOUT && code !== READ_TIMEOUT)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 50));
+    }
+  }
+}

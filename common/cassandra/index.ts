@@ -1,2 +1,2 @@
-export { applied, connectCassandra, type CassandraClient, type CassandraOptions } from './client.ts';
+export { applied, claimRow, connectCassandra, type CassandraClient, type CassandraOptions } from './client.ts';
 export { ensureKeyspace, migrate, type Migration } from './schema.ts';

@@ -1,2 +1,3 @@
 export type * from './types.ts';
 export { LmdbControlStore } from './lmdb.ts';
+export { CassandraControlStore, controlMigrations } from './cassandra/index.ts';

@@ -1,5 +1,5 @@
 import type { types } from 'cassandra-driver';
-import { applied, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, claimRow, type CassandraClient } from '../../../common/cassandra/index.ts';
 import type { Chat, ChatKind, ChatStore, Member, MemberRole } from '../types.ts';
 import { defined, num, opt, str } from './rows.ts';
 
@@ -51,13 +51,13 @@ export class CassandraChats implements ChatStore {
 
   async ensureDirect(chat: Chat, members: [Member, Member]): Promise<{ chat: Chat; created: boolean }> {
     const [low, high] = [members[0].userId, members[1].userId].sort() as [string, string];
-    const claim = await this.db.execute(`INSERT INTO ${this.ks}.direct_pairs (app_id, low, high, chat_id) VALUES (?, ?, ?, ?) IF NOT EXISTS`, [chat.appId, low, high, chat.id]);
-    if (applied(claim)) {
+    const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.direct_pairs (app_id, low, high, chat_id) VALUES (?, ?, ?, ?) IF NOT EXISTS`, [chat.appId, low, high, chat.id], 'chat_id', chat.id);
+    if (claim.won) {
       await this.create(chat, members);
       return { chat, created: true };
     }
     // The winner writes its chat right after its claim: wait for it, boundedly.
-    const winner = str(claim.first()!, 'chat_id');
+    const winner = str(claim.row!, 'chat_id');
     for (let attempt = 0; attempt < 100; attempt++) {
       const existing = await this.get(chat.appId, winner);
       if (existing) return { chat: existing, created: false };

@@ -1,4 +1,4 @@
-import { applied, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { claimRow, type CassandraClient } from '../../../common/cassandra/index.ts';
 import type { SigningKey } from '../../../common/index.ts';
 import type { NodeSigningKeyStore, NodeStore } from '../types.ts';
 import { CassandraChats } from './chats.ts';
@@ -11,8 +11,8 @@ class CassandraNodeSigningKeys implements NodeSigningKeyStore {
   constructor(private readonly db: CassandraClient, private readonly ks: string) {}
 
   async ensure(candidate: SigningKey): Promise<SigningKey> {
-    const result = await this.db.execute(`INSERT INTO ${this.ks}.node_signing_keys (scope, kid, key) VALUES ('node', ?, ?) IF NOT EXISTS`, [candidate.kid, JSON.stringify(candidate)]);
-    return applied(result) ? candidate : (JSON.parse(String(result.first()!.get('key'))) as SigningKey);
+    const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.node_signing_keys (scope, kid, key) VALUES ('node', ?, ?) IF NOT EXISTS`, [candidate.kid, JSON.stringify(candidate)], 'kid', candidate.kid);
+    return claim.won ? candidate : (JSON.parse(String(claim.row!.get('key'))) as SigningKey);
   }
 
   async list(): Promise<SigningKey[]> {

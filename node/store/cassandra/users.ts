@@ -1,4 +1,4 @@
-import { applied, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, claimRow, type CassandraClient } from '../../../common/cassandra/index.ts';
 import type { ChatUser, UserRefreshToken, UserRotateResult, UserSessionFamily, UserSessionStore, UserStore } from '../types.ts';
 import { defined, opt, str } from './rows.ts';
 
@@ -15,8 +15,8 @@ export class CassandraUsers implements UserStore {
   }
 
   async create(user: ChatUser): Promise<'created' | 'exists'> {
-    const claim = await this.db.execute(`INSERT INTO ${this.ks}.usernames (app_id, username, user_id) VALUES (?, ?, ?) IF NOT EXISTS`, [user.appId, user.username, user.id]);
-    if (!applied(claim)) return 'exists';
+    const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.usernames (app_id, username, user_id) VALUES (?, ?, ?) IF NOT EXISTS`, [user.appId, user.username, user.id], 'user_id', user.id);
+    if (!claim.won) return 'exists';
     await this.write(user);
     return 'created';
   }

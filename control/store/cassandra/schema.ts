@@ -1,0 +1,28 @@
+import type { Migration } from '../../../common/cassandra/index.ts';
+
+/**
+ * The control service's tables. Accounts are partitioned by id with an e-mail claim table;
+ * applications by owning account, keys by application; limits are held as numbered slots claimed
+ * with compare-and-set, so concurrent creates never pass them. Cluster registry and signing keys
+ * sit under a `scope` (one per control deployment sharing the keyspace).
+ */
+export const controlMigrations: Migration[] = [
+  {
+    name: 'control-001-initial',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS {ks}.accounts (id text PRIMARY KEY, email text, company_name text, role text, password_hash text, password_salt text, created_at text, updated_at text)`,
+      `CREATE TABLE IF NOT EXISTS {ks}.account_emails (email text PRIMARY KEY, account_id text)`,
+      `CREATE TABLE IF NOT EXISTS {ks}.session_families (id text PRIMARY KEY, account_id text, created_at text, expires_at text, revoked_at text)`,
+      `CREATE TABLE IF NOT EXISTS {ks}.session_families_by_account (account_id text, family_id text, PRIMARY KEY ((account_id), family_id))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.refresh_tokens (hash text PRIMARY KEY, family_id text, account_id text, expires_at text, used_at text)`,
+      `CREATE TABLE IF NOT EXISTS {ks}.applications (client_id text, id text, name text, status text, type text, tier text, cluster_id text, created_at text, updated_at text, slot int, PRIMARY KEY ((client_id), id))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.applications_by_id (id text PRIMARY KEY, client_id text)`,
+      `CREATE TABLE IF NOT EXISTS {ks}.application_slots (client_id text, slot int, app_id text, PRIMARY KEY ((client_id), slot))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.api_keys (app_id text, id text, token_hash text, key_prefix text, audience text, tier text, created_at text, revoked_at text, slot int, PRIMARY KEY ((app_id), id))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.api_key_slots (app_id text, slot int, key_id text, PRIMARY KEY ((app_id), slot))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.clusters (scope text, name text, id text, endpoint text, status text, created_at text, PRIMARY KEY ((scope, name)))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.clusters_by_id (scope text, id text, name text, PRIMARY KEY ((scope, id)))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.control_signing_keys (scope text PRIMARY KEY, kid text, key text)`,
+    ],
+  },
+];
