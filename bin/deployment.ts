@@ -1,8 +1,7 @@
-import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { publicUrl, type Config, type Logger } from '../common/index.ts';
-import { createControlService, LmdbControlStore, type ControlService } from '../control/index.ts';
-import { createNodeService, LmdbNodeStore, type NodeService } from '../node/index.ts';
+import { createControlService, type ControlService } from '../control/index.ts';
+import { createNodeService, type NodeService } from '../node/index.ts';
+import { openStores } from './stores.ts';
 
 export interface Deployment {
   control?: { service: ControlService; port: number; url: string };
@@ -11,13 +10,12 @@ export interface Deployment {
 }
 
 /**
- * Starts what `ROLE` asks for on the embedded store. Standalone runs both services in one process
- * and wires key revocations from the control service straight into the node's verifier.
+ * Starts what `ROLE` asks for on the store `STORE` names. Standalone runs both services in one
+ * process and wires key revocations from the control service straight into the node's verifier.
  */
 export async function startDeployment(config: Readonly<Config>, log: Logger): Promise<Deployment> {
-  mkdirSync(config.DATA_DIR, { recursive: true });
-  const store = LmdbControlStore.open(join(config.DATA_DIR, 'control'));
-  const nodeStore = LmdbNodeStore.open(join(config.DATA_DIR, 'node'));
+  const stores = await openStores(config);
+  const { control: store, node: nodeStore } = stores;
   const runControl = config.ROLE !== 'node';
   const runNode = config.ROLE !== 'control';
   const nodeUrl = publicUrl(config.NODE_PUBLIC_URL, config.HOST, config.NODE_PORT);
@@ -25,7 +23,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
   const deployment: Deployment = {
     stop: async () => {
       await Promise.all([deployment.node?.service.close(), deployment.control?.service.close()]);
-      await Promise.all([store.close(), nodeStore.close()]);
+      await stores.close();
     },
   };
   // The node starts first so that, with NODE_PORT=0, the endpoint registered for the demo cluster

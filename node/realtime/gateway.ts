@@ -161,6 +161,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
 
     close: (ws, code) => {
       const c = ws.getUserData();
+      log.debug({ code, connId: c.connId, slow: c.slow }, 'socket closed');
       c.closed = true;
       live.delete(ws);
       deps.metrics.connections(-1);

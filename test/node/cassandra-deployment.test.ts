@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import t from 'tap';
+import { connectCassandra } from '../../common/cassandra/index.ts';
+import { client, freePort, newAccount, requireService, startService } from '../helpers/index.ts';
+
+const cassandra = await requireService('cassandra', (line) => t.comment(line));
+if (!cassandra) t.pass('skipped: cassandra not running');
+else {
+  const keyspace = `chat_it_${randomBytes(6).toString('hex')}`;
+  const env = {
+    STORE: 'cassandra',
+    CASSANDRA_CONTACT_POINTS: `${cassandra.host}:${cassandra.port}`,
+    CASSANDRA_KEYSPACE: keyspace,
+    USER_SENDS_PER_SECOND: '100000',
+    WS_ACTIONS_PER_SECOND: '100000',
+  };
+  t.teardown(async () => {
+    const admin = connectCassandra({ contactPoints: env.CASSANDRA_CONTACT_POINTS, localDataCenter: 'datacenter1' });
+    await admin.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
+    await admin.shutdown();
+  });
+
+  t.test('control service and node as separate processes on one Cassandra keyspace; acked messages survive kill -9', async (t) => {
+    const nodePort = await freePort();
+    const nodeUrl = `http://127.0.0.1:${nodePort}`;
+    const control = await startService({ ...env, ROLE: 'control', NODE_PUBLIC_URL: nodeUrl }, undefined, { services: ['control'] });
+    t.teardown(() => control.stop());
+    let node = await startService({ ...env, ROLE: 'node', NODE_PORT: String(nodePort) }, undefined, { services: ['node'] });
+    t.teardown(() => node.stop());
+
+    const mgmt = client(control.controlUrl);
+    const token = (await mgmt.post('/api/auth/register', newAccount('cass'))).body.accessToken as string;
+    const app = (await mgmt.post('/api/client/apps', { name: 'On Cassandra' }, token)).body;
+    const key = (await mgmt.post(`/api/client/apps/${app.id}/keys`, undefined, token)).body;
+    t.equal((await mgmt.get(`/api/client/apps/${app.id}`, token)).body.clusterEndpoint, nodeUrl);
+
+    const api = client(nodeUrl);
+    t.equal((await api.get('/api/server/whoami', key.token)).status, 200, 'the node verifies a key issued by the control process');
+    const users = [];
+    for (const username of ['alice', 'bob']) {
+      const created = await api.post('/api/users', { username }, key.token);
+      users.push((await api.post('/api/users/signin', { userId: created.body.userId }, key.token)).body);
+    }
+    const [alice, bob] = users;
+    const chat = (await api.post('/api/chats', { type: 'direct', userId: bob.userId }, alice.jwt)).body;
+    const acks = await Promise.all(Array.from({ length: 50 }, (_, i) => api.call('POST', `/api/messages/${chat.chatId}`, { token: alice.jwt, body: { content: `m${i}`, idempotencyKey: `k${i}` } })));
+    t.ok(acks.every((a) => a.status === 201 || a.status === 200), `all 50 acked (${[...new Set(acks.map((a) => a.status))].join(', ')})`);
+    await node.kill();
+    node = await startService({ ...env, ROLE: 'node', NODE_PORT: String(nodePort) }, undefined, { services: ['node'] });
+    const page = await api.get(`/api/messages/getMessages/${chat.chatId}?size=100`, bob.jwt);
+    t.equal(page.status, 200);
+    t.same(page.body.messages.map((m: { seq: number }) => m.seq), Array.from({ length: 50 }, (_, i) => 50 - i), 'every acked message, once, in order');
+    const next = await api.post(`/api/messages/${chat.chatId}`, { content: 'after the restart' }, alice.jwt);
+    t.equal(next.body.message?.seq ?? next.body.seq, 51, 'numbering continues after the restart');
+
+    await mgmt.del(`/api/client/apps/${app.id}/keys/${key.id}`, token);
+    const deadline = Date.now() + 2000;
+    let status = 200;
+    while (status === 200 && Date.now() < deadline) status = (await api.get('/api/server/whoami', key.token)).status;
+    t.equal(status, 401, 'a revocation in the control process reaches the node within its cache lifetime');
+  });
+}
