@@ -1,77 +1,75 @@
-import { channelOf, type Bus, type BusHandler, type BusTopic } from './bus.ts';
-import { unwrap, wrap } from './envelope.ts';
-import { Subscriptions } from './subscriptions.ts';
+import { BaseBus, type BusOptions } from './base-bus.ts';
+import type { Bus } from './bus.ts';
+
+type Sink = (channel: string, frame: Buffer) => void;
 
 /**
- * The in-process transport: what Redis is to a cluster, for nodes in one process (the standalone
- * deployment, and tests of multi-node behaviour). Delivery is asynchronous, like a network's.
+ * The in-process transport: what Redis is to a cluster, for buses in one process (the standalone
+ * deployment, and multi-node tests in one process). Frames are delivered in a later microtask,
+ * like a network's, never inside publish(); microtasks run in order, so per-publisher order holds.
  */
 export class MemoryBroker {
-  private readonly members = new Map<string, Set<MemoryBus>>();
-  /** Publications that crossed the broker, by channel: what a test counts to check interest. */
-  readonly crossings = new Map<string, number>();
+  private readonly members = new Map<string, Set<Sink>>();
+  /** While false, publications are refused: a test's switch for "the transport is down". */
+  up = true;
 
-  join(channel: string, bus: MemoryBus): void {
+  join(channel: string, sink: Sink): void {
     let set = this.members.get(channel);
     if (!set) this.members.set(channel, (set = new Set()));
-    set.add(bus);
+    set.add(sink);
   }
 
-  leave(channel: string, bus: MemoryBus): void {
+  leave(channel: string, sink: Sink): void {
     const set = this.members.get(channel);
-    set?.delete(bus);
-    if (set?.size === 0) this.members.delete(channel);
+    if (!set?.delete(sink) || set.size > 0) return;
+    this.members.delete(channel);
   }
 
+  /** How many buses are subscribed to a channel (Redis: PUBSUB NUMSUB). */
   subscribers(channel: string): number {
     return this.members.get(channel)?.size ?? 0;
   }
 
-  publish(channel: string, frame: Buffer): void {
-    for (const bus of this.members.get(channel) ?? []) {
-      this.crossings.set(channel, (this.crossings.get(channel) ?? 0) + 1);
-      queueMicrotask(() => bus.receive(channel, frame));
-    }
+  /** Delivers a frame to every subscribed bus; returns how many (Redis: PUBLISH's reply), or -1 when down. */
+  publish(channel: string, frame: Buffer): number {
+    if (!this.up) return -1;
+    const set = this.members.get(channel);
+    if (!set) return 0;
+    for (const sink of set) queueMicrotask(() => sink(channel, frame));
+    return set.size;
   }
 }
 
-export class MemoryBus implements Bus {
-  private readonly subs = new Subscriptions();
-  private closed = false;
+/** A bus over a MemoryBroker; several in one process, sharing a broker, behave as a cluster. */
+export class MemoryBus extends BaseBus implements Bus {
+  private readonly sink: Sink = (channel, frame) => this.receive(channel, frame);
 
   constructor(
     private readonly broker: MemoryBroker,
-    readonly nodeId: string,
-    private readonly prefix = '',
-  ) {}
-
-  publish(topic: BusTopic, payload: Uint8Array): void {
-    if (this.closed) return;
-    this.broker.publish(channelOf(this.prefix, topic), wrap(this.nodeId, payload));
+    options: BusOptions,
+  ) {
+    super(options);
   }
 
-  subscribe(topic: BusTopic, handler: BusHandler): () => void {
-    const channel = channelOf(this.prefix, topic);
-    const { first, remove } = this.subs.add(channel, handler);
-    if (first) this.broker.join(channel, this);
-    return () => {
-      if (remove().last) this.broker.leave(channel, this);
-    };
+  protected send(channel: string, frame: Buffer): void {
+    const receivers = this.broker.publish(channel, frame);
+    if (receivers < 0) this.counters.publishFailures++;
+    else this.counters.crossings += receivers;
+  }
+
+  protected join(channel: string): void {
+    this.broker.join(channel, this.sink);
+  }
+
+  protected leave(channel: string): void {
+    this.broker.leave(channel, this.sink);
   }
 
   async ready(): Promise<void> {
-    // Joining the broker is synchronous.
+    // Joining and leaving the broker take effect at once; a publication is handed over in publish().
   }
 
-  /** Called by the broker. */
-  receive(channel: string, frame: Buffer): void {
-    const envelope = unwrap(frame);
-    if (this.closed || !envelope || envelope.origin === this.nodeId) return;
-    this.subs.deliver(channel, envelope.payload);
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    for (const channel of this.subs.channels()) this.broker.leave(channel, this);
+  protected async shutdown(channels: string[]): Promise<void> {
+    for (const channel of channels) this.broker.leave(channel, this.sink);
   }
 }

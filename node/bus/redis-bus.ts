@@ -1,74 +1,147 @@
-import { Redis } from 'ioredis';
-import { channelOf, type Bus, type BusHandler, type BusTopic } from './bus.ts';
-import { unwrap, wrap } from './envelope.ts';
-import { Subscriptions } from './subscriptions.ts';
+import { Redis, type RedisOptions } from 'ioredis';
+import { BackendUnavailableError } from '../../common/errors/index.ts';
+import { BaseBus, type BusOptions } from './base-bus.ts';
+import type { Bus } from './bus.ts';
+import { errorContext, throttled } from './log.ts';
 
-export interface RedisBusOptions {
+export interface RedisBusOptions extends BusOptions {
   url: string;
-  nodeId: string;
-  /** Prepended to every channel, so clusters (or test runs) sharing a Redis stay apart. */
-  prefix?: string;
-  onError?: (error: Error) => void;
+  /**
+   * Sharded pub/sub (SPUBLISH/SSUBSCRIBE, Redis 7) instead of PUBLISH/SUBSCRIBE. On one Redis the
+   * two behave alike. In a Redis Cluster classic PUBLISH is broadcast to every shard, so there
+   * sharded is the mode that scales: a chat's channel lives on the one shard owning its slot.
+   * (This class connects to one endpoint; driving a Cluster takes ioredis's Cluster client with
+   * `shardedSubscribers`, not done yet.)
+   */
+  sharded?: boolean;
+  /** Extra ioredis options (TLS, timeouts); the ones this class relies on are set over them. */
+  redis?: RedisOptions;
 }
 
 /**
- * The cluster transport over Redis pub/sub: one channel per chat and per user, subscribed by a
- * node only while it has local interest, so an event crosses Redis once per interested node. One
- * connection publishes and one subscribes (a subscribed Redis connection can do nothing else).
- * ioredis reconnects and re-subscribes by itself; what is published meanwhile is lost, which the
- * bus allows (clients repair gaps from history).
+ * The cluster transport over Redis pub/sub: one channel per chat and per user (and one for
+ * control), subscribed only while the node has local interest, so an event crosses Redis once per
+ * interested node. Two connections: one publishes, one subscribes (a subscribed connection can do
+ * nothing else).
+ *
+ * Reconnection is ioredis's (backoff up to 2 s). While the publisher is away, publications fail at
+ * once and are counted as lost: no offline queue and no re-sending of unanswered PUBLISHes, which
+ * would buffer without bound and could duplicate. The subscriber's commands do queue while it is
+ * away, and on every (re)connection it subscribes again to every channel in the local table, the
+ * single source of truth (ioredis's own re-subscription is off: it only knows channels whose
+ * reply it saw before the drop). Ordering still holds: the queue is replayed before the re-subscription.
  */
-export class RedisBus implements Bus {
-  readonly nodeId: string;
+export class RedisBus extends BaseBus implements Bus {
   private readonly pub: Redis;
   private readonly sub: Redis;
-  private readonly subs = new Subscriptions();
-  private readonly prefix: string;
-  private closed = false;
+  private readonly sharded: boolean;
+  /** Subscribe and unsubscribe commands not yet answered: what ready() waits for. */
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly warnPublish: (context: object) => void;
+  private readonly warnSubscribe: (context: object) => void;
 
   private constructor(options: RedisBusOptions) {
-    this.nodeId = options.nodeId;
-    this.prefix = options.prefix ?? '';
-    const onError = options.onError ?? (() => undefined);
-    // Commands wait while Redis is away instead of failing the caller; publish is fire-and-forget.
-    this.pub = new Redis(options.url, { lazyConnect: true, maxRetriesPerRequest: null });
-    this.sub = new Redis(options.url, { lazyConnect: true, maxRetriesPerRequest: null });
-    this.pub.on('error', onError);
-    this.sub.on('error', onError);
-    this.sub.on('messageBuffer', (channel: Buffer, frame: Buffer) => {
-      const envelope = unwrap(frame);
-      if (!envelope || envelope.origin === this.nodeId) return;
-      this.subs.deliver(channel.toString('utf8'), envelope.payload);
+    super(options);
+    this.sharded = options.sharded ?? false;
+    const name = `${this.prefix}bus:${this.nodeId}`.replace(/[^\w:.-]/g, '_');
+    this.pub = new Redis(options.url, {
+      ...options.redis,
+      lazyConnect: true,
+      connectionName: `${name}:pub`,
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      // Commands issued in one tick go out as one write; order is kept.
+      enableAutoPipelining: true,
     });
+    this.sub = new Redis(options.url, {
+      ...options.redis,
+      lazyConnect: true,
+      connectionName: `${name}:sub`,
+      autoResubscribe: false,
+      maxRetriesPerRequest: null,
+    });
+    this.warnPublish = throttled(this.log, 'bus: publications lost, Redis refused them');
+    this.warnSubscribe = throttled(this.log, 'bus: Redis refused a subscription change');
+    const warnPub = throttled(this.log, 'bus: Redis publisher connection error');
+    const warnSub = throttled(this.log, 'bus: Redis subscriber connection error');
+    this.pub.on('error', (error: unknown) => warnPub(errorContext(error)));
+    this.sub.on('error', (error: unknown) => warnSub(errorContext(error)));
+    this.sub.on(this.sharded ? 'smessageBuffer' : 'messageBuffer', (channel: Buffer, frame: Buffer) => this.receive(channel.toString('utf8'), frame));
+    // 'ready' is emitted after ioredis has replayed its offline queue, so this runs last.
+    this.sub.on('ready', () => this.resubscribe());
   }
 
+  /** Connects both connections; rejects if Redis cannot be reached at start. */
   static async connect(options: RedisBusOptions): Promise<RedisBus> {
     const bus = new RedisBus(options);
-    await Promise.all([bus.pub.connect(), bus.sub.connect()]);
+    try {
+      await Promise.all([bus.pub.connect(), bus.sub.connect()]);
+    } catch (error) {
+      bus.pub.disconnect();
+      bus.sub.disconnect();
+      throw new BackendUnavailableError('redis', { cause: error });
+    }
     return bus;
   }
 
-  publish(topic: BusTopic, payload: Uint8Array): void {
-    if (this.closed) return;
-    this.pub.publish(channelOf(this.prefix, topic), wrap(this.nodeId, payload)).catch(() => undefined);
+  protected send(channel: string, frame: Buffer): void {
+    const reply = this.sharded ? this.pub.spublish(channel, frame) : this.pub.publish(channel, frame);
+    reply.then(
+      (receivers) => void (this.counters.crossings += Number(receivers)),
+      (error: unknown) => {
+        this.counters.publishFailures++;
+        this.warnPublish({ channel, ...errorContext(error) });
+      },
+    );
   }
 
-  subscribe(topic: BusTopic, handler: BusHandler): () => void {
-    const channel = channelOf(this.prefix, topic);
-    const { first, remove } = this.subs.add(channel, handler);
-    if (first) void this.sub.subscribe(channel).catch(() => undefined);
-    return () => {
-      if (remove().last && !this.closed) void this.sub.unsubscribe(channel).catch(() => undefined);
-    };
+  protected join(channel: string): void {
+    this.track(channel, this.sharded ? this.sub.ssubscribe(channel) : this.sub.subscribe(channel));
   }
 
-  /** Resolves once every subscription made so far is in place at Redis (ordering for callers and tests). */
+  protected leave(channel: string): void {
+    this.track(channel, this.sharded ? this.sub.sunsubscribe(channel) : this.sub.unsubscribe(channel));
+  }
+
   async ready(): Promise<void> {
-    await this.sub.ping();
+    if (this.closed) return;
+    if (this.pub.status !== 'ready' || this.sub.status !== 'ready') throw new BackendUnavailableError('redis');
+    try {
+      // Replies come in command order: once PING answers, every earlier PUBLISH has been counted.
+      await Promise.all([...this.pending, this.pub.ping()]);
+    } catch (error) {
+      throw new BackendUnavailableError('redis', { cause: error });
+    }
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all([this.pub.quit().catch(() => undefined), this.sub.quit().catch(() => undefined)]);
+  protected async shutdown(): Promise<void> {
+    // Closing the subscriber connection drops its subscriptions; no UNSUBSCRIBE needed.
+    await Promise.all([this.pub, this.sub].map((redis) => (redis.status === 'ready' ? redis.quit().catch(() => redis.disconnect()) : redis.disconnect())));
+  }
+
+  private resubscribe(): void {
+    const channels = this.joined();
+    if (channels.length === 0 || this.closed) return;
+    if (this.sharded) {
+      // One per command: in a cluster, a multi-channel SSUBSCRIBE must stay within one slot.
+      for (const channel of channels) this.track(channel, this.sub.ssubscribe(channel));
+    } else {
+      for (let i = 0; i < channels.length; i += 1000) this.track('*', this.sub.subscribe(...channels.slice(i, i + 1000)));
+    }
+  }
+
+  private track(channel: string, command: Promise<unknown>): void {
+    const settled = command.then(
+      () => undefined,
+      (error: unknown) => {
+        if (!this.closed) this.warnSubscribe({ channel, ...errorContext(error) });
+        throw error;
+      },
+    );
+    this.pending.add(settled);
+    settled.then(
+      () => this.pending.delete(settled),
+      () => this.pending.delete(settled),
+    );
   }
 }

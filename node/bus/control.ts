@@ -1,0 +1,51 @@
+/**
+ * Messages on the cluster-wide control topic: a discriminated union on `type`, sent as JSON with a
+ * protocol version. Every node subscribes to the control topic for its whole life; any process
+ * that can reach the transport may publish (the control service announces revocations as a
+ * publisher with its own origin id).
+ *
+ * Control messages ride the bus, so they are at most once like everything on it: a node that
+ * misses a revocation still sees it when its cached key status expires (KEY_STATUS_TTL_MS). The
+ * bus only makes the common case immediate.
+ */
+export const CONTROL_PROTOCOL_VERSION = 1;
+
+export type ControlMessage =
+  /** An API key was revoked (or its application deleted): drop its cached status at once. */
+  | { type: 'apiKey.revoked'; appId: string; keyId: string }
+  /** A node is shutting down gracefully: re-read the live node list now rather than at expiry. */
+  | { type: 'node.leaving'; nodeId: string };
+
+export function encodeControl(message: ControlMessage): string {
+  return JSON.stringify({ v: CONTROL_PROTOCOL_VERSION, ...message });
+}
+
+const isString = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+
+/**
+ * The message in a control payload, or undefined for anything else: another version, a type this
+ * node does not know (a newer node's), or missing fields. Unknown messages are ignored, not errors,
+ * so nodes of two versions coexist during a rolling upgrade.
+ */
+export function decodeControl(payload: Uint8Array | string): ControlMessage | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(typeof payload === 'string' ? payload : Buffer.from(payload).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const m = value as { v?: unknown; type?: unknown; appId?: unknown; keyId?: unknown; nodeId?: unknown };
+  if (m.v !== CONTROL_PROTOCOL_VERSION) return undefined;
+  const type = m.type as ControlMessage['type'];
+  switch (type) {
+    case 'apiKey.revoked':
+      return isString(m.appId) && isString(m.keyId) ? { type, appId: m.appId, keyId: m.keyId } : undefined;
+    case 'node.leaving':
+      return isString(m.nodeId) ? { type, nodeId: m.nodeId } : undefined;
+    default:
+      // A type from a newer node, or garbage.
+      return undefined;
+  }
+}
+
