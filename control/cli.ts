@@ -1,13 +1,15 @@
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { loadConfigOrExit } from '../common/index.ts';
-import { LmdbControlStore } from './store/index.ts';
-import type { AppStatus, Application } from './store/index.ts';
+import { connectCassandra } from '../common/cassandra/index.ts';
+import { loadConfigOrExit, type Config } from '../common/index.ts';
+import { CassandraControlStore, LmdbControlStore } from './store/index.ts';
+import type { AppStatus, Application, ControlStore } from './store/index.ts';
 
 const HELP = `Usage: npm run ctl -- <command> [arguments]
 
-Operator commands for the control service's store (DATA_DIR, default ./data). They may run while
-the service runs; changes take effect on the next request.
+Operator commands for the control service's store: LMDB under DATA_DIR (default ./data), or the
+Cassandra keyspace with STORE=cassandra. They may run while the service runs; changes take effect
+on the next request.
 
 Commands:
   app show <appId>         print the application as JSON
@@ -32,12 +34,12 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfigOrExit(process.env);
-  const path = join(config.DATA_DIR, 'control');
-  if (!existsSync(path)) {
-    process.stderr.write(`no store at ${path}; set DATA_DIR to the service's data directory\n`);
+  const opened = await openStore(config);
+  if (typeof opened === 'string') {
+    process.stderr.write(`${opened}\n`);
     return 2;
   }
-  const store = LmdbControlStore.open(path);
+  const { store, close } = opened;
   try {
     const app = await store.applications.getById(appId);
     if (!app) {
@@ -57,8 +59,20 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`application ${appId} is now ${status}\n`);
     return 0;
   } finally {
-    await store.close();
+    await close();
   }
+}
+
+/** The store the service uses (STORE): LMDB under DATA_DIR, or the Cassandra keyspace. */
+async function openStore(config: Readonly<Config>): Promise<{ store: ControlStore; close: () => Promise<void> } | string> {
+  if (config.STORE === 'cassandra') {
+    const client = connectCassandra({ contactPoints: config.CASSANDRA_CONTACT_POINTS, localDataCenter: config.CASSANDRA_LOCAL_DC });
+    return { store: new CassandraControlStore(client, config.CASSANDRA_KEYSPACE), close: () => client.shutdown() };
+  }
+  const path = join(config.DATA_DIR, 'control');
+  if (!existsSync(path)) return `no store at ${path}; set DATA_DIR to the service's data directory`;
+  const store = LmdbControlStore.open(path);
+  return { store, close: () => store.close() };
 }
 
 process.exitCode = await main(process.argv.slice(2));

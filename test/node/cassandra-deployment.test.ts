@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import t from 'tap';
 import { connectCassandra } from '../../common/cassandra/index.ts';
 import { client, freePort, newAccount, requireService, startService } from '../helpers/index.ts';
@@ -52,6 +54,12 @@ else {
     t.same(page.body.messages.map((m: { seq: number }) => m.seq), Array.from({ length: 50 }, (_, i) => 50 - i), 'every acked message, once, in order');
     const next = await api.post(`/api/messages/${chat.chatId}`, { content: 'after the restart' }, alice.jwt);
     t.equal(next.body.message?.seq ?? next.body.seq, 51, 'numbering continues after the restart');
+
+    // The operator command works on the same keyspace.
+    const ctl = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'control/cli.ts', ...args], { cwd: new URL('../..', import.meta.url).pathname, env: { ...process.env, ...env } });
+    t.match((await ctl('app', 'suspend', app.id)).stdout, /SUSPENDED/);
+    t.equal((await mgmt.post(`/api/client/apps/${app.id}/keys`, undefined, token)).body.code, 'APP_SUSPENDED', 'a suspended application gets no keys');
+    await ctl('app', 'reactivate', app.id);
 
     await mgmt.del(`/api/client/apps/${app.id}/keys/${key.id}`, token);
     const deadline = Date.now() + 2000;
