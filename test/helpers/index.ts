@@ -2,4 +2,4 @@ export { startService, removeDir, freePort, type Running } from '../../bin/spawn
 export { client, newAccount, type HttpResult } from './http.ts';
 export { WsClient, type Frame } from './ws.ts';
 export { integration, type ChatUserSession } from './fixture.ts';
-export { requireService, type ServiceAddress, type ServiceName } from './services.ts';
+export { requireService, testKeyspace, type ServiceAddress, type ServiceName } from './services.ts';

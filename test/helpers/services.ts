@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
+import { connectCassandra, ensureKeyspace, type CassandraClient } from '../../common/cassandra/index.ts';
 
 /** A real service a suite needs, and where it listens (from the same variables the service reads). */
 export interface ServiceAddress {
@@ -44,4 +46,23 @@ export async function requireService(name: ServiceName, log: (line: string) => v
   if (process.env.CI === 'true') throw new Error(`${name} is not reachable at ${address.host}:${address.port} and CI=true: ${how}`);
   log(`SKIPPED: ${name} is not reachable at ${address.host}:${address.port}; ${how}`);
   return undefined;
+}
+
+/**
+ * A Cassandra client and a keyspace of this test file's own (RF 1), dropped when the file ends.
+ * DDL is slow, so files create one keyspace and let their subtests share it with fresh ids.
+ */
+export async function testKeyspace(
+  t: { teardown(fn: () => unknown): void },
+  address: ServiceAddress,
+  prefix: string,
+): Promise<{ client: CassandraClient; keyspace: string }> {
+  const client = connectCassandra({ contactPoints: `${address.host}:${address.port}`, localDataCenter: 'datacenter1' });
+  const keyspace = `${prefix}_${randomBytes(6).toString('hex')}`;
+  t.teardown(async () => {
+    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
+    await client.shutdown();
+  });
+  await ensureKeyspace(client, keyspace, 1);
+  return { client, keyspace };
 }

@@ -1,21 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import t from 'tap';
-import { connectCassandra, ensureKeyspace, migrate } from '../../common/cassandra/index.ts';
+import { migrate } from '../../common/cassandra/index.ts';
 import { CassandraNodeStore, nodeMigrations } from '../../node/store/index.ts';
-import { requireService } from '../helpers/index.ts';
+import { requireService, testKeyspace } from '../helpers/index.ts';
 import { nodeStoreConformance } from './store-conformance.ts';
 
 const cassandra = await requireService('cassandra', (line) => t.comment(line));
 if (!cassandra) t.pass('skipped: cassandra not running');
 else {
-  const client = connectCassandra({ contactPoints: `${cassandra.host}:${cassandra.port}`, localDataCenter: 'datacenter1' });
-  // A keyspace of this run's own, created once for the file (DDL is slow) and dropped at the end.
-  const keyspace = `chat_test_${randomBytes(6).toString('hex')}`;
-  t.teardown(async () => {
-    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
-    await client.shutdown();
-  });
-  await ensureKeyspace(client, keyspace, 1);
+  // A keyspace of this file's own: DDL is slow, so it is created once and dropped at the end.
+  const { client, keyspace } = await testKeyspace(t, cassandra, 'chat_test');
 
   t.test('cassandra: migrations apply once, and running them again is a no-op', async (t) => {
     t.same(await migrate(client, keyspace, nodeMigrations), nodeMigrations.map((m) => m.name));

@@ -1,10 +1,7 @@
 import type { types } from 'cassandra-driver';
-import { applied, claimRow, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, claimRow, defined, opt, str, type CassandraClient } from '../../../common/cassandra/index.ts';
 import type { Account, AccountStore, RefreshTokenRecord, RotateResult, SessionFamily, SessionStore } from '../types.ts';
 
-const opt = (row: types.Row, column: string): string | undefined => (row.get(column) as string | null) ?? undefined;
-const str = (row: types.Row, column: string): string => String(row.get(column));
-const defined = <T extends object>(value: T): T => Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 
 /** Accounts; an e-mail is claimed by compare-and-set, so of concurrent claimants exactly one holds it. */
 export class CassandraAccounts implements AccountStore {

@@ -1,9 +1,8 @@
 import type { types } from 'cassandra-driver';
-import { applied, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, str, type CassandraClient } from '../../../common/cassandra/index.ts';
 import type { ApiKeyRecord, ApiKeyStore, Application, ApplicationStore, AppStatus } from '../types.ts';
 import { Slots } from './slots.ts';
 
-const str = (row: types.Row, column: string): string => String(row.get(column));
 
 /** Applications under their owning account; the per-account limit is held as slots. */
 export class CassandraApplications implements ApplicationStore {

@@ -1,7 +1,6 @@
 import type { types } from 'cassandra-driver';
-import { applied, claimRow, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, claimRow, defined, num, opt, str, type CassandraClient } from '../../../common/cassandra/index.ts';
 import type { Chat, ChatKind, ChatStore, Member, MemberRole } from '../types.ts';
-import { defined, num, opt, str } from './rows.ts';
 
 /**
  * Chats (partition: the chat), members (partition: the chat's members), a user's chats (partition:

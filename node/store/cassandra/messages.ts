@@ -1,8 +1,7 @@
 import type { types } from 'cassandra-driver';
-import type { CassandraClient } from '../../../common/cassandra/index.ts';
 import { bucketOf } from '../buckets.ts';
 import type { MessageStore, StoredMessage, StoredReaction } from '../types.ts';
-import { defined, num, opt, str } from './rows.ts';
+import { defined, num, opt, str, type CassandraClient } from '../../../common/cassandra/index.ts';
 
 /**
  * Messages partitioned by (app, chat, day bucket), clustered by id newest first, with the indexes

@@ -1,6 +1,5 @@
-import { applied, claimRow, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, claimRow, defined, opt, str, type CassandraClient } from '../../../common/cassandra/index.ts';
 import type { ChatUser, UserRefreshToken, UserRotateResult, UserSessionFamily, UserSessionStore, UserStore } from '../types.ts';
-import { defined, opt, str } from './rows.ts';
 
 /** Users; a username is claimed with a compare-and-set on (app, username), so two creates never share it. */
 export class CassandraUsers implements UserStore {
