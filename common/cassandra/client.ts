@@ -3,27 +3,59 @@ import cassandra from 'cassandra-driver';
 export type CassandraClient = cassandra.Client;
 
 export interface CassandraOptions {
-  /** `host:port` list, comma-separated (CASSANDRA_CONTACT_POINTS). */
+  /** `host:port` list, comma-separated (CASSANDRA_CONTACT_POINTS); the port defaults to 9042. */
   contactPoints: string;
   localDataCenter: string;
+  /** Default keyspace of the session; stores still name their keyspace in every statement. */
+  keyspace?: string;
 }
 
 const { consistencies } = cassandra.types;
 
 /**
- * Consistency: LOCAL_QUORUM for reads and writes, so a read after an acknowledged write sees it
- * with any replication factor; LOCAL_SERIAL for the compare-and-set (LWT) statements that keep
- * usernames, direct chats and refresh tokens unique and read marks monotonic. Every statement is
- * prepared. These settings are the same on ScyllaDB.
+ * Options of every data statement (reads, writes, compare-and-sets):
+ * - `prepare: true`: parsed once per node, values bound by type (bigint columns take JS numbers,
+ *   and no value is ever spliced into CQL text).
+ * - `consistency: LOCAL_QUORUM`: a write is acknowledged by a majority of the local DC's replicas
+ *   and a read consults a majority, so a read after an acknowledged write sees it with any
+ *   replication factor, without waiting on other data centers.
+ * - `serialConsistency: LOCAL_SERIAL`: the Paxos round of a lightweight transaction (`IF NOT
+ *   EXISTS`, `IF col = ?`) runs among the local DC's replicas; that is what keeps usernames,
+ *   direct pairs, refresh tokens and signing keys unique and read marks monotonic. Uniqueness is
+ *   therefore per DC: several DCs accepting writes for one application would need SERIAL.
+ * These are the same on ScyllaDB. They are passed with each statement (see `cql`), not only as
+ * client defaults, so a store keeps them whichever client it is given.
  */
+export const STATEMENT_OPTIONS: Readonly<cassandra.QueryOptions> = Object.freeze({
+  prepare: true,
+  consistency: consistencies.localQuorum,
+  serialConsistency: consistencies.localSerial,
+});
+
+/** DDL: not prepared (a schema statement runs once; preparing it only adds a round trip). */
+export const DDL_OPTIONS: Readonly<cassandra.QueryOptions> = Object.freeze({ prepare: false });
+
+/** The one method the stores use: a statement with positional values. */
+export interface Cql {
+  execute(query: string, params?: unknown[], options?: cassandra.QueryOptions): Promise<cassandra.types.ResultSet>;
+}
+
+/** `client` with STATEMENT_OPTIONS on every statement (options given per call still win). */
+export function cql(client: Cql): Cql {
+  return { execute: (query, params = [], options = {}) => client.execute(query, params, { ...STATEMENT_OPTIONS, ...options }) };
+}
+
 export function connectCassandra(options: CassandraOptions): CassandraClient {
   const points = options.contactPoints.split(',').map((p) => p.trim()).filter(Boolean);
-  const port = Number(points[0]?.split(':')[1] ?? 9042);
+  if (points.length === 0) throw new Error('no Cassandra contact points');
+  // The driver takes one native-protocol port for the whole cluster: that of the first point.
+  const port = Number(points[0]!.split(':')[1] ?? 9042);
   return new cassandra.Client({
     contactPoints: points.map((p) => p.split(':')[0]!),
     protocolOptions: { port },
     localDataCenter: options.localDataCenter,
-    queryOptions: { consistency: consistencies.localQuorum, serialConsistency: consistencies.localSerial, prepare: true },
+    ...(options.keyspace === undefined ? {} : { keyspace: options.keyspace }),
+    queryOptions: { ...STATEMENT_OPTIONS },
   });
 }
 
@@ -41,7 +73,7 @@ const READ_TIMEOUT = 0x1200;
  * a row found holding `holder` means the earlier attempt won. True when `holder` holds the row.
  */
 export async function claimRow(
-  db: cassandra.Client,
+  db: Cql,
   query: string,
   params: unknown[],
   holderColumn: string,
@@ -49,7 +81,7 @@ export async function claimRow(
 ): Promise<{ won: boolean; row: cassandra.types.Row | undefined }> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const result = await db.execute(query, params, { prepare: true });
+      const result = await db.execute(query, params, { ...STATEMENT_OPTIONS });
       const row = result.first() ?? undefined;
       if (applied(result)) return { won: true, row };
       return { won: row !== undefined && String(row.get(holderColumn)) === holder, row };

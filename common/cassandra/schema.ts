@@ -1,33 +1,66 @@
-import type { CassandraClient } from './client.ts';
+import { DDL_OPTIONS, STATEMENT_OPTIONS, type CassandraClient } from './client.ts';
 
 /** A named, ordered list of DDL statements; each statement is applied once per keyspace. */
 export interface Migration {
-  /** Unique within its service, e.g. `node-001-initial`. */
+  /** Unique within the keyspace, e.g. `node-001-initial`. */
   name: string;
   statements: string[];
 }
 
 const KEYSPACE = /^[a-z][a-z0-9_]{0,47}$/;
 
-/** Creates the keyspace if absent (SimpleStrategy; use NetworkTopologyStrategy by hand for several DCs). */
-export async function ensureKeyspace(client: CassandraClient, keyspace: string, replicationFactor: number): Promise<void> {
+function checkKeyspace(keyspace: string): void {
+  // Keyspace names are spliced into CQL (identifiers cannot be bound), so only plain names pass.
   if (!KEYSPACE.test(keyspace)) throw new Error(`invalid keyspace name ${keyspace}`);
-  await client.execute(`CREATE KEYSPACE IF NOT EXISTS ${keyspace} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': ${replicationFactor}}`);
-  await client.execute(`CREATE TABLE IF NOT EXISTS ${keyspace}.schema_migrations (name text PRIMARY KEY, applied_at timestamp)`);
 }
 
 /**
- * Applies the migrations not yet recorded in `schema_migrations`, in order. Statements are written
- * `IF NOT EXISTS` with `{ks}` for the keyspace, so a run interrupted half-way can simply run again.
+ * Creates the keyspace if absent, and its `schema_migrations` table. SimpleStrategy, because one
+ * replication factor is all the service asks for; for several data centers create the keyspace
+ * by hand with NetworkTopologyStrategy first (this then leaves it as it is).
  */
-export async function migrate(client: CassandraClient, keyspace: string, migrations: readonly Migration[]): Promise<string[]> {
-  const done = new Set((await client.execute(`SELECT name FROM ${keyspace}.schema_migrations`)).rows.map((r) => String(r.get('name'))));
+export async function ensureKeyspace(client: CassandraClient, keyspace: string, replicationFactor: number): Promise<void> {
+  checkKeyspace(keyspace);
+  if (!Number.isInteger(replicationFactor) || replicationFactor < 1) throw new Error(`invalid replication factor ${replicationFactor}`);
+  await client.execute(`CREATE KEYSPACE IF NOT EXISTS ${keyspace} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': ${replicationFactor}}`, [], DDL_OPTIONS);
+  await client.execute(`CREATE TABLE IF NOT EXISTS ${keyspace}.schema_migrations (name text PRIMARY KEY, applied_at timestamp)`, [], DDL_OPTIONS);
+}
+
+async function appliedNames(client: CassandraClient, keyspace: string): Promise<Set<string>> {
+  const rows = (await client.execute(`SELECT name FROM ${keyspace}.schema_migrations`, [], { ...STATEMENT_OPTIONS })).rows;
+  return new Set(rows.map((r) => String(r.get('name'))));
+}
+
+async function apply(client: CassandraClient, keyspace: string, m: Migration): Promise<void> {
+  // Recorded only after its last statement, so an interrupted run re-applies the whole migration;
+  // statements are written `IF NOT EXISTS`, which makes that harmless. The driver waits for schema
+  // agreement after each DDL statement, so the next one sees the tables before it.
+  for (const statement of m.statements) await client.execute(statement.replaceAll('{ks}', keyspace), [], DDL_OPTIONS);
+  await client.execute(`INSERT INTO ${keyspace}.schema_migrations (name, applied_at) VALUES (?, ?)`, [m.name, new Date()], { ...STATEMENT_OPTIONS });
+}
+
+/**
+ * Applies migrations not yet recorded in `<keyspace>.schema_migrations`, in order; running them
+ * again is a no-op. Statements name the keyspace as `{ks}`. Either a list of migrations (returns
+ * the names applied now) or one by name and statements (returns whether it was applied now).
+ */
+export function migrate(client: CassandraClient, keyspace: string, migrations: readonly Migration[]): Promise<string[]>;
+export function migrate(client: CassandraClient, keyspace: string, name: string, statements: readonly string[]): Promise<boolean>;
+export async function migrate(
+  client: CassandraClient,
+  keyspace: string,
+  what: readonly Migration[] | string,
+  statements: readonly string[] = [],
+): Promise<string[] | boolean> {
+  checkKeyspace(keyspace);
+  const list: Migration[] = typeof what === 'string' ? [{ name: what, statements: [...statements] }] : [...what];
+  const done = await appliedNames(client, keyspace);
   const applied: string[] = [];
-  for (const m of migrations) {
+  for (const m of list) {
     if (done.has(m.name)) continue;
-    for (const statement of m.statements) await client.execute(statement.replaceAll('{ks}', keyspace));
-    await client.execute(`INSERT INTO ${keyspace}.schema_migrations (name, applied_at) VALUES (?, ?)`, [m.name, new Date()]);
+    await apply(client, keyspace, m);
+    done.add(m.name);
     applied.push(m.name);
   }
-  return applied;
+  return typeof what === 'string' ? applied.length === 1 : applied;
 }

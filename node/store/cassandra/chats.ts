@@ -1,5 +1,5 @@
 import type { types } from 'cassandra-driver';
-import { applied, claimRow, defined, num, opt, str, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, claimRow, defined, num, opt, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { Chat, ChatKind, ChatStore, Member, MemberRole } from '../types.ts';
 
 /**
@@ -8,7 +8,7 @@ import type { Chat, ChatKind, ChatStore, Member, MemberRole } from '../types.ts'
  * a read mark only rises, by compare-and-set on the member's `read_seq`.
  */
 export class CassandraChats implements ChatStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   private readChat(row: types.Row): Chat {
     return defined({
@@ -48,21 +48,31 @@ export class CassandraChats implements ChatStore {
     await Promise.all([this.writeChat(chat), this.writeMembers(members)]);
   }
 
+  /**
+   * The chat row is written before the pair is claimed, so a claimed pair always names a stored
+   * chat (a losing attempt removes its own row). Members are written only by the winner, after
+   * its claim, so no user ever lists a losing attempt's chat. A claim naming a chat that is gone
+   * is left by a delete (the chat row goes first), so that claim is released and tried again.
+   */
   async ensureDirect(chat: Chat, members: [Member, Member]): Promise<{ chat: Chat; created: boolean }> {
     const [low, high] = [members[0].userId, members[1].userId].sort() as [string, string];
-    const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.direct_pairs (app_id, low, high, chat_id) VALUES (?, ?, ?, ?) IF NOT EXISTS`, [chat.appId, low, high, chat.id], 'chat_id', chat.id);
-    if (claim.won) {
-      await this.create(chat, members);
-      return { chat, created: true };
+    await this.writeChat(chat);
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.direct_pairs (app_id, low, high, chat_id) VALUES (?, ?, ?, ?) IF NOT EXISTS`, [chat.appId, low, high, chat.id], 'chat_id', chat.id);
+      if (claim.won) {
+        await this.writeMembers(members);
+        return { chat, created: true };
+      }
+      const holder = str(claim.row!, 'chat_id');
+      const existing = await this.get(chat.appId, holder);
+      if (existing) {
+        await this.db.execute(`DELETE FROM ${this.ks}.chats WHERE app_id = ? AND id = ?`, [chat.appId, chat.id]);
+        return { chat: existing, created: false };
+      }
+      // Free the pair only while it still names the missing chat, then claim again.
+      await this.db.execute(`DELETE FROM ${this.ks}.direct_pairs WHERE app_id = ? AND low = ? AND high = ? IF chat_id = ?`, [chat.appId, low, high, holder]);
     }
-    // The winner writes its chat right after its claim: wait for it, boundedly.
-    const winner = str(claim.row!, 'chat_id');
-    for (let attempt = 0; attempt < 100; attempt++) {
-      const existing = await this.get(chat.appId, winner);
-      if (existing) return { chat: existing, created: false };
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    throw new Error(`direct chat ${winner} was claimed but not written`);
+    throw new Error(`direct pair ${low}/${high} contended past 50 attempts`);
   }
 
   async get(appId: string, chatId: string): Promise<Chat | undefined> {
@@ -103,9 +113,24 @@ export class CassandraChats implements ChatStore {
     return row ? this.readMember(row) : undefined;
   }
 
+  /**
+   * Compare-and-set, not read-then-write: `markRead` raises `read_seq` by compare-and-set, and a
+   * plain write of a value read earlier could lower it again. A new member is inserted `IF NOT
+   * EXISTS`; an existing one is updated `IF read_seq = <the value read>`; a lost race re-reads.
+   */
   async putMember(member: Member): Promise<void> {
-    const current = await this.member(member.appId, member.chatId, member.userId);
-    await this.writeMembers([current ? { ...member, joinedAt: current.joinedAt, readSeq: Math.max(current.readSeq, member.readSeq) } : member]);
+    const { appId, chatId, userId } = member;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const current = await this.member(appId, chatId, userId);
+      const result = current
+        ? await this.db.execute(`UPDATE ${this.ks}.chat_members SET role = ?, read_seq = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF read_seq = ?`, [member.role, Math.max(current.readSeq, member.readSeq), appId, chatId, userId, current.readSeq])
+        : await this.db.execute(`INSERT INTO ${this.ks}.chat_members (app_id, chat_id, user_id, role, joined_at, read_seq) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS`, [appId, chatId, userId, member.role, member.joinedAt, member.readSeq]);
+      if (!applied(result)) continue;
+      // Idempotent, so an update re-asserts it too (it may be missing after a failed earlier put).
+      await this.db.execute(`INSERT INTO ${this.ks}.user_chats (app_id, user_id, chat_id) VALUES (?, ?, ?)`, [appId, userId, chatId]);
+      return;
+    }
+    throw new Error('member contended past 20 attempts');
   }
 
   async removeMember(appId: string, chatId: string, userId: string): Promise<'removed' | 'not-found'> {

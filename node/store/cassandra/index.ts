@@ -1,4 +1,4 @@
-import { claimRow, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { claimRow, cql, type CassandraClient, type Cql } from '../../../common/cassandra/index.ts';
 import type { SigningKey } from '../../../common/index.ts';
 import type { NodeSigningKeyStore, NodeStore } from '../types.ts';
 import { CassandraChats } from './chats.ts';
@@ -8,7 +8,7 @@ export { nodeMigrations } from './schema.ts';
 
 /** The key that signs user JWTs: the first one ensured wins (compare-and-set), for every node. */
 class CassandraNodeSigningKeys implements NodeSigningKeyStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   async ensure(candidate: SigningKey): Promise<SigningKey> {
     const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.node_signing_keys (scope, kid, key) VALUES ('node', ?, ?) IF NOT EXISTS`, [candidate.kid, JSON.stringify(candidate)], 'kid', candidate.kid);
@@ -22,7 +22,9 @@ class CassandraNodeSigningKeys implements NodeSigningKeyStore {
 }
 
 /**
- * The node store on Cassandra or ScyllaDB (same CQL). The client is the caller's: several stores
+ * The node store on Cassandra or ScyllaDB (same CQL), over a keyspace migrated with
+ * `nodeMigrations`. Every statement is prepared, at LOCAL_QUORUM, with LOCAL_SERIAL for its
+ * compare-and-sets (see common/cassandra/client.ts). The client is the caller's: several stores
  * may share it, and closing the store does not close it.
  */
 export class CassandraNodeStore implements NodeStore {
@@ -32,7 +34,15 @@ export class CassandraNodeStore implements NodeStore {
   readonly messages: CassandraMessages;
   readonly signingKeys: CassandraNodeSigningKeys;
 
-  constructor(db: CassandraClient, keyspace: string) {
+  /** The store over `keyspace`; the schema must already be migrated (see `nodeMigrations`). */
+  static open(client: CassandraClient, keyspace: string): CassandraNodeStore {
+    return new CassandraNodeStore(client, keyspace);
+  }
+
+  constructor(client: CassandraClient, keyspace: string) {
+    // The keyspace is spliced into every statement's text (identifiers cannot be bound).
+    if (!/^[a-z][a-z0-9_]{0,47}$/.test(keyspace)) throw new Error(`invalid keyspace name ${keyspace}`);
+    const db = cql(client);
     this.users = new CassandraUsers(db, keyspace);
     this.userSessions = new CassandraUserSessions(db, keyspace);
     this.chats = new CassandraChats(db, keyspace);

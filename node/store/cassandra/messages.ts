@@ -1,7 +1,7 @@
 import type { types } from 'cassandra-driver';
 import { bucketOf } from '../buckets.ts';
 import type { MessageStore, StoredMessage, StoredReaction } from '../types.ts';
-import { defined, num, opt, str, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { defined, num, opt, str, type Cql } from '../../../common/cassandra/index.ts';
 
 /**
  * Messages partitioned by (app, chat, day bucket), clustered by id newest first, with the indexes
@@ -9,7 +9,7 @@ import { defined, num, opt, str, type CassandraClient } from '../../../common/ca
  * message twice leaves one copy; a rewrite with a new revision drops the index row of the old one.
  */
 export class CassandraMessages implements MessageStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   private read(row: types.Row): StoredMessage {
     return defined({
@@ -29,27 +29,40 @@ export class CassandraMessages implements MessageStore {
     });
   }
 
+  /**
+   * Messages are written concurrently, each by separate single-partition statements (a batch over
+   * several partitions would only add coordinator work). At LOCAL_QUORUM a resolved put is on a
+   * majority of the local replicas' commit logs. A message given twice is written once, as its
+   * last version, so two versions of it never race over its revision index row.
+   */
   async put(messages: StoredMessage[]): Promise<void> {
-    await Promise.all(messages.map((m) => this.putOne(m)));
+    const latest = new Map(messages.map((m) => [`${m.appId}\u0000${m.chatId}\u0000${m.id}`, m]));
+    await Promise.all([...latest.values()].map((m) => this.putOne(m)));
   }
 
+  /**
+   * The message row is written last because its `rev` is what the next write of the message reads
+   * to find the revision index row to delete: a put that fails before it leaves the old `rev` in
+   * place, so a retry still deletes the old index row. Every statement is an upsert of the same
+   * values, so retrying or repeating a put is harmless.
+   */
   private async putOne(m: StoredMessage): Promise<void> {
     const bucket = bucketOf(m.id);
     const key = [m.appId, m.chatId];
     const previous = (await this.db.execute(`SELECT rev FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id = ?`, [...key, bucket, m.id])).first();
     const previousRev = previous && previous.get('rev') !== null ? num(previous, 'rev') : undefined;
-    const writes = [
+    const indexes = [this.db.execute(`INSERT INTO ${this.ks}.message_buckets (app_id, chat_id, bucket) VALUES (?, ?, ?)`, [...key, bucket])];
+    if (m.rev !== undefined) indexes.push(this.db.execute(`INSERT INTO ${this.ks}.message_revs (app_id, chat_id, rev, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.rev, bucket, m.id]));
+    if (previousRev !== undefined && previousRev !== m.rev) indexes.push(this.db.execute(`DELETE FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? AND rev = ?`, [...key, previousRev]));
+    if (m.clientKey !== undefined) indexes.push(this.db.execute(`INSERT INTO ${this.ks}.message_keys (app_id, chat_id, sender_id, client_key, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.senderId, m.clientKey, m.id]));
+    await Promise.all(indexes);
+    await Promise.all([
       this.db.execute(
         `INSERT INTO ${this.ks}.messages (app_id, chat_id, bucket, id, seq, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [...key, bucket, m.id, m.seq, m.senderId, m.content, m.createdAt, m.editedAt ?? null, m.deletedAt ?? null, m.replyToId ?? null, JSON.stringify(m.reactions), m.clientKey ?? null, m.rev ?? null],
       ),
-      this.db.execute(`INSERT INTO ${this.ks}.message_buckets (app_id, chat_id, bucket) VALUES (?, ?, ?)`, [...key, bucket]),
       this.db.execute(`INSERT INTO ${this.ks}.message_seqs (app_id, chat_id, seq, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.seq, bucket, m.id]),
-    ];
-    if (m.rev !== undefined) writes.push(this.db.execute(`INSERT INTO ${this.ks}.message_revs (app_id, chat_id, rev, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.rev, bucket, m.id]));
-    if (previousRev !== undefined && previousRev !== m.rev) writes.push(this.db.execute(`DELETE FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? AND rev = ?`, [...key, previousRev]));
-    if (m.clientKey !== undefined) writes.push(this.db.execute(`INSERT INTO ${this.ks}.message_keys (app_id, chat_id, sender_id, client_key, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.senderId, m.clientKey, m.id]));
-    await Promise.all(writes);
+    ]);
   }
 
   async get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined> {
@@ -82,11 +95,15 @@ export class CassandraMessages implements MessageStore {
     }
   }
 
-  /** Messages named by index rows (bucket, id), in the index's order. */
-  private async resolve(rows: types.Row[], appId: string, chatId: string): Promise<StoredMessage[]> {
+  /**
+   * Messages named by index rows (bucket, id), in the index's order. `current` drops a message whose
+   * row no longer matches its index row (a revision row left by a put that failed half-way).
+   */
+  private async resolve(rows: types.Row[], appId: string, chatId: string, current: (m: StoredMessage, index: types.Row) => boolean = () => true): Promise<StoredMessage[]> {
     const found = await Promise.all(rows.map(async (r) => {
       const row = (await this.db.execute(`SELECT * FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id = ?`, [appId, chatId, num(r, 'bucket'), str(r, 'id')])).first();
-      return row ? this.read(row) : undefined;
+      const message = row ? this.read(row) : undefined;
+      return message && current(message, r) ? message : undefined;
     }));
     return found.filter((m): m is StoredMessage => m !== undefined);
   }
@@ -107,8 +124,8 @@ export class CassandraMessages implements MessageStore {
   }
 
   async changedSince(appId: string, chatId: string, afterRev: number, limit: number): Promise<StoredMessage[]> {
-    const rows = await this.db.execute(`SELECT bucket, id FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? AND rev > ? LIMIT ?`, [appId, chatId, afterRev, limit]);
-    return this.resolve(rows.rows, appId, chatId);
+    const rows = await this.db.execute(`SELECT rev, bucket, id FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? AND rev > ? LIMIT ?`, [appId, chatId, afterRev, limit]);
+    return this.resolve(rows.rows, appId, chatId, (m, r) => (m.rev ?? 0) === num(r, 'rev'));
   }
 
   async byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined> {

@@ -1,9 +1,9 @@
-import { applied, claimRow, defined, opt, str, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, claimRow, defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { ChatUser, UserRefreshToken, UserRotateResult, UserSessionFamily, UserSessionStore, UserStore } from '../types.ts';
 
 /** Users; a username is claimed with a compare-and-set on (app, username), so two creates never share it. */
 export class CassandraUsers implements UserStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   private read(row: import('cassandra-driver').types.Row): ChatUser {
     return { appId: str(row, 'app_id'), id: str(row, 'id'), username: str(row, 'username'), displayName: str(row, 'display_name'), createdAt: str(row, 'created_at'), updatedAt: str(row, 'updated_at') };
@@ -13,11 +13,17 @@ export class CassandraUsers implements UserStore {
     return this.db.execute(`INSERT INTO ${this.ks}.users (app_id, id, username, display_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, [u.appId, u.id, u.username, u.displayName, u.createdAt, u.updatedAt]);
   }
 
+  /**
+   * The user row is written before the username is claimed, so a claimed username always names a
+   * stored user: a create that fails half-way leaves at most an unreachable row under a fresh id,
+   * never a username that is taken but resolves to nobody. A losing create removes its row.
+   */
   async create(user: ChatUser): Promise<'created' | 'exists'> {
-    const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.usernames (app_id, username, user_id) VALUES (?, ?, ?) IF NOT EXISTS`, [user.appId, user.username, user.id], 'user_id', user.id);
-    if (!claim.won) return 'exists';
     await this.write(user);
-    return 'created';
+    const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.usernames (app_id, username, user_id) VALUES (?, ?, ?) IF NOT EXISTS`, [user.appId, user.username, user.id], 'user_id', user.id);
+    if (claim.won) return 'created';
+    await this.db.execute(`DELETE FROM ${this.ks}.users WHERE app_id = ? AND id = ?`, [user.appId, user.id]);
+    return 'exists';
   }
 
   async get(appId: string, userId: string): Promise<ChatUser | undefined> {
@@ -51,7 +57,7 @@ export class CassandraUsers implements UserStore {
  * token exactly one rotates, one is told of the reuse, and the rest find the family revoked.
  */
 export class CassandraUserSessions implements UserSessionStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   async createFamily(family: UserSessionFamily, first: UserRefreshToken): Promise<void> {
     await Promise.all([
