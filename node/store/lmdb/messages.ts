@@ -58,37 +58,38 @@ export class LmdbMessages implements MessageStore {
   }
 
   async afterSeq(appId: string, chatId: string, afterSeq: number, limit: number): Promise<StoredMessage[]> {
-    const out: StoredMessage[] = [];
-    for (const { value } of this.t.db.getRange({ start: ['s', appId, chatId, afterSeq + 1], end: ['s', appId, chatId, Number.MAX_SAFE_INTEGER], limit })) {
-      const [bucket, id] = value as [number, string];
-      const m = this.t.db.get(['m', appId, chatId, bucket, id]) as StoredMessage | undefined;
-      if (m) out.push(m);
-    }
-    return out;
+    return this.indexedAfter('s', appId, chatId, afterSeq, limit);
   }
 
   async lastSeq(appId: string, chatId: string): Promise<number> {
-    for (const key of this.t.db.getKeys({ start: ['s', appId, chatId, Number.MAX_SAFE_INTEGER], end: ['s', appId, chatId], reverse: true, limit: 1 })) {
-      return key[3] as number;
-    }
-    return 0;
+    return this.lastIndexed('s', appId, chatId);
   }
 
   async lastRev(appId: string, chatId: string): Promise<number> {
-    for (const key of this.t.db.getKeys({ start: ['r', appId, chatId, Number.MAX_SAFE_INTEGER], end: ['r', appId, chatId], reverse: true, limit: 1 })) {
-      return key[3] as number;
-    }
-    return 0;
+    return this.lastIndexed('r', appId, chatId);
   }
 
   async changedSince(appId: string, chatId: string, afterRev: number, limit: number): Promise<StoredMessage[]> {
+    return this.indexedAfter('r', appId, chatId, afterRev, limit);
+  }
+
+  /** Messages of a seq ('s') or revision ('r') index after `after`, in index order. */
+  private indexedAfter(index: 's' | 'r', appId: string, chatId: string, after: number, limit: number): StoredMessage[] {
     const out: StoredMessage[] = [];
-    for (const { value } of this.t.db.getRange({ start: ['r', appId, chatId, afterRev + 1], end: ['r', appId, chatId, Number.MAX_SAFE_INTEGER], limit })) {
+    for (const { value } of this.t.db.getRange({ start: [index, appId, chatId, after + 1], end: [index, appId, chatId, Number.MAX_SAFE_INTEGER], limit })) {
       const [bucket, id] = value as [number, string];
       const m = this.t.db.get(['m', appId, chatId, bucket, id]) as StoredMessage | undefined;
       if (m) out.push(m);
     }
     return out;
+  }
+
+  /** The highest number in a seq or revision index (0 for none). */
+  private lastIndexed(index: 's' | 'r', appId: string, chatId: string): number {
+    for (const key of this.t.db.getKeys({ start: [index, appId, chatId, Number.MAX_SAFE_INTEGER], end: [index, appId, chatId], reverse: true, limit: 1 })) {
+      return key[3] as number;
+    }
+    return 0;
   }
 
   async byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined> {
