@@ -1,6 +1,8 @@
 import { publicUrl, type Config, type Logger } from '../common/index.ts';
 import { createControlService, type ControlService } from '../control/index.ts';
 import { createNodeService, type NodeService } from '../node/index.ts';
+import { encodeControl } from '../node/bus/index.ts';
+import { controlBus, joinCluster, type ClusterHandles } from './cluster.ts';
 import { openStores } from './stores.ts';
 
 export interface Deployment {
@@ -12,6 +14,8 @@ export interface Deployment {
 /**
  * Starts what `ROLE` asks for on the store `STORE` names. Standalone runs both services in one
  * process and wires key revocations from the control service straight into the node's verifier.
+ * With BUS=redis a node joins the cluster of every node on the same Redis, and the control service
+ * announces revocations to all of them on the bus.
  */
 export async function startDeployment(config: Readonly<Config>, log: Logger): Promise<Deployment> {
   const stores = await openStores(config);
@@ -20,9 +24,13 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
   const runNode = config.ROLE !== 'control';
   const nodeUrl = publicUrl(config.NODE_PUBLIC_URL, config.HOST, config.NODE_PORT);
   const controlUrl = publicUrl(config.CONTROL_PUBLIC_URL, config.HOST, config.CONTROL_PORT);
+  const clustered = config.BUS === 'redis';
+  let joined: ClusterHandles | undefined;
+  const announcer = clustered && runControl ? await controlBus(config, log) : undefined;
   const deployment: Deployment = {
     stop: async () => {
       await Promise.all([deployment.node?.service.close(), deployment.control?.service.close()]);
+      await Promise.all([joined?.close(), announcer?.close()]);
       await stores.close();
     },
   };
@@ -31,6 +39,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
   let node: NodeService | undefined;
   let clusterEndpoint = nodeUrl;
   if (runNode) {
+    if (clustered) joined = await joinCluster(config, log);
     node = await createNodeService({
       config,
       log: log.child({ service: 'node' }),
@@ -38,11 +47,13 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       keys: { publicKeys: async () => (await store.signingKeys.list()).map(({ kid, publicKeyPem }) => ({ kid, publicKeyPem })) },
       keyStatus: store.keys,
       publicUrl: nodeUrl,
+      ...(joined ? { cluster: joined.cluster } : {}),
     });
-    const { port } = await node.listen(config.HOST, config.NODE_PORT);
+    const { port } = await node.listen(config.HOST, config.NODE_PORT, config.NODE_INTERNAL_URL || undefined);
     clusterEndpoint = publicUrl(config.NODE_PUBLIC_URL, config.HOST, port);
     deployment.node = { service: node, port, url: clusterEndpoint };
-    log.info({ event: 'listening', service: 'node', port, url: clusterEndpoint }, `cluster node listening on ${clusterEndpoint}`);
+    const nodeId = joined?.cluster.nodeId;
+    log.info({ event: 'listening', service: 'node', port, url: clusterEndpoint, ...(nodeId ? { nodeId } : {}) }, `cluster node listening on ${clusterEndpoint}`);
   }
   if (runControl) {
     const service = await createControlService({
@@ -51,7 +62,10 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       log: log.child({ service: 'control' }),
       clusterEndpoint,
       publicUrl: controlUrl,
-      onKeyRevoked: (appId, keyId) => node?.invalidateKey(appId, keyId),
+      onKeyRevoked: (appId, keyId) => {
+        node?.invalidateKey(appId, keyId);
+        announcer?.publish({ kind: 'control' }, encodeControl({ type: 'apiKey.revoked', appId, keyId }));
+      },
     });
     const { port } = await service.listen(config.HOST, config.CONTROL_PORT);
     const url = publicUrl(config.CONTROL_PUBLIC_URL, config.HOST, port);

@@ -17,6 +17,8 @@ export interface Running {
   kill(): Promise<void>;
   /** Lines the process wrote to stdout and stderr so far. */
   output(): string;
+  /** Whether the process is still running. */
+  alive(): boolean;
 }
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -68,6 +70,7 @@ export async function startService(
     stop: () => waitExit('SIGTERM'),
     kill: () => waitExit('SIGKILL'),
     output: () => lines.join('\n'),
+    alive: () => child.exitCode === null && child.signalCode === null,
   };
 }
 

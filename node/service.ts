@@ -23,8 +23,11 @@ import {
   type RequestInfo,
 } from '../common/index.ts';
 import { UserTokens } from './auth/user-tokens.ts';
+import { decodeControl, encodeControl, type Bus, type Membership, type Presence } from './bus/index.ts';
+import type { EventSink } from './chat/events.ts';
 import { ActorRegistry } from './chat/registry.ts';
-import { ChatService, type Principal } from './chat/service.ts';
+import { CHAT_OPS, ChatService, runHere, type Principal } from './chat/service.ts';
+import { attachRpc, ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
 import { messageRoutes } from './http/message-routes.ts';
@@ -32,6 +35,7 @@ import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
 import { attachGateway } from './realtime/gateway.ts';
 import { RealtimeHub } from './realtime/hub.ts';
+import { LocalReplays, type Replays } from './realtime/replays.ts';
 import { closeCodes } from './realtime/protocol.ts';
 import type { NodeStore } from './store/index.ts';
 
@@ -43,13 +47,29 @@ export interface NodeServiceOptions {
   keys: PublicKeySource;
   keyStatus: KeyStatusSource;
   publicUrl: string;
+  /** Absent standalone. In a cluster: how this node meets the others. */
+  cluster?: NodeCluster;
+}
+
+/** What a node of a cluster shares with the others (see bin/cluster.ts, which builds it). */
+export interface NodeCluster {
+  nodeId: string;
+  bus: Bus;
+  membership: Membership;
+  presence: Presence;
+  /** How long an operation keeps retrying while its chat's owner cannot be reached. */
+  failoverMs: number;
 }
 
 export interface NodeService {
   routes: readonly AnyRoute[];
   /** Drop a key's cached status at once (called on revocation announcements). */
   invalidateKey(appId: string, keyId: string): void;
-  listen(host: string, port: number): Promise<Listening>;
+  /**
+   * Listens; in a cluster then joins the live node list under `url` (where the other nodes reach
+   * this one), so no chat is placed here before it can serve.
+   */
+  listen(host: string, port: number, url?: string): Promise<Listening>;
   /**
    * Graceful shutdown: stop accepting, finish in-flight requests, make every pending write durable,
    * then close sockets with 4000 (reconnect) so clients resume elsewhere or after the restart.
@@ -66,15 +86,44 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const now = () => new Date();
   const apiKeys = new ApiKeyVerifier({ clusterName: config.CLUSTER_NAME, keys: options.keys, status: options.keyStatus, statusTtlMs: config.KEY_STATUS_TTL_MS });
   await apiKeys.refreshKeys();
-  const tokens = new UserTokens(await store.signingKeys.ensure(generateSigningKey()), config.CLUSTER_NAME, config.USER_JWT_TTL_SECONDS);
+  const signingKey = await store.signingKeys.ensure(generateSigningKey());
+  const tokens = new UserTokens(signingKey, config.CLUSTER_NAME, config.USER_JWT_TTL_SECONDS);
   const app = uws.App();
   const metrics = createMetrics('node');
   let actors: ActorRegistry | undefined;
   const m = nodeMetrics(metrics, () => actors?.size ?? 0);
   const hub = new RealtimeHub(app, { eventOut: m.eventOut });
-  actors = new ActorRegistry({ store, events: hub, now, observeAck: m.observeAck }, { idleMs: config.ACTOR_IDLE_SECONDS * 1000 });
+  const cluster = options.cluster;
+  const closeSockets = (appId: string, userId: string) => {
+    const { code, reason, reconnect } = closeCodes.USER_DELETED;
+    for (const ws of [...hub.sockets(appId, userId)]) ws.end(code, JSON.stringify({ reason, reconnect }));
+  };
+  const clusterEvents = cluster && new ClusterEvents(cluster.bus, hub, log, closeSockets);
+  if (clusterEvents) hub.interest = clusterEvents;
+  const events: EventSink = clusterEvents ?? hub;
+  const replays: Replays = clusterEvents ?? new LocalReplays('standalone');
+  const placement = cluster && new ChatPlacement(cluster.nodeId, cluster.membership);
+  actors = new ActorRegistry(
+    { store, events, now, observeAck: m.observeAck },
+    { idleMs: config.ACTOR_IDLE_SECONDS * 1000, ...(placement ? { owns: (appId: string, chatId: string) => placement.owns(appId, chatId) } : {}) },
+  );
   const chats = new ChatService(store, actors, now);
-
+  chats.local.deliverReplay = replays.deliver;
+  let stopControl = () => {};
+  if (cluster && placement) {
+    const secret = clusterSecret(signingKey.privateKeyPem);
+    chats.router = new ClusterRouter(placement, { failoverMs: cluster.failoverMs, secret, local: (op, args) => runHere(chats.local, op, args) });
+    attachRpc(app, secret, Object.fromEntries(CHAT_OPS.map((op) => [op, (_appId: string, _chatId: string, args: unknown[]) => runHere(chats.local, op, args as never)])), log);
+    placement.onChange(() => {
+      const dropped = actors!.dropUnowned((appId, chatId) => placement.owns(appId, chatId));
+      log.info({ nodes: placement.nodes().map((n) => n.nodeId), droppedActors: dropped }, 'cluster membership changed');
+    });
+    stopControl = cluster.bus.subscribe({ kind: 'control' }, (payload) => {
+      const message = decodeControl(payload);
+      if (message?.type === 'apiKey.revoked') apiKeys.invalidate(message.appId, message.keyId);
+      else if (message?.type === 'node.leaving') void cluster.membership.refresh();
+    });
+  }
   const sends = new WindowLimiter(config.USER_SENDS_PER_SECOND, 1000);
   const requests = new WindowLimiter(config.USER_REQUESTS_PER_SECOND, 1000);
   const allowSend = (p: Principal) => {
@@ -88,14 +137,27 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     return d.allowed ? p : new ApiError('RATE_LIMITED', `at most ${config.USER_REQUESTS_PER_SECOND} requests per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
   };
   const disconnectUser = (appId: string, userId: string) => {
-    const { code, reason, reconnect } = closeCodes.USER_DELETED;
-    for (const ws of [...hub.sockets(appId, userId)]) ws.end(code, JSON.stringify({ reason, reconnect }));
+    closeSockets(appId, userId);
+    clusterEvents?.userGone(appId, userId);
   };
   const ctx: NodeContext = { config, store, tokens, apiKeys, chats, log, allowSend, authenticateUser, disconnectUser, now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
-  const gateway = attachGateway({ app, hub, tokens, chats, actors, store, log, metrics: m, allowSend, actionsPerSecond: config.WS_ACTIONS_PER_SECOND });
+  const gateway = attachGateway({
+    app,
+    hub,
+    tokens,
+    chats,
+    store,
+    replays,
+    events,
+    ...(cluster ? { presence: cluster.presence } : {}),
+    log,
+    metrics: m,
+    allowSend,
+    actionsPerSecond: config.WS_ACTIONS_PER_SECOND,
+  });
   const routes: AnyRoute[] = [
     ...userRoutes(ctx),
     ...chatRoutes(ctx),
@@ -138,14 +200,29 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   return {
     routes,
     invalidateKey: (appId, keyId) => apiKeys.invalidate(appId, keyId),
-    listen: async (host, port) => (listening = await listen(app, host, port)),
+    listen: async (host, port, url) => {
+      listening = await listen(app, host, port);
+      if (cluster) {
+        const self = url ?? `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${listening.port}`;
+        // A failed first beat is retried by the heartbeat: the node joins once Redis answers.
+        await cluster.membership.join(cluster.nodeId, { url: self, version: NODE_VERSION }).catch((error: unknown) => log.warn({ err: String(error) }, 'cannot join the cluster yet; retrying'));
+      }
+      return listening;
+    },
     close: async () => {
       closing = true;
+      if (cluster) {
+        // Leave first, so the other nodes take this node's chats while it drains.
+        await cluster.membership.leave();
+        cluster.bus.publish({ kind: 'control' }, encodeControl({ type: 'node.leaving', nodeId: cluster.nodeId }));
+      }
       listening?.close();
       await http.drained(5_000);
       await actors.flushAll();
       gateway.closeAll('SHUTDOWN');
       actors.close();
+      stopControl();
+      placement?.close();
       closeApp(app);
     },
   };

@@ -26,6 +26,10 @@ export const ConfigSchema = Type.Object({
     description: 'How nodes exchange events: `memory` (one process) or `redis` (between the nodes of a cluster).',
   }),
   REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', minLength: 1, description: 'Redis to route events through (BUS=redis).' }),
+  NODE_INTERNAL_URL: Type.String({
+    default: '',
+    description: 'URL at which the other nodes reach this node (BUS=redis), announced in the live node list. Defaults to http://HOST:port (127.0.0.1 when HOST is 0.0.0.0).',
+  }),
   CONTROL_PUBLIC_URL: Type.String({ default: '', description: 'URL at which clients reach the control service; defaults to http://HOST:CONTROL_PORT.' }),
   NODE_PUBLIC_URL: Type.String({ default: '', description: 'URL at which clients reach the cluster; returned as `clusterEndpoint`. Defaults to http://HOST:NODE_PORT.' }),
   CLUSTER_NAME: Type.String({ default: 'demo', pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'Name of the cluster this deployment serves; the `aud` of its API keys.' }),

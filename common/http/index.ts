@@ -2,6 +2,7 @@ export { defineRoute, type AnyRoute, type Authenticator, type HttpMethod, type R
 export { attachRoutes, problemReply, type HttpOptions, type AttachedRoutes } from './server.ts';
 export { Router } from './router.ts';
 export { listen, closeApp, type Listening } from './listen.ts';
+export { readBody, type BodyResult } from './body.ts';
 export { parseOrigins, type CorsPolicy } from './cors.ts';
 export { buildOpenApi, type OpenApiInfo } from './openapi.ts';
 export { compileValidator, type Validator } from './validate.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../../common/index.ts';
-import type { Chat, Member, MemberRole, NodeStore, StoredMessage } from '../store/index.ts';
+import type { Chat, ChatHead, Member, MemberRole, NodeStore, StoredMessage } from '../store/index.ts';
 import type { ChatEvent, EventSink } from './events.ts';
 import { CHAT_LIMITS } from './limits.ts';
 import { chatView, messageView, reactionView, type MessageView } from './views.ts';
@@ -83,6 +83,12 @@ export class ChatActor {
   private assignedRev = 0;
   /** `recent` holds every message written after this revision (it grows as entries are evicted). */
   private cacheCoversAfterRev = 0;
+  /**
+   * The chat's head in the store as this actor last wrote or read it. Every batch is written with
+   * it as a fence: if another node's actor for this chat (two nodes briefly disagreeing about the
+   * owner) wrote since, the store refuses the batch and this actor is replaced by one that reloads.
+   */
+  private head: ChatHead = { seq: 0, rev: 0 };
   broken = false;
   /** The chat was deleted; the registry drops the actor. */
   gone = false;
@@ -104,6 +110,7 @@ export class ChatActor {
       store.messages.lastSeq(this.appId, this.chatId),
       store.messages.lastRev(this.appId, this.chatId),
     ]);
+    this.head = { seq: lastSeq, rev: lastRev };
     this.assignedRev = this.publishedRev = this.cacheCoversAfterRev = lastRev;
     this.chat = { ...chat, lastSeq: Math.max(chat.lastSeq, lastSeq) };
     for (const m of members) this.members.set(m.userId, m);
@@ -353,9 +360,15 @@ export class ChatActor {
     if (this.writing || this.batch.length === 0) return;
     const writes = this.batch.splice(0, CHAT_LIMITS.batchMessages);
     this.writing = true;
-    this.deps.store.messages.put(writes.map((w) => w.message)).then(
+    const to = { ...this.head };
+    for (const w of writes) {
+      to.rev = Math.max(to.rev, w.message.rev ?? 0);
+      if (w.event.type === 'message.new') to.seq = Math.max(to.seq, w.message.seq);
+    }
+    this.deps.store.messages.put(writes.map((w) => w.message), { from: this.head, to }).then(
       () => {
         this.writing = false;
+        this.head = to;
         const now = performance.now();
         for (const w of writes) {
           this.remember(w.message);

@@ -3,7 +3,12 @@ import { ChatActor, type ActorDeps } from './actor.ts';
 export interface RegistryOptions {
   /** An actor with nothing pending and unused this long is evicted. */
   idleMs: number;
+  /** In a cluster: an idle actor of a chat owned elsewhere (loaded for a caller with an older node list) is dropped by the sweep. */
+  owns?: (appId: string, chatId: string) => boolean;
 }
+
+/** Whether this node owns a chat (in a cluster); an actor of a chat owned elsewhere is dropped. */
+export type Ownership = (appId: string, chatId: string) => boolean;
 
 /**
  * The chat actors of this node, created on first use and evicted when idle. Loading is
@@ -56,8 +61,25 @@ export class ActorRegistry {
 
   sweep(now = Date.now()): void {
     for (const [key, actor] of this.actors) {
-      if (actor.gone || actor.broken || (actor.idle && now - actor.lastUsed > this.options.idleMs)) this.actors.delete(key);
+      const unowned = this.options.owns !== undefined && !this.options.owns(actor.appId, actor.chatId);
+      if (actor.gone || actor.broken || (actor.idle && (unowned || now - actor.lastUsed > this.options.idleMs))) this.actors.delete(key);
     }
+  }
+
+  /**
+   * Drops the actors of chats this node no longer owns (the live node list changed), so the new
+   * owner's actor is the only one writing and, should the chat come back here, it is reloaded
+   * rather than served from a stale cache. Operations already queued on a dropped actor still run;
+   * its fenced writes fail if the new owner wrote first.
+   */
+  dropUnowned(owns: Ownership): number {
+    let dropped = 0;
+    for (const [key, actor] of this.actors) {
+      if (owns(actor.appId, actor.chatId)) continue;
+      this.actors.delete(key);
+      dropped++;
+    }
+    return dropped;
   }
 
   /** Waits for every actor's pending writes (graceful shutdown). */

@@ -1,103 +1,135 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../../common/index.ts';
-import type { Chat, Member, MemberRole, NodeStore, StoredMessage } from '../store/index.ts';
-import type { ChatActor, SendInput, SendResult } from './actor.ts';
+import { ApiError, BackendUnavailableError } from '../../common/index.ts';
+import { FencedError, type Chat, type Member, type MemberRole, type NodeStore } from '../store/index.ts';
+import type { SendInput, SendResult } from './actor.ts';
+import { LocalChatOps, loadedSummary, type ChatSummary, type Principal } from './local-ops.ts';
 import type { ActorRegistry } from './registry.ts';
-import { chatView, memberView, messageView, type ChatView, type MemberView, type MessageView } from './views.ts';
+import type { ReplayTarget, ResumePoint } from './replay.ts';
+import { chatView, messageView, type MemberView, type MessageView } from './views.ts';
 
-export interface Principal {
-  appId: string;
-  userId: string;
-}
-
-export interface ChatSummary extends ChatView {
-  role: MemberRole;
-  unreadCount: number;
-  readSeq: number;
-  lastMessage?: MessageView;
-}
-
-export const PAGE = Object.freeze({ defaultSize: 50, maxSize: 100 });
+export { PAGE, type ChatSummary, type Principal } from './local-ops.ts';
 export const CHAT_LIST = Object.freeze({ defaultSize: 20, maxSize: 100 });
 
-const notFound = () => new ApiError('CHAT_NOT_FOUND', 'no such chat, or you are not a member');
+export type ChatOpName = {
+  [K in keyof LocalChatOps]: LocalChatOps[K] extends (...args: never[]) => Promise<unknown> ? K : never;
+}[keyof LocalChatOps];
+export type ChatOpArgs<K extends ChatOpName> = Parameters<LocalChatOps[K]>;
+export type ChatOpResult<K extends ChatOpName> = Awaited<ReturnType<LocalChatOps[K]>>;
+
+/**
+ * Where a chat's operations run. Standalone every chat is local; in a cluster each chat's actor
+ * lives on one node and the others forward its operations there (node/cluster).
+ */
+export interface ChatRouter {
+  /** Runs `op` on the chat's owner; resolves with its result, ApiErrors included. */
+  run<K extends ChatOpName>(appId: string, chatId: string, op: K, args: ChatOpArgs<K>): Promise<ChatOpResult<K>>;
+}
+
+/** The names of every chat operation, for the node-to-node call table. */
+export const CHAT_OPS = Object.getOwnPropertyNames(LocalChatOps.prototype).filter((name) => name !== 'constructor') as ChatOpName[];
+
+/**
+ * Runs an operation on this node's actor. A write refused by the store's fence (another node's
+ * actor wrote to the chat: the two briefly disagreed on the owner) wrote nothing and left the
+ * actor broken; the operation runs again on a fresh actor, which reloads the chat.
+ */
+export async function runHere<K extends ChatOpName>(ops: LocalChatOps, op: K, args: ChatOpArgs<K>): Promise<ChatOpResult<K>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await (ops[op] as (...a: unknown[]) => Promise<ChatOpResult<K>>)(...args);
+    } catch (error) {
+      if (!(error instanceof FencedError)) throw error;
+      if (attempt >= 3) throw new BackendUnavailableError('chat ownership (moving between nodes)', { cause: error });
+    }
+  }
+}
+
+/** Every chat is owned here. */
+export const localRouter = (ops: LocalChatOps): ChatRouter => ({
+  run: (_appId, _chatId, op, args) => runHere(ops, op, args),
+});
 
 /**
  * The chat operations both transports (REST and WebSocket) call. Everything that changes a chat
- * goes through the chat's actor; reads that need no ordering go to the store directly.
+ * goes through the chat's actor, on whichever node owns it; reads that need no ordering go to the
+ * store directly.
  */
 export class ChatService {
+  readonly local: LocalChatOps;
+  router: ChatRouter;
+
   constructor(
     private readonly store: NodeStore,
     private readonly actors: ActorRegistry,
     private readonly now: () => Date,
-  ) {}
-
-  /** The actor of a chat the principal is a member of, else CHAT_NOT_FOUND. */
-  async actorFor(p: Principal, chatId: string): Promise<ChatActor | ApiError> {
-    const actor = await this.actors.get(p.appId, chatId);
-    if (!actor || !actor.isMember(p.userId)) return notFound();
-    return actor;
+  ) {
+    this.local = new LocalChatOps(store, actors);
+    this.router = localRouter(this.local);
   }
 
-  async send(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.send(p.userId, input);
+  private on<K extends ChatOpName>(appId: string, chatId: string, op: K, ...args: ChatOpArgs<K>): Promise<ChatOpResult<K>> {
+    return this.router.run(appId, chatId, op, args);
   }
 
-  async edit(p: Principal, chatId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.edit(p.userId, messageId, content);
+  send(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
+    return this.on(p.appId, chatId, 'send', p, chatId, input);
   }
 
-  async deleteMessage(p: Principal, chatId: string, messageId: string): Promise<MessageView | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.delete(p.userId, messageId);
+  edit(p: Principal, chatId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
+    return this.on(p.appId, chatId, 'edit', p, chatId, messageId, content);
   }
 
-  async react(p: Principal, chatId: string, messageId: string, reaction: string, add: boolean): Promise<MessageView | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.react(p.userId, messageId, reaction, add);
+  deleteMessage(p: Principal, chatId: string, messageId: string): Promise<MessageView | ApiError> {
+    return this.on(p.appId, chatId, 'deleteMessage', p, chatId, messageId);
   }
 
-  async markRead(p: Principal, chatId: string, seq: number): Promise<number | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.markRead(p.userId, seq);
+  react(p: Principal, chatId: string, messageId: string, reaction: string, add: boolean): Promise<MessageView | ApiError> {
+    return this.on(p.appId, chatId, 'react', p, chatId, messageId, reaction, add);
+  }
+
+  markRead(p: Principal, chatId: string, seq: number): Promise<number | ApiError> {
+    return this.on(p.appId, chatId, 'markRead', p, chatId, seq);
   }
 
   async typing(p: Principal, chatId: string, started: boolean): Promise<ApiError | undefined> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.typing(p.userId, started);
+    return (await this.on(p.appId, chatId, 'typing', p, chatId, started)) ?? undefined;
   }
 
-  /**
-   * History, newest first: up to `size` messages older than `lastMessage` (the cursor is the id of
-   * the oldest message of the previous page; absent or empty means "from the newest"). Marks the
-   * newest returned message read (spec §4.2's side effect). Not a member or no chat: 400.
-   */
-  async history(p: Principal, chatId: string, size: number, lastMessage: string | undefined): Promise<MessageView[] | ApiError> {
-    const actor = await this.actors.get(p.appId, chatId);
-    if (!actor || !actor.isMember(p.userId)) return new ApiError('CHAT_NOT_ACCESSIBLE', 'the chat does not exist or you are not a member');
-    if (lastMessage !== undefined && !(await this.store.messages.get(p.appId, chatId, lastMessage))) {
-      return new ApiError('VALIDATION_FAILED', 'lastMessage names no message of this chat', { errors: [{ path: '/query/lastMessage', message: 'unknown message' }] });
-    }
-    // Only what the actor has published: a message still being written is not history yet. Those
-    // are the newest, so when some were skipped the page is read again, larger, to stay full: a
-    // short page means the start of the chat.
-    let stored: StoredMessage[] = [];
-    for (let extra = 0, attempt = 0; attempt < 3; attempt++) {
-      const page = await this.store.messages.pageBackward(p.appId, chatId, lastMessage, size + extra);
-      const published = actor.publishedSeq;
-      stored = page.filter((m) => m.seq <= published).slice(0, size);
-      if (stored.length === size || page.length < size + extra) break;
-      extra = page.length - stored.length;
-    }
-    const replyIds = [...new Set(stored.map((m) => m.replyToId).filter((id): id is string => id !== undefined))];
-    const replies = new Map((await Promise.all(replyIds.map((id) => this.store.messages.get(p.appId, chatId, id)))).filter((m) => m !== undefined).map((m) => [m.id, m]));
-    const views = stored.map((m) => messageView(m, m.replyToId ? replies.get(m.replyToId) : undefined));
-    const newest = stored[0];
-    if (newest) await actor.markRead(p.userId, newest.seq);
-    return views;
+  history(p: Principal, chatId: string, size: number, lastMessage: string | undefined): Promise<MessageView[] | ApiError> {
+    return this.on(p.appId, chatId, 'history', p, chatId, size, lastMessage);
+  }
+
+  get(p: Principal, chatId: string): Promise<ChatSummary | ApiError> {
+    return this.on(p.appId, chatId, 'get', p, chatId);
+  }
+
+  rename(p: Principal, chatId: string, name: string): Promise<ChatSummary | ApiError> {
+    return this.on(p.appId, chatId, 'rename', p, chatId, name);
+  }
+
+  remove(p: Principal, chatId: string): Promise<true | ApiError> {
+    return this.on(p.appId, chatId, 'remove', p, chatId);
+  }
+
+  members(p: Principal, chatId: string): Promise<MemberView[] | ApiError> {
+    return this.on(p.appId, chatId, 'members', p, chatId);
+  }
+
+  addMembers(p: Principal, chatId: string, userIds: string[], role: MemberRole): Promise<MemberView[] | ApiError> {
+    return this.on(p.appId, chatId, 'addMembers', p, chatId, userIds, role);
+  }
+
+  removeMember(p: Principal, chatId: string, userId: string): Promise<true | ApiError> {
+    return this.on(p.appId, chatId, 'removeMember', p, chatId, userId);
+  }
+
+  setRole(p: Principal, chatId: string, userId: string, role: MemberRole): Promise<MemberView | ApiError> {
+    return this.on(p.appId, chatId, 'setRole', p, chatId, userId, role);
+  }
+
+  /** Asks the chat's owner to replay what a resuming socket missed (see LocalChatOps.replay). */
+  replay(appId: string, chatId: string, userId: string, point: ResumePoint, to: ReplayTarget, limit: number): Promise<null> {
+    return this.on(appId, chatId, 'replay', appId, chatId, userId, point, to, limit);
   }
 
   // ---- chats ------------------------------------------------------------------------------------
@@ -110,7 +142,7 @@ export class ChatService {
     const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'direct', createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now };
     const member = (userId: string): Member => ({ appId: p.appId, chatId: chat.id, userId, role: 'member', joinedAt: now, readSeq: 0 });
     const result = await this.store.chats.ensureDirect(chat, [member(p.userId), member(otherId)]);
-    if (result.created) await this.announceNewChat(result.chat, [p.userId, otherId]);
+    if (result.created) await this.on(p.appId, result.chat.id, 'announce', p.appId, result.chat.id, [p.userId, otherId]);
     return result;
   }
 
@@ -122,33 +154,8 @@ export class ChatService {
     const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'group', name, createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now };
     const members: Member[] = [p.userId, ...others].map((userId) => ({ appId: p.appId, chatId: chat.id, userId, role: userId === p.userId ? 'owner' : 'member', joinedAt: now, readSeq: 0 }));
     await this.store.chats.create(chat, members);
-    await this.announceNewChat(chat, members.map((m) => m.userId));
+    await this.on(p.appId, chat.id, 'announce', p.appId, chat.id, members.map((m) => m.userId));
     return chat;
-  }
-
-  private announceNewChat(chat: Chat, userIds: string[]): Promise<unknown> {
-    // Loading the actor subscribes nobody; the sink moves live connections into the chat's topic.
-    return this.actors.get(chat.appId, chat.id).then((actor) => actor?.announceMembers(userIds));
-  }
-
-  async get(p: Principal, chatId: string): Promise<ChatSummary | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    return this.summary(actor, p.userId);
-  }
-
-  private async summary(actor: ChatActor, userId: string): Promise<ChatSummary> {
-    const member = actor.members.get(userId)!;
-    const last = actor.lastMessage();
-    const summary: ChatSummary = {
-      ...chatView(actor.chat),
-      lastSeq: actor.publishedSeq,
-      role: member.role,
-      readSeq: member.readSeq,
-      unreadCount: Math.max(0, actor.publishedSeq - member.readSeq),
-    };
-    if (last) summary.lastMessage = last;
-    return summary;
   }
 
   /**
@@ -176,10 +183,13 @@ export class ChatService {
     return ordered.length > size && last ? { chats, nextCursor: Buffer.from(JSON.stringify([last.lastActivityAt, last.chatId])).toString('base64url') } : { chats };
   }
 
-  /** One chat of a list: from its actor when loaded (exact), else from the store without loading one. */
+  /**
+   * One chat of a list: from its actor when it is loaded on this node (exact), else from the store
+   * without loading one (the store trails the owner's actor by at most the writes in flight).
+   */
   private async row(p: Principal, chatId: string): Promise<ChatSummary | undefined> {
     const actor = this.actors.peek(p.appId, chatId);
-    if (actor && !actor.gone && !actor.broken) return actor.isMember(p.userId) ? this.summary(actor, p.userId) : undefined;
+    if (actor && !actor.gone && !actor.broken) return actor.isMember(p.userId) ? loadedSummary(actor, p.userId) : undefined;
     const [chat, member, newest] = await Promise.all([
       this.store.chats.get(p.appId, chatId),
       this.store.chats.member(p.appId, chatId, p.userId),
@@ -200,53 +210,8 @@ export class ChatService {
     return summary;
   }
 
-  async rename(p: Principal, chatId: string, name: string): Promise<ChatSummary | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    const result = await actor.rename(p.userId, name);
-    return result instanceof ApiError ? result : this.summary(actor, p.userId);
-  }
-
-  async remove(p: Principal, chatId: string): Promise<true | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    const result = await actor.remove(p.userId);
-    return result instanceof ApiError ? result : true;
-  }
-
-  async members(p: Principal, chatId: string): Promise<MemberView[] | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    const rank = { owner: 0, admin: 1, member: 2 } as const;
-    return [...actor.members.values()].map(memberView).sort((a, b) => a.joinedAt.localeCompare(b.joinedAt) || rank[a.role] - rank[b.role] || a.userId.localeCompare(b.userId));
-  }
-
-  async addMembers(p: Principal, chatId: string, userIds: string[], role: MemberRole): Promise<MemberView[] | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    const added = await actor.addMembers(p.userId, userIds, role);
-    return added instanceof ApiError ? added : added.map(memberView);
-  }
-
-  async removeMember(p: Principal, chatId: string, userId: string): Promise<true | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.removeMember(p.userId, userId);
-  }
-
-  async setRole(p: Principal, chatId: string, userId: string, role: MemberRole): Promise<MemberView | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    const result = await actor.setRole(p.userId, userId, role);
-    return result instanceof ApiError ? result : memberView(result);
-  }
-
   /** Removes a deleted user from every chat it was in (group ownership passes on). */
   async forgetUser(appId: string, userId: string): Promise<void> {
-    for (const chatId of await this.store.chats.chatsOf(appId, userId)) {
-      const actor = await this.actors.get(appId, chatId);
-      if (!actor) continue;
-      if (actor.chat.kind === 'direct') await actor.remove(userId);
-      else await actor.removeMember(userId, userId);
-    }
+    for (const chatId of await this.store.chats.chatsOf(appId, userId)) await this.on(appId, chatId, 'forget', appId, chatId, userId);
   }
 }

@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import uws, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { unpack } from 'msgpackr';
 import { ApiError, bearerToken, compileValidator, isApiError, problemReply, type Logger, type Validator } from '../../common/index.ts';
+import type { Presence } from '../bus/index.ts';
+import type { EventSink } from '../chat/events.ts';
 import type { ChatService, Principal } from '../chat/service.ts';
-import type { ActorRegistry } from '../chat/registry.ts';
 import type { NodeStore } from '../store/index.ts';
 import type { UserTokens } from '../auth/user-tokens.ts';
 import { actionSchemas, closeCodes, isActionType, type Action, type CloseName } from './protocol.ts';
 import type { Connection, Encoding, RealtimeHub } from './hub.ts';
 import { REALTIME_LIMITS } from './limits.ts';
+import type { Replays } from './replays.ts';
 import { parseResume, resume, type ResumePoint } from './resume.ts';
 
 export interface GatewayMetrics {
@@ -22,8 +24,15 @@ export interface GatewayDeps {
   hub: RealtimeHub;
   tokens: UserTokens;
   chats: ChatService;
-  actors: ActorRegistry;
   store: NodeStore;
+  replays: Replays;
+  /** Where user events go: the hub standalone, the hub and the bus in a cluster. */
+  events: EventSink;
+  /**
+   * In a cluster: users online on any node (a user is online while one of its sockets is, on any
+   * node). Standalone the hub's own count is exact.
+   */
+  presence?: Presence;
   log: Logger;
   metrics: GatewayMetrics;
   /** Token bucket per connection: sustained actions per second (bursts of twice that). */
@@ -121,11 +130,18 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       deps.metrics.connections(1);
       const count = hub.add(ws);
       for (const chatId of c.initialChats) if (!c.resume.has(chatId)) hub.subscribe(ws, chatId);
-      hub.send(ws, { type: 'ready', connectionId: c.connId, userId: c.userId });
-      if (count === 1) void announcePresence(deps, c, 'presence.online');
-      if (c.resume.size > 0) {
-        void resume(deps, ws, c.resume).catch((error: unknown) => log.warn({ err: String(error) }, 'resume failed'));
-      }
+      const start = () => {
+        if (c.closed) return;
+        hub.send(ws, { type: 'ready', connectionId: c.connId, userId: c.userId });
+        if (c.resume.size > 0) {
+          void resume(deps, ws, c.resume).catch((error: unknown) => log.warn({ err: String(error) }, 'resume failed'));
+        }
+      };
+      // In a cluster `ready` waits until this node hears the socket's chats from the other nodes,
+      // so nothing published after `ready` is missed (a down bus does not hold the socket back).
+      if (deps.presence) void deps.replays.ready().then(start, start);
+      else start();
+      void presenceChanged(deps, c, 'presence.online', deps.presence ? () => deps.presence!.online(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => count === 1);
     },
 
     message: (ws, data, isBinary) => {
@@ -166,7 +182,8 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       live.delete(ws);
       deps.metrics.connections(-1);
       if (c.slow) deps.metrics.slowConsumerDropped();
-      if (hub.remove(ws) === 0) void announcePresence(deps, c, 'presence.offline');
+      const left = hub.remove(ws);
+      void presenceChanged(deps, c, 'presence.offline', deps.presence ? () => deps.presence!.offline(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => left === 0);
     },
 
   });
@@ -241,12 +258,21 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
   }
 }
 
-/** Tells every user who shares a chat with `c`'s user that it came online or went offline. */
-async function announcePresence(deps: GatewayDeps, c: Connection, type: 'presence.online' | 'presence.offline'): Promise<void> {
-  const others = new Set<string>();
-  for (const chatId of await deps.store.chats.chatsOf(c.appId, c.userId)) {
-    for (const m of await deps.store.chats.members(c.appId, chatId)) if (m.userId !== c.userId) others.add(m.userId);
+/**
+ * Tells every user who shares a chat with `c`'s user that it came online or went offline, when
+ * `transition` says this connection was the user's first (or its last ended).
+ */
+async function presenceChanged(deps: GatewayDeps, c: Connection, type: 'presence.online' | 'presence.offline', transition: () => boolean | Promise<boolean>): Promise<void> {
+  try {
+    if (!(await transition())) return;
+    const others = new Set<string>();
+    for (const chatId of await deps.store.chats.chatsOf(c.appId, c.userId)) {
+      for (const m of await deps.store.chats.members(c.appId, chatId)) if (m.userId !== c.userId) others.add(m.userId);
+    }
+    for (const userId of others) deps.events.userEvent(c.appId, userId, { type, userId: c.userId });
+  } catch (error) {
+    // Presence is a courtesy: an outage of Redis or the store must not touch the connection.
+    deps.log.warn({ err: String(error), type }, 'presence not announced');
   }
-  for (const userId of others) deps.hub.userEvent(c.appId, userId, { type, userId: c.userId });
 }
 

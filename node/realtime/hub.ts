@@ -31,6 +31,15 @@ export interface HubCounters {
 }
 
 /**
+ * Told when this node's interest in a chat or a user starts (first local socket) and ends (last
+ * one gone): how a cluster node subscribes to exactly the bus topics its sockets need.
+ */
+export interface HubInterest {
+  chat(appId: string, chatId: string, interested: boolean): void;
+  user(appId: string, userId: string, interested: boolean): void;
+}
+
+/**
  * Delivers events to live sockets. Each event is encoded at most once per encoding, and only for
  * encodings that have subscribers, then handed to uWS's native topic fan-out: no JavaScript loop
  * over recipients. It also tracks which sockets belong to which user, so membership changes move
@@ -40,6 +49,9 @@ export class RealtimeHub implements EventSink {
   private readonly byUser = new Map<string, Set<WebSocket<Connection>>>();
   /** Bytes handed to uWS since the last slow-consumer check. */
   private uncheckedBytes = 0;
+  /** Local sockets subscribed to each chat (`appId/chatId`), for HubInterest. */
+  private readonly chatSockets = new Map<string, number>();
+  interest: HubInterest | undefined;
 
   constructor(
     private readonly app: TemplatedApp,
@@ -64,6 +76,7 @@ export class RealtimeHub implements EventSink {
     if (!set) this.byUser.set(key, (set = new Set()));
     set.add(ws);
     ws.subscribe(userTopic(c.encoding, c.appId, c.userId));
+    if (set.size === 1) this.interest?.user(c.appId, c.userId, true);
     return set.size;
   }
 
@@ -72,8 +85,13 @@ export class RealtimeHub implements EventSink {
     const key = `${c.appId}/${c.userId}`;
     const set = this.byUser.get(key);
     if (!set) return 0;
-    set.delete(ws);
-    if (set.size === 0) this.byUser.delete(key);
+    if (!set.delete(ws)) return set.size;
+    for (const chatId of c.chats) this.chatInterest(c.appId, chatId, -1);
+    c.chats.clear();
+    if (set.size === 0) {
+      this.byUser.delete(key);
+      this.interest?.user(c.appId, c.userId, false);
+    }
     return set.size;
   }
 
@@ -82,12 +100,23 @@ export class RealtimeHub implements EventSink {
     if (c.closed || c.slow || c.chats.has(chatId)) return;
     c.chats.add(chatId);
     ws.subscribe(chatTopic(c.encoding, c.appId, chatId));
+    this.chatInterest(c.appId, chatId, 1);
   }
 
   unsubscribe(ws: WebSocket<Connection>, chatId: string): void {
     const c = ws.getUserData();
     if (c.closed || !c.chats.delete(chatId)) return;
     ws.unsubscribe(chatTopic(c.encoding, c.appId, chatId));
+    this.chatInterest(c.appId, chatId, -1);
+  }
+
+  private chatInterest(appId: string, chatId: string, delta: 1 | -1): void {
+    const key = `${appId}/${chatId}`;
+    const n = (this.chatSockets.get(key) ?? 0) + delta;
+    if (n > 0) this.chatSockets.set(key, n);
+    else this.chatSockets.delete(key);
+    if (n === 1 && delta === 1) this.interest?.chat(appId, chatId, true);
+    if (n === 0) this.interest?.chat(appId, chatId, false);
   }
 
   chatEvent(appId: string, event: ChatEvent): void {

@@ -1,17 +1,16 @@
 import type { WebSocket } from 'uWebSockets.js';
 import { ApiError } from '../../common/index.ts';
-import type { ChangedMessage } from '../chat/actor.ts';
+import type { ResumeEntry, ResumePoint } from '../chat/replay.ts';
 import type { GatewayDeps, SocketState } from './gateway.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_CHATS = 1000;
 
-/** Where a client stands in one chat: the last seq it saw and, when it knows it, the last revision. */
-export interface ResumePoint {
-  seq: number;
-  rev?: number;
-}
+export type { ResumePoint } from '../chat/replay.ts';
+
+/** How long a socket waits for a chat's replay from its owner before it is told to page history. */
+const REPLAY_WAIT_MS = 5_000;
 
 const count = (text: string | undefined) => (text !== undefined && /^\d{1,15}$/.test(text) ? Number(text) : NaN);
 
@@ -35,57 +34,69 @@ export function parseResume(value: string | null): Map<string, ResumePoint> | Ap
   return out;
 }
 
-/** The newest state of each message among `lists`, in revision order. */
-function latest(...lists: ChangedMessage[][]): ChangedMessage[] {
-  const byId = new Map<string, ChangedMessage>();
-  for (const c of lists.flat()) {
-    const known = byId.get(c.message.messageId);
-    if (!known || known.rev < c.rev) byId.set(c.message.messageId, c);
-  }
-  return [...byId.values()].sort((a, b) => a.rev - b.rev);
-}
-
 /**
- * Replays what a reconnecting client missed, exactly once. For each chat: read the messages after
- * the client's seq and, when it names a revision, the messages it had seen that changed after that
- * revision (memory or store); then, in one synchronous step, subscribe the socket to the chat and
- * send the replay plus anything published while reading. Events published after that step arrive
- * live; none before it do, so nothing is missed and nothing is sent twice.
- *
- * New messages come as `message.new` (seq order), changed ones as `message.updated` (revision
- * order), both in their current state and with `replay: true`. When more than `resumeMessages` new
- * messages were missed the client gets `resume.gap` and pages history; when more than that many
- * seen messages changed, `resumed` says `stale` and the client reloads what it shows.
+ * Replays what a reconnecting client missed, exactly once, chat by chat: the chat's owner (this
+ * node or another) prepares the replay and hands it over in order with the chat's live events; the
+ * socket is subscribed to the chat in the same synchronous step as the replay is sent (see
+ * prepareReplay). Chats the client named that it is not (or no longer) in are absent from the
+ * `resumed` summary.
  */
 export async function resume(deps: GatewayDeps, ws: WebSocket<SocketState>, from: Map<string, ResumePoint>): Promise<void> {
   const c = ws.getUserData();
-  const limit = REALTIME_LIMITS.resumeMessages;
-  const summary: Record<string, { fromSeq: number; toSeq: number; gap: boolean; toRev: number; stale: boolean }> = {};
+  const summary: Record<string, ResumeEntry> = {};
   for (const [chatId, point] of from) {
-    const actor = await deps.actors.get(c.appId, chatId);
+    const entry = await resumeChat(deps, ws, chatId, point);
     if (c.closed) return;
-    if (!actor || !actor.isMember(c.userId)) continue;
-    const read = await actor.since(point.seq, limit);
-    const changed = point.rev === undefined ? undefined : await actor.changesSince(point.rev, limit);
-    if (c.closed) return;
-    // --- synchronous from here: no event of this chat can be published in between ---
-    deps.hub.subscribe(ws, chatId);
-    const tail = actor.publishedSince(read.upTo);
-    const changedTail = changed && actor.changesPublishedSince(changed.upToRev);
-    const toSeq = actor.publishedSeq;
-    const toRev = actor.publishedRev;
-    const gap = !read.complete || tail === undefined || read.messages.length + tail.length > limit;
-    if (gap) deps.hub.send(ws, { type: 'resume.gap', chatId, fromSeq: point.seq + 1, toSeq });
-    else for (const m of actor.current([...read.messages, ...tail])) deps.hub.send(ws, { type: 'message.new', chatId, seq: m.seq, rev: m.rev, message: m.message, replay: true });
-    let stale = false;
-    if (changed) {
-      stale = !changed.complete || changedTail === undefined;
-      // Messages new to the client were just sent in their current state (or will be paged so).
-      const updates = stale ? [] : latest(actor.current(changed.changes), changedTail!).filter((u) => u.seq <= point.seq);
-      for (const u of updates) deps.hub.send(ws, { type: 'message.updated', chatId, seq: u.seq, rev: u.rev, message: u.message, replay: true });
-    }
-    summary[chatId] = { fromSeq: point.seq + 1, toSeq, gap, toRev, stale };
+    if (entry) summary[chatId] = entry;
   }
-  // Chats the client named that it is not (or no longer) in are simply absent from the summary.
   deps.hub.send(ws, { type: 'resumed', chats: summary });
+}
+
+function resumeChat(deps: GatewayDeps, ws: WebSocket<SocketState>, chatId: string, point: ResumePoint): Promise<ResumeEntry | null> {
+  const c = ws.getUserData();
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (entry: ResumeEntry | null) => {
+      settled = true;
+      clearTimeout(timer);
+      release();
+      resolve(entry);
+    };
+    const release = deps.replays.wait(c.appId, chatId, c.connId, ({ frames, entry }) => {
+      if (settled) return;
+      // Synchronous with the owner's publication order: subscribed from here on, replayed up to here.
+      if (entry && !c.closed) {
+        deps.hub.subscribe(ws, chatId);
+        for (const frame of frames) deps.hub.send(ws, frame);
+      }
+      settle(entry);
+    });
+    // The owner, or the bus to it, cannot be reached: the client pages history instead.
+    const fallBack = () => {
+      if (settled) return;
+      void pageInstead(deps, ws, chatId, point).then(
+        (entry) => !settled && settle(entry),
+        () => !settled && settle(null),
+      );
+    };
+    const timer = setTimeout(fallBack, REPLAY_WAIT_MS);
+    deps.replays
+      .ready()
+      .then(() => deps.chats.replay(c.appId, chatId, c.userId, point, { nodeId: deps.replays.nodeId, connId: c.connId }, REALTIME_LIMITS.resumeMessages))
+      .catch((error: unknown) => {
+        deps.log.warn({ err: String(error), chatId }, 'replay failed; the client pages history');
+        fallBack();
+      });
+  });
+}
+
+/** Subscribes the socket and tells the client to page what it missed from history. */
+async function pageInstead(deps: GatewayDeps, ws: WebSocket<SocketState>, chatId: string, point: ResumePoint): Promise<ResumeEntry | null> {
+  const c = ws.getUserData();
+  if (!(await deps.store.chats.member(c.appId, chatId, c.userId)) || c.closed) return null;
+  deps.hub.subscribe(ws, chatId);
+  const [toSeq, toRev] = await Promise.all([deps.store.messages.lastSeq(c.appId, chatId), deps.store.messages.lastRev(c.appId, chatId)]);
+  const gap = toSeq > point.seq;
+  if (gap) deps.hub.send(ws, { type: 'resume.gap', chatId, fromSeq: point.seq + 1, toSeq });
+  return { fromSeq: point.seq + 1, toSeq, gap, toRev, stale: point.rev !== undefined && toRev > point.rev };
 }

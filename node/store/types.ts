@@ -143,6 +143,30 @@ export interface StoredMessage {
   rev?: number;
 }
 
+/** A chat's head: the highest seq and revision its messages have taken. */
+export interface ChatHead {
+  seq: number;
+  rev: number;
+}
+
+/** A fenced put applies only if the chat's stored head is `from`, and moves it to `to` atomically with the check. */
+export interface HeadFence {
+  from: ChatHead;
+  to: ChatHead;
+}
+
+/** The chat's head was not `fence.from`: another writer moved it. Nothing of the put was written. */
+export class FencedError extends Error {
+  readonly code = 'FENCED';
+  constructor(
+    readonly appId: string,
+    readonly chatId: string,
+    readonly found: ChatHead,
+  ) {
+    super(`chat ${chatId} moved on to seq ${found.seq}, rev ${found.rev}: another writer owns it`);
+  }
+}
+
 /** Messages are bucketed by UTC day of their id's timestamp. */
 export const BUCKET_MS = 24 * 3600 * 1000;
 
@@ -155,7 +179,7 @@ export interface MessageStore {
    * Writes messages (new or changed) durably; resolves only when they are on disk. Idempotent:
    * writing the same message twice leaves one copy.
    */
-  put(messages: StoredMessage[]): Promise<void>;
+  put(messages: StoredMessage[], fence?: HeadFence): Promise<void>;
   get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined>;
   /** Up to `limit` messages older than `beforeId` (newest first), or the newest when absent. */
   pageBackward(appId: string, chatId: string, beforeId: string | undefined, limit: number): Promise<StoredMessage[]>;

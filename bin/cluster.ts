@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { Config, Logger } from '../common/index.ts';
+import { HeartbeatMembership, HeartbeatPresence, RedisBus, RedisLeases, type Bus } from '../node/bus/index.ts';
+import type { NodeCluster } from '../node/index.ts';
+
+/** How long a chat operation keeps retrying while its owner is unreachable: past one membership TTL (3 s) plus a poll. */
+const FAILOVER_MS = 10_000;
+
+export interface ClusterHandles {
+  cluster: NodeCluster;
+  close(): Promise<void>;
+}
+
+/**
+ * What a node needs to be one of many (BUS=redis): the bus, and the node list and user presence
+ * over Redis leases. A cluster keeps its state in Cassandra/ScyllaDB: nodes on separate embedded
+ * stores would each number the same chat, so that combination is refused.
+ */
+export async function joinCluster(config: Readonly<Config>, log: Logger): Promise<ClusterHandles> {
+  if (config.STORE !== 'cassandra') throw new Error('BUS=redis runs several nodes, which must share one store: set STORE=cassandra');
+  const nodeId = randomUUID();
+  const busLog = log.child({ component: 'bus' });
+  const bus = await RedisBus.connect({ url: config.REDIS_URL, nodeId, prefix: `${config.CLUSTER_NAME}:`, log: busLog });
+  const leases = await RedisLeases.connect({ url: config.REDIS_URL, prefix: `${config.CLUSTER_NAME}:`, log: busLog });
+  const membership = new HeartbeatMembership(leases, { log: busLog });
+  const presence = new HeartbeatPresence(leases, { log: busLog });
+  return {
+    cluster: { nodeId, bus, membership, presence, failoverMs: FAILOVER_MS },
+    close: async () => {
+      await Promise.allSettled([membership.close(), presence.close()]);
+      await Promise.allSettled([bus.close(), leases.close()]);
+    },
+  };
+}
+
+/** The control service's line to the nodes: it announces API-key revocations on the bus. */
+export async function controlBus(config: Readonly<Config>, log: Logger): Promise<Bus> {
+  return RedisBus.connect({ url: config.REDIS_URL, nodeId: `control-${randomUUID()}`, prefix: `${config.CLUSTER_NAME}:`, log: log.child({ component: 'bus' }) });
+}

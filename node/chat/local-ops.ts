@@ -1,0 +1,193 @@
+import { ApiError } from '../../common/index.ts';
+import type { MemberRole, NodeStore, StoredMessage } from '../store/index.ts';
+import type { ChatActor, SendInput, SendResult } from './actor.ts';
+import type { ActorRegistry } from './registry.ts';
+import { prepareReplay, type ReplayDelivery, type ReplayTarget, type ResumePoint } from './replay.ts';
+import { chatView, memberView, messageView, type ChatView, type MemberView, type MessageView } from './views.ts';
+
+export interface Principal {
+  appId: string;
+  userId: string;
+}
+
+export interface ChatSummary extends ChatView {
+  role: MemberRole;
+  unreadCount: number;
+  readSeq: number;
+  lastMessage?: MessageView;
+}
+
+export const PAGE = Object.freeze({ defaultSize: 50, maxSize: 100 });
+
+const notFound = () => new ApiError('CHAT_NOT_FOUND', 'no such chat, or you are not a member');
+
+/**
+ * The operations on one chat, run on the node that holds the chat's actor. Every argument and
+ * result is plain JSON (or an ApiError), so a node that does not own the chat can forward the
+ * call unchanged to the one that does (see ChatService).
+ */
+export class LocalChatOps {
+  /** Where replays for resuming sockets go; set by the realtime layer. */
+  deliverReplay: ReplayDelivery = () => {};
+
+  constructor(
+    private readonly store: NodeStore,
+    private readonly actors: ActorRegistry,
+  ) {}
+
+  /** The actor of a chat the principal is a member of, else CHAT_NOT_FOUND. */
+  private async actorFor(p: Principal, chatId: string): Promise<ChatActor | ApiError> {
+    const actor = await this.actors.get(p.appId, chatId);
+    if (!actor || !actor.isMember(p.userId)) return notFound();
+    return actor;
+  }
+
+  async send(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    return actor instanceof ApiError ? actor : actor.send(p.userId, input);
+  }
+
+  async edit(p: Principal, chatId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    return actor instanceof ApiError ? actor : actor.edit(p.userId, messageId, content);
+  }
+
+  async deleteMessage(p: Principal, chatId: string, messageId: string): Promise<MessageView | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    return actor instanceof ApiError ? actor : actor.delete(p.userId, messageId);
+  }
+
+  async react(p: Principal, chatId: string, messageId: string, reaction: string, add: boolean): Promise<MessageView | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    return actor instanceof ApiError ? actor : actor.react(p.userId, messageId, reaction, add);
+  }
+
+  async markRead(p: Principal, chatId: string, seq: number): Promise<number | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    return actor instanceof ApiError ? actor : actor.markRead(p.userId, seq);
+  }
+
+  /** `null` when done: the result crosses nodes as JSON, which has no `undefined`. */
+  async typing(p: Principal, chatId: string, started: boolean): Promise<ApiError | null> {
+    const actor = await this.actorFor(p, chatId);
+    return actor instanceof ApiError ? actor : (actor.typing(p.userId, started) ?? null);
+  }
+
+  /**
+   * History, newest first: up to `size` messages older than `lastMessage` (the cursor is the id of
+   * the oldest message of the previous page; absent or empty means "from the newest"). Marks the
+   * newest returned message read (spec §4.2's side effect). Not a member or no chat: 400.
+   */
+  async history(p: Principal, chatId: string, size: number, lastMessage: string | undefined): Promise<MessageView[] | ApiError> {
+    const actor = await this.actors.get(p.appId, chatId);
+    if (!actor || !actor.isMember(p.userId)) return new ApiError('CHAT_NOT_ACCESSIBLE', 'the chat does not exist or you are not a member');
+    if (lastMessage !== undefined && !(await this.store.messages.get(p.appId, chatId, lastMessage))) {
+      return new ApiError('VALIDATION_FAILED', 'lastMessage names no message of this chat', { errors: [{ path: '/query/lastMessage', message: 'unknown message' }] });
+    }
+    // Only what the actor has published: a message still being written is not history yet. Those
+    // are the newest, so when some were skipped the page is read again, larger, to stay full: a
+    // short page means the start of the chat.
+    let stored: StoredMessage[] = [];
+    for (let extra = 0, attempt = 0; attempt < 3; attempt++) {
+      const page = await this.store.messages.pageBackward(p.appId, chatId, lastMessage, size + extra);
+      const published = actor.publishedSeq;
+      stored = page.filter((m) => m.seq <= published).slice(0, size);
+      if (stored.length === size || page.length < size + extra) break;
+      extra = page.length - stored.length;
+    }
+    const replyIds = [...new Set(stored.map((m) => m.replyToId).filter((id): id is string => id !== undefined))];
+    const replies = new Map((await Promise.all(replyIds.map((id) => this.store.messages.get(p.appId, chatId, id)))).filter((m) => m !== undefined).map((m) => [m.id, m]));
+    const views = stored.map((m) => messageView(m, m.replyToId ? replies.get(m.replyToId) : undefined));
+    const newest = stored[0];
+    if (newest) await actor.markRead(p.userId, newest.seq);
+    return views;
+  }
+
+  /** Moves the live connections of a new chat's members into its topic and tells them. */
+  async announce(appId: string, chatId: string, userIds: string[]): Promise<null> {
+    (await this.actors.get(appId, chatId))?.announceMembers(userIds);
+    return null;
+  }
+
+  async get(p: Principal, chatId: string): Promise<ChatSummary | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    return actor instanceof ApiError ? actor : summary(actor, p.userId);
+  }
+
+  async rename(p: Principal, chatId: string, name: string): Promise<ChatSummary | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    if (actor instanceof ApiError) return actor;
+    const result = await actor.rename(p.userId, name);
+    return result instanceof ApiError ? result : summary(actor, p.userId);
+  }
+
+  async remove(p: Principal, chatId: string): Promise<true | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    if (actor instanceof ApiError) return actor;
+    const result = await actor.remove(p.userId);
+    return result instanceof ApiError ? result : true;
+  }
+
+  async members(p: Principal, chatId: string): Promise<MemberView[] | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    if (actor instanceof ApiError) return actor;
+    const rank = { owner: 0, admin: 1, member: 2 } as const;
+    return [...actor.members.values()].map(memberView).sort((a, b) => a.joinedAt.localeCompare(b.joinedAt) || rank[a.role] - rank[b.role] || a.userId.localeCompare(b.userId));
+  }
+
+  async addMembers(p: Principal, chatId: string, userIds: string[], role: MemberRole): Promise<MemberView[] | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    if (actor instanceof ApiError) return actor;
+    const added = await actor.addMembers(p.userId, userIds, role);
+    return added instanceof ApiError ? added : added.map(memberView);
+  }
+
+  async removeMember(p: Principal, chatId: string, userId: string): Promise<true | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    return actor instanceof ApiError ? actor : actor.removeMember(p.userId, userId);
+  }
+
+  async setRole(p: Principal, chatId: string, userId: string, role: MemberRole): Promise<MemberView | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    if (actor instanceof ApiError) return actor;
+    const result = await actor.setRole(p.userId, userId, role);
+    return result instanceof ApiError ? result : memberView(result);
+  }
+
+  /**
+   * Replays to a resuming socket (of this node or another) what its user missed in the chat, in
+   * order with the chat's live events (see prepareReplay). A non-member's replay has no entry.
+   */
+  async replay(appId: string, chatId: string, userId: string, point: ResumePoint, to: ReplayTarget, limit: number): Promise<null> {
+    const actor = await this.actors.get(appId, chatId);
+    const finish = actor ? await prepareReplay(actor, userId, point, limit) : () => ({ frames: [], entry: null });
+    this.deliverReplay(appId, chatId, to, finish());
+    return null;
+  }
+
+  /** A deleted user leaves the chat: a direct chat is deleted, a group's ownership passes on. */
+  async forget(appId: string, chatId: string, userId: string): Promise<null> {
+    const actor = await this.actors.get(appId, chatId);
+    if (!actor || !actor.isMember(userId)) return null;
+    if (actor.chat.kind === 'direct') await actor.remove(userId);
+    else await actor.removeMember(userId, userId);
+    return null;
+  }
+}
+
+function summary(actor: ChatActor, userId: string): ChatSummary {
+  const member = actor.members.get(userId)!;
+  const last = actor.lastMessage();
+  const out: ChatSummary = {
+    ...chatView(actor.chat),
+    lastSeq: actor.publishedSeq,
+    role: member.role,
+    readSeq: member.readSeq,
+    unreadCount: Math.max(0, actor.publishedSeq - member.readSeq),
+  };
+  if (last) out.lastMessage = last;
+  return out;
+}
+
+/** The summary of a chat whose actor is loaded here (exact), for chat lists. */
+export const loadedSummary = summary;

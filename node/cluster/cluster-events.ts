@@ -1,0 +1,124 @@
+import type { Logger } from '../../common/index.ts';
+import type { Bus, BusHandler, BusTopic } from '../bus/index.ts';
+import type { ChatEvent, EventSink, UserEvent } from '../chat/events.ts';
+import type { Replay, ReplayTarget } from '../chat/replay.ts';
+import type { HubInterest, RealtimeHub } from '../realtime/hub.ts';
+import { ReplayWaiters, type Replays, type ReplayWaiter } from '../realtime/replays.ts';
+import { decodeChatWire, decodeUserWire, encodeWire } from './wire.ts';
+
+interface Subscription {
+  count: number;
+  unsubscribe: () => void;
+}
+
+/**
+ * The event sink of a cluster node. Every event goes to this node's sockets at once (through the
+ * hub) and to the bus, which carries it once to each other node subscribed to the chat's or the
+ * user's topic; those deliver it to their sockets. A node subscribes to a chat's topic while one
+ * of its sockets is in the chat (or a resume holds it), and to a user's topic while the user has a
+ * socket here, so an event crosses Redis once per interested node, never per recipient.
+ */
+export class ClusterEvents implements EventSink, HubInterest, Replays {
+  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly waiters = new ReplayWaiters();
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly hub: RealtimeHub,
+    private readonly log: Logger,
+    /** Called when a user's deletion on another node must close its sockets here. */
+    private readonly userGoneHere: (appId: string, userId: string) => void,
+  ) {}
+
+  // ---- EventSink: what the actors of this node produce ---------------------------------------
+
+  chatEvent(appId: string, event: ChatEvent): void {
+    this.hub.chatEvent(appId, event);
+    this.bus.publish({ kind: 'chat', appId, chatId: event.chatId }, encodeWire({ t: 'e', e: event }));
+  }
+
+  userEvent(appId: string, userId: string, event: UserEvent): void {
+    this.hub.userEvent(appId, userId, event);
+    this.bus.publish({ kind: 'user', appId, userId }, encodeWire({ t: 'e', e: event }));
+  }
+
+  membershipMoved(appId: string, chatId: string, userId: string, member: boolean): void {
+    this.hub.membershipMoved(appId, chatId, userId, member);
+    this.bus.publish({ kind: 'user', appId, userId }, encodeWire({ t: 'm', chatId, member }));
+  }
+
+  /** A user was deleted: its sockets on every node close. */
+  userGone(appId: string, userId: string): void {
+    this.bus.publish({ kind: 'user', appId, userId }, encodeWire({ t: 'x' }));
+  }
+
+  get nodeId(): string {
+    return this.bus.nodeId;
+  }
+
+  /** The owner of a chat hands a resuming socket what it missed (see node/chat/replay.ts). */
+  deliver = (appId: string, chatId: string, to: ReplayTarget, replay: Replay): void => {
+    if (to.nodeId === this.bus.nodeId) this.waiters.deliver(chatId, to, replay);
+    else this.bus.publish({ kind: 'chat', appId, chatId }, encodeWire({ t: 'r', to, frames: replay.frames, entry: replay.entry }));
+  };
+
+  // ---- HubInterest: which topics this node listens to ----------------------------------------
+
+  chat(appId: string, chatId: string, interested: boolean): void {
+    this.interest({ kind: 'chat', appId, chatId }, interested, (payload) => this.onChat(appId, chatId, payload));
+  }
+
+  user(appId: string, userId: string, interested: boolean): void {
+    this.interest({ kind: 'user', appId, userId }, interested, (payload) => this.onUser(appId, userId, payload));
+  }
+
+  /**
+   * Keeps the chat's topic subscribed while a socket of this node waits for its replay, and routes
+   * the replay to `waiter`. Returns the function that ends the wait.
+   */
+  wait(appId: string, chatId: string, connId: string, waiter: ReplayWaiter): () => void {
+    const remove = this.waiters.add(chatId, connId, waiter);
+    this.chat(appId, chatId, true);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      remove();
+      this.chat(appId, chatId, false);
+    };
+  }
+
+  /** Resolves when this node's subscriptions are in place at the transport (rejects if it is down). */
+  ready(): Promise<void> {
+    return this.bus.ready();
+  }
+
+  private interest(topic: BusTopic, interested: boolean, handler: BusHandler): void {
+    const key = topic.kind === 'chat' ? `c/${topic.appId}/${topic.chatId}` : topic.kind === 'user' ? `u/${topic.appId}/${topic.userId}` : 'control';
+    const existing = this.subscriptions.get(key);
+    if (interested) {
+      if (existing) existing.count++;
+      else this.subscriptions.set(key, { count: 1, unsubscribe: this.bus.subscribe(topic, handler) });
+      return;
+    }
+    if (!existing) return;
+    if (--existing.count > 0) return;
+    this.subscriptions.delete(key);
+    existing.unsubscribe();
+  }
+
+  private onChat(appId: string, chatId: string, payload: Uint8Array | string): void {
+    const message = decodeChatWire(payload);
+    if (!message) return this.log.debug({ chatId }, 'bus: ignored a chat message of an unknown shape');
+    if (message.t === 'e') return this.hub.chatEvent(appId, message.e);
+    if (message.to.nodeId === this.bus.nodeId) this.waiters.deliver(chatId, message.to, { frames: message.frames, entry: message.entry });
+  }
+
+  private onUser(appId: string, userId: string, payload: Uint8Array | string): void {
+    const message = decodeUserWire(payload);
+    if (!message) return this.log.debug({ userId }, 'bus: ignored a user message of an unknown shape');
+    if (message.t === 'e') this.hub.userEvent(appId, userId, message.e);
+    else if (message.t === 'm') this.hub.membershipMoved(appId, message.chatId, userId, message.member);
+    else this.userGoneHere(appId, userId);
+  }
+}

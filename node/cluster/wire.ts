@@ -1,0 +1,39 @@
+import type { ReplayTarget, ResumeEntry } from '../chat/replay.ts';
+import type { ChatEvent, UserEvent } from '../chat/events.ts';
+
+/**
+ * What nodes send each other on the bus, as JSON: on a chat's topic its events (`e`) and replays
+ * for a resuming socket (`r`); on a user's topic the user's events, the moves of its connections
+ * into or out of a chat (`m`), and the end of the user (`x`: deleted, close its sockets).
+ * A replay rides the chat's topic so that it reaches the socket's node in order with the chat's
+ * events: everything published before it is in the replay, everything after arrives live.
+ */
+export type ChatWire = { t: 'e'; e: ChatEvent } | { t: 'r'; to: ReplayTarget; frames: object[]; entry: ResumeEntry | null };
+export type UserWire = { t: 'e'; e: UserEvent } | { t: 'm'; chatId: string; member: boolean } | { t: 'x' };
+
+export const encodeWire = (message: ChatWire | UserWire): string => JSON.stringify(message);
+
+/** The message, or undefined for anything this version does not know (a newer node's). */
+export function decodeChatWire(payload: Uint8Array | string): ChatWire | undefined {
+  const m = parse(payload);
+  if (m?.t === 'e' && typeof m.e === 'object' && m.e !== null) return m as ChatWire;
+  if (m?.t === 'r' && typeof m.to === 'object' && m.to !== null && Array.isArray(m.frames)) return m as ChatWire;
+  return undefined;
+}
+
+export function decodeUserWire(payload: Uint8Array | string): UserWire | undefined {
+  const m = parse(payload);
+  if (m?.t === 'e' && typeof m.e === 'object' && m.e !== null) return m as UserWire;
+  if (m?.t === 'm' && typeof m.chatId === 'string' && typeof m.member === 'boolean') return m as UserWire;
+  if (m?.t === 'x') return { t: 'x' };
+  return undefined;
+}
+
+function parse(payload: Uint8Array | string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(typeof payload === 'string' ? payload : Buffer.from(payload).toString('utf8'));
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

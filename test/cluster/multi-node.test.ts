@@ -1,0 +1,93 @@
+import t from 'tap';
+import { client, requireService, WsClient, type Frame } from '../helpers/index.ts';
+import { clusterApp, startCluster } from '../helpers/cluster.ts';
+
+const cassandra = await requireService('cassandra', (line) => t.comment(line));
+const redis = await requireService('redis', (line) => t.comment(line));
+if (!cassandra || !redis) t.pass('skipped: cassandra or redis not running');
+else {
+  const cluster = await startCluster({ size: 3, cassandra: `${cassandra.host}:${cassandra.port}`, redisUrl: `redis://${redis.host}:${redis.port}`, env: { KEY_STATUS_TTL_MS: '1000' } });
+  t.teardown(() => cluster.stop());
+  const [n0, n1, n2] = cluster.nodes as [typeof cluster.nodes[0], typeof cluster.nodes[0], typeof cluster.nodes[0]];
+
+  t.test('users on different nodes chat: every event reaches each member once, in seq order; history pages alike everywhere', async (t) => {
+    const { users, appId } = await clusterApp(cluster, ['ann', 'ben', 'cat', 'dan', 'eve', 'fay']);
+    const nodeOf = (i: number) => cluster.nodes[i % 3]!;
+    const group = (await client(n0.url).post('/api/chats', { type: 'group', name: 'everyone', memberIds: users.slice(1).map((u) => u.userId) }, users[0]!.jwt)).body;
+    t.ok(group.chatId, 'group created');
+    const direct = (await client(n2.url).post('/api/chats', { type: 'direct', userId: users[1]!.userId }, users[0]!.jwt)).body;
+    t.ok(direct.chatId, 'direct chat created');
+    const owner = cluster.ownerOf(appId, group.chatId);
+    t.comment(`group owned by node ${cluster.nodes.indexOf(owner)}; members on nodes 0, 1, 2`);
+
+    const sockets = await Promise.all(users.map((u, i) => WsClient.connect(nodeOf(i).url, u.jwt, { encoding: i % 2 ? 'msgpack' : 'json' })));
+    t.teardown(() => sockets.forEach((s) => s.close()));
+
+    // Everyone sends at once, each through its own node (so most sends are forwarded to the owner).
+    const perUser = 20;
+    const acks = await Promise.all(
+      sockets.flatMap((s, i) => Array.from({ length: perUser }, (_, k) => s.request({ type: 'message.send', chatId: group.chatId, content: `${users[i]!.userId.slice(0, 4)}-${k}`, idempotencyKey: `g-${i}-${k}` }))),
+    );
+    t.ok(acks.every((a) => a.type === 'ack'), `all ${acks.length} sends acknowledged (${[...new Set(acks.map((a) => a.type === 'ack' ? 'ack' : a.code))].join(', ')})`);
+    const total = users.length * perUser;
+    const ackedSeqs = acks.map((a) => a.result.message.seq as number).sort((a, b) => a - b);
+    t.same(ackedSeqs, Array.from({ length: total }, (_, i) => i + 1), 'the owner numbered the sends 1..N: no seq twice, none skipped');
+
+    const newOf = (s: WsClient, chatId: string) => s.frames.filter((f: Frame) => f.type === 'message.new' && f.chatId === chatId);
+    await Promise.all(sockets.map((s) => s.waitFor(() => newOf(s, group.chatId).length >= total, 15_000, 0).catch(() => undefined)));
+    sockets.forEach((s, i) => {
+      const seqs = newOf(s, group.chatId).map((f) => f.seq as number);
+      t.same(seqs, Array.from({ length: total }, (_, k) => k + 1), `${['ann', 'ben', 'cat', 'dan', 'eve', 'fay'][i]} on node ${i % 3} got every message once, in seq order`);
+    });
+
+    // The direct chat: ann on node 0, ben on node 1.
+    const dm = await sockets[0]!.request({ type: 'message.send', chatId: direct.chatId, content: 'hi ben', idempotencyKey: 'dm-1' });
+    t.equal(dm.type, 'ack');
+    const got = await sockets[1]!.waitFor((f) => f.type === 'message.new' && f.chatId === direct.chatId, 5000);
+    t.equal(got.message.content, 'hi ben', 'a direct message crosses nodes');
+    t.notOk(sockets[2]!.frames.some((f) => f.chatId === direct.chatId), 'a non-member on another node gets nothing of it');
+
+    // An edit and a reaction made on one node reach members everywhere.
+    const first = acks.find((a) => a.result.message.seq === 1)!.result.message;
+    const sender = sockets[users.findIndex((u) => u.userId === first.senderId)]!;
+    t.equal((await sender.request({ type: 'message.edit', chatId: group.chatId, messageId: first.messageId, content: 'edited' })).type, 'ack');
+    t.equal((await sockets[5]!.request({ type: 'reaction.add', chatId: group.chatId, messageId: first.messageId, reaction: '👍' })).type, 'ack');
+    for (const [i, s] of sockets.entries()) {
+      await s.waitFor((f) => f.type === 'message.edited' && f.message.messageId === first.messageId, 5000);
+      await s.waitFor((f) => f.type === 'reaction.added' && f.reaction?.messageId === first.messageId, 5000);
+      t.equal(s.frames.filter((f) => f.type === 'message.edited').length, 1, `member ${i}: the edit once`);
+    }
+
+    // History pages identically from every node.
+    const pages = await Promise.all(cluster.nodes.map(async (node) => {
+      const api = client(node.url);
+      const out: unknown[] = [];
+      let cursor = '';
+      for (;;) {
+        const page = await api.get(`/api/messages/getMessages/${group.chatId}?size=50${cursor ? `&lastMessage=${cursor}` : ''}`, users[3]!.jwt);
+        if (page.status !== 200) throw new Error(`history ${page.status}`);
+        out.push(...page.body.messages);
+        if (page.body.messages.length < 50) return out;
+        cursor = page.body.messages.at(-1).messageId;
+      }
+    }));
+    t.equal(pages[0]!.length, total, 'history holds every message');
+    t.same(pages[1], pages[0], 'node 1 pages like node 0');
+    t.same(pages[2], pages[0], 'node 2 pages like node 0');
+  });
+
+  t.test('revoking an API key in the control service stops it on every node within a second', async (t) => {
+    const { appId, key, mgmtToken } = await clusterApp(cluster, []);
+    for (const node of [n0, n1, n2]) t.equal((await client(node.url).get('/api/server/whoami', key.token)).status, 200, 'the key works (and its status is cached)');
+    const revokedAt = Date.now();
+    t.equal((await client(cluster.control.controlUrl).del(`/api/client/apps/${appId}/keys/${key.id}`, mgmtToken)).status, 204);
+    const took = await Promise.all([n0, n1, n2].map(async (node) => {
+      for (;;) {
+        if ((await client(node.url).get('/api/server/whoami', key.token)).status === 401) return Date.now() - revokedAt;
+        if (Date.now() - revokedAt > 3000) return Infinity;
+      }
+    }));
+    t.comment(`refused by the nodes after ${took.join(', ')} ms`);
+    t.ok(took.every((ms) => ms < 1000), 'every node refuses the key within one second');
+  });
+}
