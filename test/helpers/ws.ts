@@ -11,6 +11,7 @@ export class WsClient {
   readonly frames: Frame[] = [];
   private waiters: { predicate: (f: Frame) => boolean; resolve: (f: Frame) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }[] = [];
   private seq = 0;
+  private listeners: ((f: Frame) => void)[] = [];
   closed: { code: number; reason: string } | undefined;
   private closeWaiters: ((c: { code: number; reason: string }) => void)[] = [];
 
@@ -22,6 +23,7 @@ export class WsClient {
       const buf = data as Buffer;
       const frame = (isBinary ? unpack(buf) : JSON.parse(buf.toString('utf8'))) as Frame;
       this.frames.push(frame);
+      for (const listener of this.listeners) listener(frame);
       for (const w of [...this.waiters]) {
         if (w.predicate(frame)) {
           clearTimeout(w.timer);
@@ -97,6 +99,11 @@ export class WsClient {
       w.reject(new Error('no longer waiting'));
     }
     this.waiters = [];
+  }
+
+  /** Calls `listener` with every frame received from now on. */
+  onFrame(listener: (f: Frame) => void): void {
+    this.listeners.push(listener);
   }
 
   sendRaw(data: string | Buffer, binary = false): void {
