@@ -9,6 +9,8 @@ section "Configuration", for every variable and its default. The main ones:
   CONTROL_PORT  management interface port (default 8080)
   NODE_PORT     cluster node port, REST and WebSocket (default 8081)
   DATA_DIR      embedded store directory (default ./data)
+  STORE         embedded (default) | cassandra
+  BUS           memory (default) | redis: several nodes as one cluster (needs STORE=cassandra)
 `;
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {

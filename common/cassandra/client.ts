@@ -1,4 +1,5 @@
 import cassandra from 'cassandra-driver';
+import { BackendUnavailableError } from '../errors/index.ts';
 
 export type CassandraClient = cassandra.Client;
 
@@ -40,9 +41,40 @@ export interface Cql {
   execute(query: string, params?: unknown[], options?: cassandra.QueryOptions): Promise<cassandra.types.ResultSet>;
 }
 
+/** Response codes meaning the database cannot serve now (not that the statement is wrong). */
+const UNAVAILABLE_CODES = new Set([0x1000 /* unavailable */, 0x1001 /* overloaded */, 0x1002 /* bootstrapping */, 0x1100 /* write timeout */, 0x1200 /* read timeout */]);
+
+/**
+ * Errors that mean "the database is down or too slow", as BackendUnavailableError (the HTTP layer
+ * answers 503, nothing is acknowledged), with the driver's error as `cause` (its `code` tells a
+ * timeout, whose outcome is unknown, from a refusal). Anything else (a bad statement) stays as is.
+ */
+export function asUnavailable(error: unknown): unknown {
+  const { errors } = cassandra;
+  const code = (error as { code?: unknown }).code;
+  const down =
+    error instanceof errors.NoHostAvailableError ||
+    error instanceof errors.OperationTimedOutError ||
+    error instanceof errors.BusyConnectionError ||
+    (error instanceof errors.ResponseError && typeof code === 'number' && UNAVAILABLE_CODES.has(code));
+  return down ? new BackendUnavailableError('cassandra', { cause: error }) : error;
+}
+
+/** The driver's response code of an error, looking through BackendUnavailableError. */
+export const responseCode = (error: unknown): number | undefined => {
+  const inner = error instanceof BackendUnavailableError ? error.cause : error;
+  const code = (inner as { code?: unknown } | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
+};
+
 /** `client` with STATEMENT_OPTIONS on every statement (options given per call still win). */
 export function cql(client: Cql): Cql {
-  return { execute: (query, params = [], options = {}) => client.execute(query, params, { ...STATEMENT_OPTIONS, ...options }) };
+  return {
+    execute: (query, params = [], options = {}) =>
+      client.execute(query, params, { ...STATEMENT_OPTIONS, ...options }).catch((error: unknown) => {
+        throw asUnavailable(error);
+      }),
+  };
 }
 
 export function connectCassandra(options: CassandraOptions): CassandraClient {
@@ -56,6 +88,10 @@ export function connectCassandra(options: CassandraOptions): CassandraClient {
     localDataCenter: options.localDataCenter,
     ...(options.keyspace === undefined ? {} : { keyspace: options.keyspace }),
     queryOptions: { ...STATEMENT_OPTIONS },
+    // A node recovers by itself within about a second of the database coming back (the default
+    // backs off exponentially up to ten minutes).
+    policies: { reconnection: new cassandra.policies.reconnection.ConstantReconnectionPolicy(1000) },
+    socketOptions: { connectTimeout: 5000, readTimeout: 12000 },
   });
 }
 
@@ -86,7 +122,7 @@ export async function claimRow(
       if (applied(result)) return { won: true, row };
       return { won: row !== undefined && String(row.get(holderColumn)) === holder, row };
     } catch (error) {
-      const code = (error as { code?: number }).code;
+      const code = responseCode(error);
       if (attempt >= 5 || (code !== WRITE_TIMEOUT && code !== READ_TIMEOUT)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 50));
     }

@@ -23,7 +23,7 @@ export const ConfigSchema = Type.Object({
   CASSANDRA_REPLICATION_FACTOR: Type.Integer({ default: 1, minimum: 1, maximum: 9, description: 'Replication factor of the keyspace when the schema command creates it (SimpleStrategy).' }),
   BUS: Type.Union([Type.Literal('memory'), Type.Literal('redis')], {
     default: 'memory',
-    description: 'How nodes exchange events: `memory` (one process) or `redis` (between the nodes of a cluster).',
+    description: 'How nodes exchange events: `memory` (one process) or `redis` (between the nodes of a cluster; needs STORE=cassandra).',
   }),
   REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', minLength: 1, description: 'Redis to route events through (BUS=redis).' }),
   NODE_INTERNAL_URL: Type.String({

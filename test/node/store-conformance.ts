@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { generateSigningKey } from '../../common/jwt/index.ts';
-import { BUCKET_MS, type Chat, type ChatUser, type Member, type NodeStore, type StoredMessage, type UserRefreshToken, type UserSessionFamily } from '../../node/store/index.ts';
+import { BUCKET_MS, FencedError, type Chat, type ChatUser, type Member, type NodeStore, type StoredMessage, type UserRefreshToken, type UserSessionFamily } from '../../node/store/index.ts';
 import { T0, at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 
 /**
@@ -347,5 +347,41 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.same(await store.signingKeys.ensure(first), first);
     t.same(await store.signingKeys.ensure(generateSigningKey(new Date(T0 + 1000))), first, 'a later candidate does not replace it');
     t.same(await store.signingKeys.list(), [first]);
+  });
+
+  withStore('messages: a fenced put applies only on the head it names, atomically, and writes nothing otherwise', async (t, store) => {
+    const c = chat(randomUUID());
+    const [first, second, third] = [messages(c, 3, (i) => T0 + i), messages(c, 2, (i) => T0 + 10 + i, 4), messages(c, 1, (i) => T0 + 20 + i, 6)];
+    const withRevs = (list: StoredMessage[]) => list.map((m) => ({ ...m, rev: m.seq }));
+    await store.messages.put(withRevs(first!), { from: { seq: 0, rev: 0 }, to: { seq: 3, rev: 3 } });
+    t.equal(await store.messages.lastSeq(c.appId, c.id), 3);
+    t.equal(await store.messages.lastRev(c.appId, c.id), 3);
+
+    // A writer that still believes the head is (0, 0) is refused, and nothing of its put is kept.
+    const stale = withRevs(messages(c, 2, (i) => T0 + 30 + i, 1)).map((m) => ({ ...m, content: `stale ${m.seq}` }));
+    const refused = await store.messages.put(stale, { from: { seq: 0, rev: 0 }, to: { seq: 2, rev: 2 } }).then(() => undefined, (e: unknown) => e);
+    t.ok(refused instanceof FencedError, 'a stale fence is refused with FencedError');
+    t.same((refused as FencedError).found, { seq: 3, rev: 3 }, 'naming the head it found');
+    t.same((await store.messages.afterSeq(c.appId, c.id, 0, 10)).map((m) => m.content), ['m1', 'm2', 'm3'], 'nothing of the refused put was written');
+    for (const m of stale) t.equal(await store.messages.get(c.appId, c.id, m.id), undefined);
+
+    await store.messages.put(withRevs(second!), { from: { seq: 3, rev: 3 }, to: { seq: 5, rev: 5 } });
+    t.same((await store.messages.afterSeq(c.appId, c.id, 0, 10)).map((m) => m.seq), [1, 2, 3, 4, 5], 'the writer holding the head goes on');
+
+    // Two writers racing from the same head: exactly one wins.
+    const a = withRevs(third!);
+    const b = withRevs(messages(c, 1, (i) => T0 + 40 + i, 6)).map((m) => ({ ...m, content: 'rival' }));
+    const outcomes = await Promise.allSettled([
+      store.messages.put(a, { from: { seq: 5, rev: 5 }, to: { seq: 6, rev: 6 } }),
+      store.messages.put(b, { from: { seq: 5, rev: 5 }, to: { seq: 6, rev: 6 } }),
+    ]);
+    t.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1, 'one of two racing fenced puts succeeds');
+    t.ok(outcomes.every((o) => o.status === 'fulfilled' || o.reason instanceof FencedError), 'the other is fenced');
+    t.equal((await store.messages.afterSeq(c.appId, c.id, 5, 10)).length, 1, 'seq 6 exists once');
+    t.equal(await store.messages.lastSeq(c.appId, c.id), 6);
+
+    // Unfenced puts (changes rewritten by tools, tests) still work.
+    await store.messages.put([{ ...first![0]!, content: 'edited', rev: 7 }]);
+    t.equal((await store.messages.get(c.appId, c.id, first![0]!.id))?.content, 'edited');
   });
 }

@@ -1,7 +1,10 @@
-import type { types } from 'cassandra-driver';
+import cassandra, { type types } from 'cassandra-driver';
 import { bucketOf } from '../buckets.ts';
-import type { MessageStore, StoredMessage, StoredReaction } from '../types.ts';
-import { defined, num, opt, str, type Cql } from '../../../common/cassandra/index.ts';
+import { FencedError, type ChatHead, type HeadFence, type MessageStore, type StoredMessage, type StoredReaction } from '../types.ts';
+import { applied, defined, num, opt, responseCode, str, type Cql } from '../../../common/cassandra/index.ts';
+
+const WRITE_TIMEOUT = 0x1100;
+const same = (a: ChatHead, b: ChatHead) => a.seq === b.seq && a.rev === b.rev;
 
 /**
  * Messages partitioned by (app, chat, day bucket), clustered by id newest first, with the indexes
@@ -35,7 +38,13 @@ export class CassandraMessages implements MessageStore {
    * majority of the local replicas' commit logs. A message given twice is written once, as its
    * last version, so two versions of it never race over its revision index row.
    */
-  async put(messages: StoredMessage[]): Promise<void> {
+  async put(messages: StoredMessage[], fence?: HeadFence): Promise<void> {
+    if (messages.length === 0) return;
+    if (fence) {
+      const first = messages[0]!;
+      if (messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
+      await this.moveHead(first.appId, first.chatId, fence);
+    }
     const latest = new Map(messages.map((m) => [`${m.appId}\u0000${m.chatId}\u0000${m.id}`, m]));
     await Promise.all([...latest.values()].map((m) => this.putOne(m)));
   }
@@ -63,6 +72,42 @@ export class CassandraMessages implements MessageStore {
       ),
       this.db.execute(`INSERT INTO ${this.ks}.message_seqs (app_id, chat_id, seq, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.seq, bucket, m.id]),
     ]);
+  }
+
+  /**
+   * Moves the chat's head from `fence.from` to `fence.to` by compare-and-set, before any message is
+   * written: if it moved, FencedError and nothing is written. A chat with no head row yet (created
+   * before heads existed) has the head its indexes show. A compare-and-set that times out has an
+   * unknown outcome: a serial read of the head tells whether it was applied.
+   */
+  private async moveHead(appId: string, chatId: string, { from, to }: HeadFence): Promise<void> {
+    const key = [appId, chatId];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.db.execute(`UPDATE ${this.ks}.chat_heads SET seq = ?, rev = ? WHERE app_id = ? AND chat_id = ? IF seq = ? AND rev = ?`, [to.seq, to.rev, ...key, from.seq, from.rev]);
+        if (applied(result)) return;
+        const row = result.first();
+        if (row && row.get('seq') !== null && row.get('seq') !== undefined) throw new FencedError(appId, chatId, { seq: num(row, 'seq'), rev: num(row, 'rev') });
+        const found = { seq: await this.indexedLastSeq(appId, chatId), rev: await this.indexedLastRev(appId, chatId) };
+        if (!same(found, from)) throw new FencedError(appId, chatId, found);
+        const inserted = await this.db.execute(`INSERT INTO ${this.ks}.chat_heads (app_id, chat_id, seq, rev) VALUES (?, ?, ?, ?) IF NOT EXISTS`, [...key, to.seq, to.rev]);
+        if (applied(inserted)) return;
+        // Another writer created the row meanwhile: compare with it.
+      } catch (error) {
+        if (error instanceof FencedError || responseCode(error) !== WRITE_TIMEOUT || attempt >= 5) throw error;
+        const head = await this.head(appId, chatId, true);
+        if (head && same(head, to)) return;
+        if (head && !same(head, from)) throw new FencedError(appId, chatId, head);
+      }
+      if (attempt >= 5) throw new FencedError(appId, chatId, (await this.head(appId, chatId, true)) ?? { seq: 0, rev: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 50));
+    }
+  }
+
+  private async head(appId: string, chatId: string, serial = false): Promise<ChatHead | undefined> {
+    const options = serial ? { consistency: cassandra.types.consistencies.localSerial } : {};
+    const row = (await this.db.execute(`SELECT seq, rev FROM ${this.ks}.chat_heads WHERE app_id = ? AND chat_id = ?`, [appId, chatId], options)).first();
+    return row ? { seq: num(row, 'seq'), rev: num(row, 'rev') } : undefined;
   }
 
   async get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined> {
@@ -113,12 +158,23 @@ export class CassandraMessages implements MessageStore {
     return this.resolve(rows.rows, appId, chatId);
   }
 
+  /** The head's seq, or the index's where it is higher: a fenced put whose messages failed still took its numbers. */
   async lastSeq(appId: string, chatId: string): Promise<number> {
+    const [head, indexed] = await Promise.all([this.head(appId, chatId), this.indexedLastSeq(appId, chatId)]);
+    return Math.max(head?.seq ?? 0, indexed);
+  }
+
+  async lastRev(appId: string, chatId: string): Promise<number> {
+    const [head, indexed] = await Promise.all([this.head(appId, chatId), this.indexedLastRev(appId, chatId)]);
+    return Math.max(head?.rev ?? 0, indexed);
+  }
+
+  private async indexedLastSeq(appId: string, chatId: string): Promise<number> {
     const row = (await this.db.execute(`SELECT seq FROM ${this.ks}.message_seqs WHERE app_id = ? AND chat_id = ? ORDER BY seq DESC LIMIT 1`, [appId, chatId])).first();
     return row ? num(row, 'seq') : 0;
   }
 
-  async lastRev(appId: string, chatId: string): Promise<number> {
+  private async indexedLastRev(appId: string, chatId: string): Promise<number> {
     const row = (await this.db.execute(`SELECT rev FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? ORDER BY rev DESC LIMIT 1`, [appId, chatId])).first();
     return row ? num(row, 'rev') : 0;
   }

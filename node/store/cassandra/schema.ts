@@ -28,4 +28,11 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.node_signing_keys (scope text, kid text, key text, PRIMARY KEY (scope))`,
     ],
   },
+  {
+    name: 'node-002-chat-heads',
+    statements: [
+      // A chat's head (last seq and revision), moved by compare-and-set with every fenced put.
+      `CREATE TABLE IF NOT EXISTS {ks}.chat_heads (app_id text, chat_id text, seq bigint, rev bigint, PRIMARY KEY ((app_id, chat_id)))`,
+    ],
+  },
 ];

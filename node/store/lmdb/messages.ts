@@ -1,5 +1,5 @@
 import { bucketOf } from '../buckets.ts';
-import type { MessageStore, StoredMessage } from '../types.ts';
+import { FencedError, type HeadFence, type MessageStore, type StoredMessage } from '../types.ts';
 import { END, type Tables } from './shared.ts';
 
 
@@ -12,9 +12,16 @@ import { END, type Tables } from './shared.ts';
 export class LmdbMessages implements MessageStore {
   constructor(private readonly t: Tables) {}
 
-  async put(messages: StoredMessage[]): Promise<void> {
+  /** A fenced put checks the head (the seq and revision indexes' last entries) inside its transaction. */
+  async put(messages: StoredMessage[], fence?: HeadFence): Promise<void> {
     if (messages.length === 0) return;
+    const first = messages[0]!;
+    if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
     await this.t.root.transaction(() => {
+      if (fence) {
+        const found = { seq: this.lastIndexed('s', first.appId, first.chatId), rev: this.lastIndexed('r', first.appId, first.chatId) };
+        if (found.seq !== fence.from.seq || found.rev !== fence.from.rev) throw new FencedError(first.appId, first.chatId, found);
+      }
       for (const m of messages) {
         const bucket = bucketOf(m.id);
         const previous = this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined;
