@@ -46,10 +46,9 @@ export class FollowingMember {
     private readonly nodes: () => string[],
   ) {}
 
+  /** The newest seq seen: where the member resumes from (older gaps are repaired from history). */
   get last(): number {
-    let n = 0;
-    while (this.seen.has(n + 1)) n++;
-    return n;
+    return this.seen.size === 0 ? 0 : Math.max(...this.seen.keys());
   }
 
 
@@ -83,7 +82,7 @@ export class FollowingMember {
     if (f.chatId !== this.chatId) return;
     if (f.type === 'message.new') {
       session.push(f.seq);
-      if (f.seq > this.last + 1 && !this.seen.has(f.seq - 1)) this.repair(url);
+      if (f.seq > 1 && !this.seen.has(f.seq - 1)) this.repair(url);
       this.seen.set(f.seq, f.message.messageId);
     } else if (f.type === 'resume.gap') this.repair(url);
   }
@@ -96,16 +95,20 @@ export class FollowingMember {
     });
   }
 
-  /** Waits until this member has every message up to `seq` (repairing from `url` if needed). */
-  async caughtUp(seq: number, url: string, timeoutMs: number): Promise<boolean> {
+  /**
+   * Waits until this member holds every one of `seqs` (the stored ones: a node killed between
+   * taking numbers and writing their messages leaves numbers unused), repairing from `url` if needed.
+   */
+  async caughtUp(seqs: number[], url: string, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
+    const complete = () => seqs.every((s) => this.seen.has(s));
     while (Date.now() < deadline) {
       await this.repairing;
-      if (this.last >= seq) return true;
+      if (complete()) return true;
       await new Promise((r) => setTimeout(r, 250));
-      if (this.last < seq && Date.now() + 2000 > deadline) this.repair(url);
+      if (!complete() && Date.now() + 2000 > deadline) this.repair(url);
     }
-    return this.last >= seq;
+    return complete();
   }
 
   /** Seqs a single socket was sent more than once (live and replay together). */
