@@ -34,6 +34,8 @@ export class FollowingMember {
   readonly sessions: number[][] = [];
   reconnects = 0;
   repairs = 0;
+  /** The node URL of each socket opened, in order. */
+  readonly urls: string[] = [];
   private socket: WsClient | undefined;
   private stopped = false;
   private repairing: Promise<void> = Promise.resolve();
@@ -61,6 +63,7 @@ export class FollowingMember {
           this.sessions.push(session);
           const socket = await WsClient.connect(url, this.jwt, resume ? { resume } : {});
           this.socket = socket;
+          this.urls.push(url);
           socket.onFrame((f) => this.onFrame(f, session, url));
           for (const f of socket.frames) this.onFrame(f, session, url);
           void socket.waitClosed().then(() => {
