@@ -60,11 +60,25 @@ export function asUnavailable(error: unknown): unknown {
   return down ? new BackendUnavailableError('cassandra', { cause: error }) : error;
 }
 
+const driverError = (error: unknown): unknown => (error instanceof BackendUnavailableError ? error.cause : error);
+
 /** The driver's response code of an error, looking through BackendUnavailableError. */
 export const responseCode = (error: unknown): number | undefined => {
-  const inner = error instanceof BackendUnavailableError ? error.cause : error;
-  const code = (inner as { code?: unknown } | undefined)?.code;
+  const code = (driverError(error) as { code?: unknown } | undefined)?.code;
   return typeof code === 'number' ? code : undefined;
+};
+
+const WRITE_TIMEOUT = 0x1100;
+const READ_TIMEOUT = 0x1200;
+
+/**
+ * Whether an error is a timeout (the server's or the driver's), looking through
+ * BackendUnavailableError: the statement may or may not have been applied, so a compare-and-set
+ * must find out rather than assume either.
+ */
+export const timedOut = (error: unknown): boolean => {
+  const code = responseCode(error);
+  return code === WRITE_TIMEOUT || code === READ_TIMEOUT || driverError(error) instanceof cassandra.errors.OperationTimedOutError;
 };
 
 /** `client` with STATEMENT_OPTIONS on every statement (options given per call still win). */
@@ -100,9 +114,6 @@ export function applied(result: cassandra.types.ResultSet): boolean {
   return result.first()?.get('[applied]') === true;
 }
 
-const WRITE_TIMEOUT = 0x1100;
-const READ_TIMEOUT = 0x1200;
-
 /**
  * An `INSERT … IF NOT EXISTS` that claims a row for `holder` (in column `holderColumn`). A contended
  * compare-and-set may time out with its outcome unknown; the claim is then simply tried again:
@@ -122,8 +133,7 @@ export async function claimRow(
       if (applied(result)) return { won: true, row };
       return { won: row !== undefined && String(row.get(holderColumn)) === holder, row };
     } catch (error) {
-      const code = responseCode(error);
-      if (attempt >= 5 || (code !== WRITE_TIMEOUT && code !== READ_TIMEOUT)) throw error;
+      if (attempt >= 5 || !timedOut(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 50));
     }
   }

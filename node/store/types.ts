@@ -178,6 +178,13 @@ export interface MessageStore {
   /**
    * Writes messages (new or changed) durably; resolves only when they are on disk. Idempotent:
    * writing the same message twice leaves one copy.
+   *
+   * Without a fence, the messages are written as given, whatever the chat's head. With one, all
+   * the messages belong to one chat (the caller's guarantee; a put naming several is refused with
+   * a plain Error), and the put applies only if the chat's head is `fence.from`, moving it to
+   * `fence.to` atomically with that check: of two writers holding the same head, exactly one goes
+   * on. Otherwise it rejects with FencedError and writes nothing. A fenced put that fails after the
+   * check may leave the head moved and some of its messages unwritten: their numbers stay taken.
    */
   put(messages: StoredMessage[], fence?: HeadFence): Promise<void>;
   get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined>;
@@ -185,9 +192,12 @@ export interface MessageStore {
   pageBackward(appId: string, chatId: string, beforeId: string | undefined, limit: number): Promise<StoredMessage[]>;
   /** Messages with seq > `afterSeq`, oldest first, up to `limit`. */
   afterSeq(appId: string, chatId: string, afterSeq: number, limit: number): Promise<StoredMessage[]>;
-  /** The chat's highest seq in the store (0 for none); how an actor resumes numbering. */
+  /**
+   * The head's seq: the highest seq the chat's messages have taken (0 for none), counting those of
+   * a fenced put whose messages were not all written; how an actor resumes numbering.
+   */
   lastSeq(appId: string, chatId: string): Promise<number>;
-  /** The chat's highest message revision in the store (0 for none). */
+  /** The head's revision: the highest the chat's messages have taken (0 for none), as for lastSeq. */
   lastRev(appId: string, chatId: string): Promise<number>;
   /**
    * Messages whose latest write has a revision > `afterRev`, in revision order, each once (in its

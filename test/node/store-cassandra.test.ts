@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import driver, { type types } from 'cassandra-driver';
 import t from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { migrate } from '../../common/cassandra/index.ts';
 import { bucketOf } from '../../node/store/buckets.ts';
-import { CassandraNodeStore, nodeMigrations, type Chat, type Member, type StoredMessage } from '../../node/store/index.ts';
+import { CassandraNodeStore, FencedError, nodeMigrations, type Chat, type Member, type StoredMessage } from '../../node/store/index.ts';
 import { NOW, T0 } from '../helpers/fixed-clock.ts';
 import { requireService, testKeyspace } from '../helpers/index.ts';
 import { nodeStoreConformance } from './store-conformance.ts';
@@ -56,6 +57,67 @@ else {
     await store.messages.put([{ ...message, content: 'v3', rev: 3 }, { ...message, content: 'v4', rev: 4 }]);
     t.same((await store.messages.changedSince(appId, chatId, 0, 10)).map((m) => [m.rev, m.content]), [[4, 'v4']], 'a message given twice in one put is stored as its last version');
   });
+  t.test('cassandra: a fenced put whose compare-and-set times out finds out whether it was applied', async (t) => {
+    const store = CassandraNodeStore.open(client, keyspace);
+    /** The store, except that its first `UPDATE` or `INSERT` of a chat head is handed to `once`. */
+    const interceptOnce = (statement: 'UPDATE' | 'INSERT', once: (run: () => Promise<types.ResultSet>) => Promise<types.ResultSet>) => {
+      let done = false;
+      return CassandraNodeStore.open({
+        execute: (query, params, options) => {
+          const run = () => client.execute(query, params, options);
+          if (done || !query.startsWith(statement) || !query.includes('.chat_heads ')) return run();
+          done = true;
+          return once(run);
+        },
+      }, keyspace);
+    };
+    const timeouts = {
+      'the server timed out': () => new driver.errors.ResponseError(0x1100, 'CAS operation timed out'),
+      'the driver gave up waiting': () => new driver.errors.OperationTimedOutError('no reply in time', '127.0.0.1:9042'),
+    };
+    const appId = randomUUID();
+    const message = (chatId: string, seq: number, content = `m${seq}`): StoredMessage =>
+      ({ appId, chatId, id: uuidv7({ msecs: T0 + seq }), seq, senderId: randomUUID(), content, createdAt: NOW, reactions: [], rev: seq });
+    const fence = (seq: number) => ({ from: { seq: seq - 1, rev: seq - 1 }, to: { seq, rev: seq } });
+    /** A chat whose head row exists, at (1, 1). */
+    const started = async () => {
+      const chatId = randomUUID();
+      await store.messages.put([message(chatId, 1)], fence(1));
+      return chatId;
+    };
+
+    for (const [name, timeout] of Object.entries(timeouts)) {
+      const fresh = randomUUID();
+      const first = message(fresh, 1);
+      await interceptOnce('INSERT', async (run) => {
+        await run();
+        throw timeout();
+      }).messages.put([first], fence(1));
+      t.equal((await store.messages.get(appId, fresh, first.id))?.seq, 1, `${name} on creating the head, which had applied: the put goes on`);
+
+      const moved = await started();
+      await interceptOnce('UPDATE', async (run) => {
+        await run();
+        throw timeout();
+      }).messages.put([message(moved, 2)], fence(2));
+      t.same((await store.messages.afterSeq(appId, moved, 0, 10)).map((m) => m.seq), [1, 2], `${name} on moving the head, which had applied: the put goes on`);
+
+      const lost = await started();
+      await interceptOnce('UPDATE', async () => Promise.reject(timeout())).messages.put([message(lost, 2)], fence(2));
+      t.same((await store.messages.afterSeq(appId, lost, 0, 10)).map((m) => m.seq), [1, 2], `${name}, not applied: it is tried again`);
+      t.equal(await store.messages.lastSeq(appId, lost), 2);
+    }
+
+    // A rival moves the head from the same place to the same place while ours times out unapplied.
+    const chatId = await started();
+    const refused = await interceptOnce('UPDATE', async () => {
+      await store.messages.put([message(chatId, 2, 'rival')], fence(2));
+      throw timeouts['the server timed out']();
+    }).messages.put([{ ...message(chatId, 2, 'ours'), id: uuidv7({ msecs: T0 + 100 }) }], fence(2)).then(() => undefined, (e: unknown) => e);
+    t.ok(refused instanceof FencedError, "the rival's seq and rev in the head are not taken for its own");
+    t.same((await store.messages.afterSeq(appId, chatId, 0, 10)).map((m) => m.content), ['m1', 'rival'], 'and only the rival wrote');
+  });
+
   t.test('cassandra: a direct pair naming a deleted chat is released, and the pair gets a new chat', async (t) => {
     const { store } = await open();
     const appId = randomUUID();

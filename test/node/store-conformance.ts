@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { generateSigningKey } from '../../common/jwt/index.ts';
-import { BUCKET_MS, FencedError, type Chat, type ChatUser, type Member, type NodeStore, type StoredMessage, type UserRefreshToken, type UserSessionFamily } from '../../node/store/index.ts';
+import { BUCKET_MS, FencedError, type Chat, type ChatHead, type ChatUser, type Member, type NodeStore, type StoredMessage, type UserRefreshToken, type UserSessionFamily } from '../../node/store/index.ts';
 import { T0, at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 
 /**
@@ -349,39 +349,79 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.same(await store.signingKeys.list(), [first]);
   });
 
-  withStore('messages: a fenced put applies only on the head it names, atomically, and writes nothing otherwise', async (t, store) => {
+  /** A fenced put's outcome: undefined when it applied, else what it rejected with. */
+  const fenced = (store: NodeStore, list: StoredMessage[], from: ChatHead, to: ChatHead) => store.messages.put(list, { from, to }).then(() => undefined, (e: unknown) => e);
+  const withRevs = (list: StoredMessage[]) => list.map((m) => ({ ...m, rev: m.seq }));
+  const head = async (store: NodeStore, c: Chat): Promise<ChatHead> => ({ seq: await store.messages.lastSeq(c.appId, c.id), rev: await store.messages.lastRev(c.appId, c.id) });
+
+  withStore('messages: a fenced put applies only on the head it names, and a stale one writes nothing', async (t, store) => {
     const c = chat(randomUUID());
-    const [first, second, third] = [messages(c, 3, (i) => T0 + i), messages(c, 2, (i) => T0 + 10 + i, 4), messages(c, 1, (i) => T0 + 20 + i, 6)];
-    const withRevs = (list: StoredMessage[]) => list.map((m) => ({ ...m, rev: m.seq }));
-    await store.messages.put(withRevs(first!), { from: { seq: 0, rev: 0 }, to: { seq: 3, rev: 3 } });
-    t.equal(await store.messages.lastSeq(c.appId, c.id), 3);
-    t.equal(await store.messages.lastRev(c.appId, c.id), 3);
+    const first = withRevs(messages(c, 3, (i) => T0 + i));
+    t.equal(await fenced(store, first, { seq: 0, rev: 0 }, { seq: 3, rev: 3 }), undefined, 'the first fenced put of a chat applies from (0, 0)');
+    t.same(await head(store, c), { seq: 3, rev: 3 }, 'lastSeq and lastRev are its head');
 
     // A writer that still believes the head is (0, 0) is refused, and nothing of its put is kept.
     const stale = withRevs(messages(c, 2, (i) => T0 + 30 + i, 1)).map((m) => ({ ...m, content: `stale ${m.seq}` }));
-    const refused = await store.messages.put(stale, { from: { seq: 0, rev: 0 }, to: { seq: 2, rev: 2 } }).then(() => undefined, (e: unknown) => e);
+    const refused = await fenced(store, stale, { seq: 0, rev: 0 }, { seq: 2, rev: 2 });
     t.ok(refused instanceof FencedError, 'a stale fence is refused with FencedError');
-    t.same((refused as FencedError).found, { seq: 3, rev: 3 }, 'naming the head it found');
+    t.same(refused instanceof FencedError && [refused.code, refused.appId, refused.chatId, refused.found], ['FENCED', c.appId, c.id, { seq: 3, rev: 3 }], 'naming the chat and the head it found');
     t.same((await store.messages.afterSeq(c.appId, c.id, 0, 10)).map((m) => m.content), ['m1', 'm2', 'm3'], 'nothing of the refused put was written');
     for (const m of stale) t.equal(await store.messages.get(c.appId, c.id, m.id), undefined);
+    t.same(await head(store, c), { seq: 3, rev: 3 }, 'and the head did not move');
 
-    await store.messages.put(withRevs(second!), { from: { seq: 3, rev: 3 }, to: { seq: 5, rev: 5 } });
+    t.equal(await fenced(store, withRevs(messages(c, 2, (i) => T0 + 10 + i, 4)), { seq: 3, rev: 3 }, { seq: 5, rev: 5 }), undefined);
     t.same((await store.messages.afterSeq(c.appId, c.id, 0, 10)).map((m) => m.seq), [1, 2, 3, 4, 5], 'the writer holding the head goes on');
+    t.same(await head(store, c), { seq: 5, rev: 5 });
 
-    // Two writers racing from the same head: exactly one wins.
-    const a = withRevs(third!);
-    const b = withRevs(messages(c, 1, (i) => T0 + 40 + i, 6)).map((m) => ({ ...m, content: 'rival' }));
-    const outcomes = await Promise.allSettled([
-      store.messages.put(a, { from: { seq: 5, rev: 5 }, to: { seq: 6, rev: 6 } }),
-      store.messages.put(b, { from: { seq: 5, rev: 5 }, to: { seq: 6, rev: 6 } }),
-    ]);
-    t.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1, 'one of two racing fenced puts succeeds');
-    t.ok(outcomes.every((o) => o.status === 'fulfilled' || o.reason instanceof FencedError), 'the other is fenced');
-    t.equal((await store.messages.afterSeq(c.appId, c.id, 5, 10)).length, 1, 'seq 6 exists once');
-    t.equal(await store.messages.lastSeq(c.appId, c.id), 6);
+    // An edit moves only the revision.
+    t.equal(await fenced(store, [{ ...first[1]!, content: 'edited', editedAt: LATER, rev: 6 }], { seq: 5, rev: 5 }, { seq: 5, rev: 6 }), undefined);
+    t.same(await head(store, c), { seq: 5, rev: 6 });
+    t.equal((await store.messages.get(c.appId, c.id, first[1]!.id))?.content, 'edited');
 
-    // Unfenced puts (changes rewritten by tools, tests) still work.
-    await store.messages.put([{ ...first![0]!, content: 'edited', rev: 7 }]);
-    t.equal((await store.messages.get(c.appId, c.id, first![0]!.id))?.content, 'edited');
+    // Unfenced puts work as before, and the head counts them.
+    const loose = { ...messages(c, 1, (i) => T0 + 20 + i, 6)[0]!, rev: 7 };
+    await store.messages.put([loose]);
+    t.same(await store.messages.get(c.appId, c.id, loose.id), loose, 'an unfenced put is written');
+    t.same(await head(store, c), { seq: 6, rev: 7 }, 'and the head takes it in');
+    t.equal(await fenced(store, withRevs(messages(c, 1, (i) => T0 + 40 + i, 7)).map((m) => ({ ...m, rev: 8 })), { seq: 6, rev: 7 }, { seq: 7, rev: 8 }), undefined, 'a fenced put from there applies');
+    t.same(await head(store, c), { seq: 7, rev: 8 });
+  });
+
+  withStore('messages: of two fenced puts racing from one head exactly one applies', async (t, store) => {
+    const c = chat(randomUUID());
+    // From a chat whose messages were written unfenced (no head stored yet), then from a stored head.
+    await store.messages.put(withRevs(messages(c, 2, (i) => T0 + i)));
+    for (const [from, at] of [[2, 10], [3, 20]] as const) {
+      const rivals = ['a', 'b'].map((who, k) => withRevs(messages(c, 1, (i) => T0 + at + k + i, from + 1)).map((m) => ({ ...m, content: who })));
+      const outcomes = await Promise.all(rivals.map((list) => fenced(store, list, { seq: from, rev: from }, { seq: from + 1, rev: from + 1 })));
+      t.equal(outcomes.filter((o) => o === undefined).length, 1, `from ${from}: one of two racing fenced puts applies`);
+      const loser = outcomes.findIndex((o) => o !== undefined);
+      t.ok(outcomes[loser] instanceof FencedError, 'the other is fenced');
+      t.same((outcomes[loser] as FencedError).found, { seq: from + 1, rev: from + 1 }, "naming the winner's head");
+      t.same((await store.messages.afterSeq(c.appId, c.id, from, 10)).map((m) => m.content), [loser === 0 ? 'b' : 'a'], `seq ${from + 1} exists once, the winner's`);
+      t.equal(await store.messages.get(c.appId, c.id, rivals[loser]![0]!.id), undefined, "the loser's message is not written");
+      t.same(await head(store, c), { seq: from + 1, rev: from + 1 });
+    }
+  });
+
+  withStore("messages: the head keeps numbers a fenced put took beyond the messages it wrote", async (t, store) => {
+    const c = chat(randomUUID());
+    // As if seqs 3 and 4 were taken by messages whose writes never happened.
+    t.equal(await fenced(store, withRevs(messages(c, 2, (i) => T0 + i)), { seq: 0, rev: 0 }, { seq: 4, rev: 4 }), undefined);
+    t.same(await head(store, c), { seq: 4, rev: 4 }, 'lastSeq and lastRev report the head, not the highest message');
+    const next = withRevs(messages(c, 1, (i) => T0 + 10 + i, 3));
+    const refused = await fenced(store, next, { seq: 2, rev: 2 }, { seq: 3, rev: 3 });
+    t.same(refused instanceof FencedError && refused.found, { seq: 4, rev: 4 }, 'a writer resuming from the messages is fenced: their numbers are never reused');
+    t.equal(await fenced(store, withRevs(messages(c, 1, (i) => T0 + 10 + i, 5)), { seq: 4, rev: 4 }, { seq: 5, rev: 5 }), undefined, 'one resuming from the head goes on');
+    t.same((await store.messages.afterSeq(c.appId, c.id, 0, 10)).map((m) => m.seq), [1, 2, 5]);
+  });
+
+  withStore('messages: a fenced put names one chat', async (t, store) => {
+    const [c, d] = [chat(randomUUID()), chat(randomUUID())];
+    const both = [...messages(c, 1, (i) => T0 + i), ...messages(d, 1, (i) => T0 + i)];
+    const refused = await fenced(store, both, { seq: 0, rev: 0 }, { seq: 1, rev: 1 });
+    t.ok(refused instanceof Error && !(refused instanceof FencedError), 'refused with a plain Error');
+    for (const m of both) t.equal(await store.messages.get(m.appId, m.chatId, m.id), undefined, 'and nothing written');
+    t.same(await head(store, c), { seq: 0, rev: 0 });
   });
 }

@@ -1,4 +1,4 @@
-import { claimRow, cql, type CassandraClient, type Cql } from '../../../common/cassandra/index.ts';
+import { claimRow, cql, type Cql } from '../../../common/cassandra/index.ts';
 import type { SigningKey } from '../../../common/index.ts';
 import type { NodeSigningKeyStore, NodeStore } from '../types.ts';
 import { CassandraChats } from './chats.ts';
@@ -34,12 +34,15 @@ export class CassandraNodeStore implements NodeStore {
   readonly messages: CassandraMessages;
   readonly signingKeys: CassandraNodeSigningKeys;
 
-  /** The store over `keyspace`; the schema must already be migrated (see `nodeMigrations`). */
-  static open(client: CassandraClient, keyspace: string): CassandraNodeStore {
+  /**
+   * The store over `keyspace`; the schema must already be migrated (see `nodeMigrations`). The
+   * client is a driver Client, or anything with its `execute`.
+   */
+  static open(client: Cql, keyspace: string): CassandraNodeStore {
     return new CassandraNodeStore(client, keyspace);
   }
 
-  constructor(client: CassandraClient, keyspace: string) {
+  constructor(client: Cql, keyspace: string) {
     // The keyspace is spliced into every statement's text (identifiers cannot be bound).
     if (!/^[a-z][a-z0-9_]{0,47}$/.test(keyspace)) throw new Error(`invalid keyspace name ${keyspace}`);
     const db = cql(client);

@@ -1,10 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import cassandra, { type types } from 'cassandra-driver';
 import { bucketOf } from '../buckets.ts';
 import { FencedError, type ChatHead, type HeadFence, type MessageStore, type StoredMessage, type StoredReaction } from '../types.ts';
-import { applied, defined, num, opt, responseCode, str, type Cql } from '../../../common/cassandra/index.ts';
+import { applied, defined, num, opt, str, timedOut, type Cql } from '../../../common/cassandra/index.ts';
 
-const WRITE_TIMEOUT = 0x1100;
+const MOVE_ATTEMPTS = 5;
 const same = (a: ChatHead, b: ChatHead) => a.seq === b.seq && a.rev === b.rev;
+/** The head in a chat_heads row, or in the result of a compare-and-set not applied (none when the row does not exist). */
+const headOf = (row: types.Row | null | undefined): ChatHead | undefined =>
+  row && row.get('seq') !== null && row.get('seq') !== undefined ? { seq: num(row, 'seq'), rev: num(row, 'rev') } : undefined;
 
 /**
  * Messages partitioned by (app, chat, day bucket), clustered by id newest first, with the indexes
@@ -76,38 +80,51 @@ export class CassandraMessages implements MessageStore {
 
   /**
    * Moves the chat's head from `fence.from` to `fence.to` by compare-and-set, before any message is
-   * written: if it moved, FencedError and nothing is written. A chat with no head row yet (created
-   * before heads existed) has the head its indexes show. A compare-and-set that times out has an
-   * unknown outcome: a serial read of the head tells whether it was applied.
+   * written: if another writer moved it, FencedError and nothing is written. The head is the row's,
+   * or the indexes' where they are higher (a chat from before heads has no row; unfenced puts move
+   * only the indexes), so it is what lastSeq and lastRev report. A compare-and-set that times out
+   * has an unknown outcome: a serial read (which also completes it if it was accepted) finds whether
+   * this put's writer id is the head's.
    */
   private async moveHead(appId: string, chatId: string, { from, to }: HeadFence): Promise<void> {
     const key = [appId, chatId];
+    const writer = randomUUID();
+    const move = (expected: ChatHead) =>
+      this.db.execute(`UPDATE ${this.ks}.chat_heads SET seq = ?, rev = ?, writer = ? WHERE app_id = ? AND chat_id = ? IF seq = ? AND rev = ?`, [to.seq, to.rev, writer, ...key, expected.seq, expected.rev]);
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await this.db.execute(`UPDATE ${this.ks}.chat_heads SET seq = ?, rev = ? WHERE app_id = ? AND chat_id = ? IF seq = ? AND rev = ?`, [to.seq, to.rev, ...key, from.seq, from.rev]);
-        if (applied(result)) return;
-        const row = result.first();
-        if (row && row.get('seq') !== null && row.get('seq') !== undefined) throw new FencedError(appId, chatId, { seq: num(row, 'seq'), rev: num(row, 'rev') });
-        const found = { seq: await this.indexedLastSeq(appId, chatId), rev: await this.indexedLastRev(appId, chatId) };
+        const moved = await move(from);
+        if (applied(moved)) return;
+        const row = headOf(moved.first());
+        const found = await this.withIndexes(appId, chatId, row);
         if (!same(found, from)) throw new FencedError(appId, chatId, found);
-        const inserted = await this.db.execute(`INSERT INTO ${this.ks}.chat_heads (app_id, chat_id, seq, rev) VALUES (?, ?, ?, ?) IF NOT EXISTS`, [...key, to.seq, to.rev]);
-        if (applied(inserted)) return;
-        // Another writer created the row meanwhile: compare with it.
+        // The head is `from` but the row lags behind the indexes: bring it to `to` from what it holds.
+        const caught = row
+          ? await move(row)
+          : await this.db.execute(`INSERT INTO ${this.ks}.chat_heads (app_id, chat_id, seq, rev, writer) VALUES (?, ?, ?, ?, ?) IF NOT EXISTS`, [...key, to.seq, to.rev, writer]);
+        if (applied(caught)) return;
+        // Another writer changed the row in between: the next round compares with what it wrote.
+        if (attempt >= MOVE_ATTEMPTS) throw new FencedError(appId, chatId, await this.withIndexes(appId, chatId, await this.head(appId, chatId, true)));
       } catch (error) {
-        if (error instanceof FencedError || responseCode(error) !== WRITE_TIMEOUT || attempt >= 5) throw error;
-        const head = await this.head(appId, chatId, true);
-        if (head && same(head, to)) return;
-        if (head && !same(head, from)) throw new FencedError(appId, chatId, head);
+        if (error instanceof FencedError || !timedOut(error)) throw error;
+        if ((await this.head(appId, chatId, true))?.writer === writer) return;
+        // Not applied: the next round finds the head as it is now, still `from` or moved by another writer.
+        if (attempt >= MOVE_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 50));
       }
-      if (attempt >= 5) throw new FencedError(appId, chatId, (await this.head(appId, chatId, true)) ?? { seq: 0, rev: 0 });
-      await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 50));
     }
   }
 
-  private async head(appId: string, chatId: string, serial = false): Promise<ChatHead | undefined> {
+  /** The head given its row: the row's, or the indexes' where they are higher. */
+  private async withIndexes(appId: string, chatId: string, row: ChatHead | undefined): Promise<ChatHead> {
+    const [seq, rev] = await Promise.all([this.indexedLastSeq(appId, chatId), this.indexedLastRev(appId, chatId)]);
+    return { seq: Math.max(row?.seq ?? 0, seq), rev: Math.max(row?.rev ?? 0, rev) };
+  }
+
+  private async head(appId: string, chatId: string, serial = false): Promise<(ChatHead & { writer?: string }) | undefined> {
     const options = serial ? { consistency: cassandra.types.consistencies.localSerial } : {};
-    const row = (await this.db.execute(`SELECT seq, rev FROM ${this.ks}.chat_heads WHERE app_id = ? AND chat_id = ?`, [appId, chatId], options)).first();
-    return row ? { seq: num(row, 'seq'), rev: num(row, 'rev') } : undefined;
+    const row = (await this.db.execute(`SELECT seq, rev, writer FROM ${this.ks}.chat_heads WHERE app_id = ? AND chat_id = ?`, [appId, chatId], options)).first();
+    return row ? { ...headOf(row)!, writer: opt(row, 'writer') } : undefined;
   }
 
   async get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined> {

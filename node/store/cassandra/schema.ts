@@ -35,4 +35,12 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.chat_heads (app_id text, chat_id text, seq bigint, rev bigint, PRIMARY KEY ((app_id, chat_id)))`,
     ],
   },
+  {
+    name: 'node-003-chat-head-writer',
+    statements: [
+      // The put that moved the head last. A compare-and-set that timed out is known to be applied
+      // by finding its own writer there: two writers racing from one head set the same seq and rev.
+      `ALTER TABLE {ks}.chat_heads ADD writer text`,
+    ],
+  },
 ];

@@ -1,5 +1,5 @@
 import { bucketOf } from '../buckets.ts';
-import { FencedError, type HeadFence, type MessageStore, type StoredMessage } from '../types.ts';
+import { FencedError, type ChatHead, type HeadFence, type MessageStore, type StoredMessage } from '../types.ts';
 import { END, type Tables } from './shared.ts';
 
 
@@ -7,20 +7,21 @@ import { END, type Tables } from './shared.ts';
  * Keys: ['m', app, chat, bucket, id] → message (partition app+chat+bucket, clustered by id);
  * ['b', app, chat, bucket] → true (the chat's non-empty buckets); ['s', app, chat, seq] → [bucket, id];
  * ['k', app, chat, sender, clientKey] → id; ['r', app, chat, rev] → [bucket, id] for the latest
- * revision of each message only.
+ * revision of each message only; ['h', app, chat] → ChatHead, where the last fenced put left the head.
  */
 export class LmdbMessages implements MessageStore {
   constructor(private readonly t: Tables) {}
 
-  /** A fenced put checks the head (the seq and revision indexes' last entries) inside its transaction. */
+  /** A fenced put checks and moves the head in the transaction that writes its messages. */
   async put(messages: StoredMessage[], fence?: HeadFence): Promise<void> {
     if (messages.length === 0) return;
     const first = messages[0]!;
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
     await this.t.root.transaction(() => {
       if (fence) {
-        const found = { seq: this.lastIndexed('s', first.appId, first.chatId), rev: this.lastIndexed('r', first.appId, first.chatId) };
+        const found = this.head(first.appId, first.chatId);
         if (found.seq !== fence.from.seq || found.rev !== fence.from.rev) throw new FencedError(first.appId, first.chatId, found);
+        this.t.db.put(['h', first.appId, first.chatId], { seq: fence.to.seq, rev: fence.to.rev });
       }
       for (const m of messages) {
         const bucket = bucketOf(m.id);
@@ -69,11 +70,20 @@ export class LmdbMessages implements MessageStore {
   }
 
   async lastSeq(appId: string, chatId: string): Promise<number> {
-    return this.lastIndexed('s', appId, chatId);
+    return this.head(appId, chatId).seq;
   }
 
   async lastRev(appId: string, chatId: string): Promise<number> {
-    return this.lastIndexed('r', appId, chatId);
+    return this.head(appId, chatId).rev;
+  }
+
+  /** Where the last fenced put left the head, or the indexes where they are higher (unfenced puts move only them). */
+  private head(appId: string, chatId: string): ChatHead {
+    const stored = this.t.db.get(['h', appId, chatId]) as ChatHead | undefined;
+    return {
+      seq: Math.max(stored?.seq ?? 0, this.lastIndexed('s', appId, chatId)),
+      rev: Math.max(stored?.rev ?? 0, this.lastIndexed('r', appId, chatId)),
+    };
   }
 
   async changedSince(appId: string, chatId: string, afterRev: number, limit: number): Promise<StoredMessage[]> {
