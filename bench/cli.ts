@@ -1,0 +1,172 @@
+import { parseArgs } from 'node:util';
+import { join } from 'node:path';
+import { LoadPool } from './load/pool.ts';
+import { SYSTEMS, type SystemName } from './load/systems.ts';
+import { stopAll, whileRunning } from './lib/cleanup.ts';
+import { runMeta } from './lib/meta.ts';
+import { writeResult, type ScenarioResult } from './lib/output.ts';
+import { Progress } from './lib/progress.ts';
+import { writeReport } from './lib/report.ts';
+import type { Context } from './scenarios/context.ts';
+import { SCENARIOS, type ScenarioName } from './scenarios/index.ts';
+
+const HELP = `Usage: npm run bench -- <scenario> [options]
+
+Measures this service and, in the same run with the same load generator, its peers: bare
+uWebSockets.js pub/sub (uws: no auth, no storage, the ceiling) and Socket.IO 4 (socketio).
+Writes <scenario>.json and <scenario>.csv to --out, then renders RESULTS.md and SVG charts from
+every result there. Each run stops by itself within --max-minutes.
+
+Scenarios:
+  connections  N idle authenticated WebSocket connections: connect rate, server RSS per connection
+  fanout       rooms x members online, open-loop sends: delivered msgs/s, latency p50/p99/p99.9,
+               server CPU per delivery; sweeps for the highest rate whose p99 stays under --p99
+  sends        persisted, acknowledged sends per second over WebSocket and over HTTP
+  history      getMessages latency and throughput at several history depths (this service only)
+  cluster      fanout across 3 nodes: this service on Cassandra and Redis (started with
+               scripts/services.sh unless running), Socket.IO with its Redis adapter, uws over Redis
+  all          connections, fanout, sends, history and cluster, in that order
+  report       only render RESULTS.md and the charts from the results in --out
+
+Common options:
+  --systems LIST       systems to measure, of chat,uws,socketio (default: all)
+  --workers N          load generator processes (default 2)
+  --seconds S          measured seconds per run (default 5)
+  --warmup S           seconds before measuring each run (default 1)
+  --out DIR            where results go (default bench/results; RESULTS.md goes next to it)
+  --max-minutes M      stop, cleaning up, after M minutes (default 40)
+  --smoke              tiny sizes that finish in seconds (what CI runs)
+  --no-progress        no progress bar
+  --help               this text
+
+connections:
+  --connections N      connections per system (default 100000)
+  --addresses A        loopback source addresses 127.0.0.1.. (default: one per 25000 connections)
+fanout, cluster:
+  --rooms C            rooms (group chats) (default 20; cluster 12)
+  --members M          members online per room, the sender included (default 50; cluster 24)
+  --rate R             one run at R msgs/s in total instead of the sweep
+  --start-rate R       the sweep's first rate (default 200)
+  --p99 MS             latency limit of the sweep (default 50)
+  --max-steps N        runs per system in the sweep at most (default 14)
+sends:
+  --senders S          sending users, each in a chat of its own (default 64)
+  --window W           WebSocket sends in flight per sender (default 16)
+  --transports LIST    of ws,http (default: both)
+  --concurrency N      HTTP requests in flight in total (default 64)
+history:
+  --depths LIST        history depths (default 1000,100000,1000000)
+  --page N             messages per page (default 50)
+  --concurrency N      requests in flight (default 16)
+`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    systems: { type: 'string' },
+    workers: { type: 'string' },
+    seconds: { type: 'string' },
+    warmup: { type: 'string' },
+    out: { type: 'string' },
+    'max-minutes': { type: 'string' },
+    smoke: { type: 'boolean' },
+    'no-progress': { type: 'boolean' },
+    help: { type: 'boolean' },
+    connections: { type: 'string' },
+    addresses: { type: 'string' },
+    rooms: { type: 'string' },
+    members: { type: 'string' },
+    rate: { type: 'string' },
+    'start-rate': { type: 'string' },
+    p99: { type: 'string' },
+    'max-steps': { type: 'string' },
+    senders: { type: 'string' },
+    window: { type: 'string' },
+    transports: { type: 'string' },
+    concurrency: { type: 'string' },
+    depths: { type: 'string' },
+    page: { type: 'string' },
+  },
+});
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\nSee: npm run bench -- --help\n`);
+  process.exit(2);
+}
+
+if (values.help || positionals.length === 0) {
+  process.stdout.write(HELP);
+  process.exit(values.help ? 0 : 2);
+}
+const [scenario] = positionals;
+const names = [...Object.keys(SCENARIOS), 'all', 'report'];
+if (!scenario || !names.includes(scenario) || positionals.length > 1) fail(`unknown scenario ${positionals.join(' ')}: one of ${names.join(', ')}`);
+
+/** A positive number option, or its default. */
+export function num(name: keyof typeof values, fallback: number, integer = true): number {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) fail(`--${name} must be a positive ${integer ? 'integer' : 'number'}, not ${String(raw)}`);
+  return n;
+}
+export const list = (name: keyof typeof values): string[] | undefined => (typeof values[name] === 'string' ? String(values[name]).split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+
+const systems = (list('systems') ?? SYSTEMS) as SystemName[];
+for (const s of systems) if (!SYSTEMS.includes(s)) fail(`unknown system ${s}: of ${SYSTEMS.join(', ')}`);
+const out = values.out ?? new URL('./results', import.meta.url).pathname;
+const reportPath = values.out ? join(out, 'RESULTS.md') : new URL('./RESULTS.md', import.meta.url).pathname;
+const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`;
+
+if (scenario === 'report') {
+  const written = await writeReport(out, reportPath);
+  process.stdout.write(`${written.join('\n')}\n`);
+  process.exit(0);
+}
+
+const maxMinutes = num('max-minutes', 40, false);
+const bound = setTimeout(() => {
+  process.stderr.write(`\nbench: stopped after ${maxMinutes} minutes (--max-minutes)\n`);
+  void stopAll().then(() => process.exit(3));
+}, maxMinutes * 60_000);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().then(() => process.exit(130)));
+
+const pool = await LoadPool.start(num('workers', 2));
+const untrack = whileRunning(() => pool.stop());
+const progress = new Progress(!values['no-progress']);
+const ctx: Context = {
+  pool,
+  progress,
+  systems,
+  log: (line) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${line}\n`),
+};
+const order = scenario === 'all' ? (Object.keys(SCENARIOS) as ScenarioName[]) : [scenario as ScenarioName];
+const failed: string[] = [];
+try {
+  for (const name of order) {
+    // One scenario failing leaves the others to run (`all`); the exit status says it failed.
+    try {
+      const run = SCENARIOS[name];
+      const { parameters, rows, summary, notes } = await run(ctx, { num, list, smoke: values.smoke === true, seconds: num('seconds', values.smoke ? 1 : 5, false), warmup: num('warmup', values.smoke ? 0.5 : 1, false) });
+      const result: ScenarioResult = { scenario: name, meta: runMeta(), command, parameters, rows, summary, notes };
+      const files = writeResult(out, result);
+      ctx.log(`${name}: wrote ${files.join(', ')}`);
+      process.stdout.write(`${JSON.stringify({ scenario: name, summary })}\n`);
+    } catch (error) {
+      failed.push(name);
+      ctx.log(`${name} failed: ${(error as Error).stack ?? String(error)}`);
+      await ctx.pool.closeAll().catch(() => undefined);
+      await stopAll();
+    }
+  }
+  const written = await writeReport(out, reportPath);
+  ctx.log(`report: ${written.join(', ')}`);
+} finally {
+  progress.stop();
+  untrack();
+  pool.stop();
+  await stopAll();
+  clearTimeout(bound);
+}
+if (failed.length > 0) process.stderr.write(`bench: failed: ${failed.join(', ')}\n`);
+process.exit(failed.length > 0 ? 1 : 0);

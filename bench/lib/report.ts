@@ -1,0 +1,118 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { barChart, lineChart } from './charts.ts';
+import type { Row, ScenarioResult } from './output.ts';
+
+const ORDER = ['connections', 'fanout', 'sends', 'history', 'cluster'];
+const PEERS = ['uws', 'socketio'];
+
+const fmt = (v: unknown): string => {
+  if (v === null || v === undefined || v === '') return '–';
+  if (typeof v === 'number') return Number.isInteger(v) ? v.toLocaleString('en-US') : String(v);
+  return String(v);
+};
+
+function table(rows: Row[], columns: [string, string][]): string {
+  const head = `| ${columns.map(([, title]) => title).join(' | ')} |\n|${columns.map(() => '---').join('|')}|`;
+  return `${head}\n${rows.map((r) => `| ${columns.map(([key]) => fmt(r[key])).join(' | ')} |`).join('\n')}\n`;
+}
+
+/** Adds `vs <peer>` columns: this service's `field` over the peer's in the row with the same `key`. */
+function withRatios(rows: Row[], field: string, key: (r: Row) => string = () => ''): Row[] {
+  return rows.map((r) => {
+    const out: Row = { ...r };
+    for (const peer of PEERS) {
+      const theirs = rows.find((x) => x.system === peer && key(x) === key(r));
+      const ours = rows.find((x) => x.system === 'chat' && key(x) === key(r));
+      out[`vs ${peer}`] = r.system === 'chat' && theirs && ours && Number(theirs[field]) > 0 ? `${(Number(ours[field]) / Number(theirs[field])).toFixed(2)}×` : null;
+    }
+    return out;
+  });
+}
+
+const ratioColumns = (rows: Row[]): [string, string][] => PEERS.filter((p) => rows.some((r) => r.system === p)).map((p) => [`vs ${p}`, `chat ÷ ${p}`]);
+
+function goals(summary: Record<string, unknown>): string {
+  const goal = summary.goal as Record<string, unknown> | undefined;
+  if (!goal) return '';
+  return `\nGoal check: \`${JSON.stringify(goal)}\`\n`;
+}
+
+type Section = (r: ScenarioResult, chart: (name: string, svg: Promise<string>) => Promise<string>) => Promise<string>;
+
+const fanoutSection: Section = async (r, chart) => {
+  const summary = r.summary as Record<string, { maxRate: number; maxDeliveredPerSecond: number; at70?: Row } | undefined>;
+  const systems = ['chat', ...PEERS].filter((s) => summary[s]);
+  const best: Row[] = systems.map((s) => {
+    const cpu = r.rows.find((x) => x.system === s && x.offeredPerSecond === summary[s]!.maxRate && x.ok === true)?.serverCpuUsPerDelivery ?? null;
+    return { system: s, maxRate: summary[s]!.maxRate, delivered: summary[s]!.maxDeliveredPerSecond, p99At70: summary[s]!.at70?.p99Ms ?? null, p999At70: summary[s]!.at70?.p999Ms ?? null, cpu, gen: summary[s]!.at70?.generatorCpuCores ?? null };
+  });
+  const rated = withRatios(best, 'delivered');
+  const sweep = r.rows.filter((x) => x.phase === 'sweep' || x.phase === 'fixed');
+  return [
+    table(rated, [['system', 'system'], ['maxRate', 'highest rate with p99 < limit (msgs/s)'], ['delivered', 'delivered msgs/s there'], ...ratioColumns(best), ['p99At70', 'p99 at 70% (ms)'], ['p999At70', 'p99.9 at 70% (ms)'], ['cpu', 'server CPU µs / delivery'], ['gen', 'generator cores at 70%']]),
+    await chart(`${r.scenario}-latency`, lineChart(sweep, { title: `${r.scenario}: p99 latency against offered rate`, x: 'offeredPerSecond', xTitle: 'offered messages/s', y: 'p99Ms', yTitle: 'p99 latency (ms, log)', logX: true, logY: true })),
+    await chart(`${r.scenario}-throughput`, barChart(best, { title: `${r.scenario}: delivered msgs/s at the highest rate`, y: 'delivered', yTitle: 'delivered messages/s' })),
+    `<details><summary>Every run of the sweep</summary>\n\n${table(r.rows, [['system', 'system'], ['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['deliveredPerSecond', 'delivered/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['serverCpuUsPerDelivery', 'server µs/delivery'], ['serverCpuCores', 'server cores'], ['generatorCpuCores', 'generator cores'], ['ok', 'p99 < limit, none lost']])}\n</details>\n`,
+  ].join('\n');
+};
+
+const SECTIONS: Record<string, Section> = {
+  connections: async (r, chart) => {
+    const rows = withRatios(r.rows, 'rssBytesPerConnection');
+    return [
+      table(rows, [['system', 'system'], ['connections', 'connections'], ['failed', 'failed'], ['connectsPerSecond', 'connects/s'], ['rssBytesPerConnection', 'server RSS bytes / connection'], ...ratioColumns(r.rows)]),
+      'Ratios are of memory per connection: lower is better.\n',
+      await chart('connections', barChart(r.rows, { title: 'Server memory per idle connection', y: 'rssBytesPerConnection', yTitle: 'RSS bytes per connection' })),
+    ].join('\n');
+  },
+  fanout: fanoutSection,
+  cluster: fanoutSection,
+  sends: async (r, chart) => {
+    const rows = withRatios(r.rows, 'ackedPerSecond', (x) => String(x.transport));
+    return [
+      table(rows, [['system', 'system'], ['transport', 'over'], ['ackedPerSecond', 'acked sends/s'], ...ratioColumns(r.rows), ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['generatorCpuCores', 'generator cores'], ['errors', 'errors']]),
+      await chart('sends', barChart(r.rows, { title: 'Acknowledged sends per second', y: 'ackedPerSecond', yTitle: 'acked sends/s', group: 'transport' })),
+    ].join('\n');
+  },
+  history: async (r, chart) =>
+    [
+      table(r.rows, [['depth', 'depth'], ['page', 'page'], ['requestsPerSecond', 'pages/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['throughputVsSmallest', 'pages/s vs smallest depth'], ['p50VsSmallest', 'p50 vs smallest depth'], ['fillSendsPerSecond', 'filled at (sends/s, one chat)']]),
+      await chart('history', lineChart(r.rows, { title: 'getMessages p50 against history depth', x: 'depth', xTitle: 'messages in the chat (log)', y: 'p50Ms', yTitle: 'p50 latency (ms)', logX: true, series: 'page' })),
+    ].join('\n'),
+};
+
+/**
+ * RESULTS.md from every `<scenario>.json` in `dir`, with SVG charts written next to the JSON.
+ * Returns the files written.
+ */
+export async function writeReport(dir: string, reportPath: string): Promise<string[]> {
+  const written: string[] = [];
+  const results = ORDER.map((s) => join(dir, `${s}.json`)).filter(existsSync).map((f) => JSON.parse(readFileSync(f, 'utf8')) as ScenarioResult);
+  const chart = async (name: string, svg: Promise<string>) => {
+    const file = join(dir, `${name}.svg`);
+    writeFileSync(file, await svg);
+    written.push(file);
+    return `![${name}](${relative(dirname(reportPath), file)})\n`;
+  };
+  const parts = ['# Benchmark results\n', '<!-- Written by `npm run bench`; the JSON and CSV next to the charts hold every figure. -->\n'];
+  if (results.length === 0) parts.push('No results yet: run `npm run bench -- all`.\n');
+  const machines = new Set(results.map((r) => JSON.stringify(r.meta.machine)));
+  for (const m of machines) {
+    const machine = JSON.parse(m) as ScenarioResult['meta']['machine'];
+    parts.push(`Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.os}. Server, peers and load generator all run on it.\n`);
+  }
+  for (const r of results) {
+    parts.push(`## ${r.scenario}\n`);
+    parts.push(`Run ${r.meta.date} at commit \`${r.meta.commit}\`${r.meta.dirty ? ' (with uncommitted changes)' : ''}; Node ${r.meta.versions.node}, uWebSockets.js ${r.meta.versions['uWebSockets.js']}, Socket.IO ${r.meta.versions['socket.io']}.\n`);
+    parts.push(`\`\`\`\n${r.command}\n\`\`\`\n`);
+    parts.push(`Parameters: \`${JSON.stringify(r.parameters)}\`\n`);
+    parts.push(await SECTIONS[r.scenario]!(r, chart));
+    parts.push(goals(r.summary));
+    for (const note of r.notes) parts.push(`- ${note}`);
+    parts.push('');
+  }
+  writeFileSync(reportPath, `${parts.join('\n')}\n`);
+  written.push(reportPath);
+  return written;
+}

@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { startCluster } from '../../bin/spawn-cluster.ts';
+import { removeDir, startService, withOpenFileLimit } from '../../bin/spawn.ts';
+import type { SystemName } from '../load/systems.ts';
+import { whileRunning } from './cleanup.ts';
+import { BENCH_ENV, provisionApp, type Provisioned } from './provision.ts';
+
+/** A system under test, running: where its nodes listen and which processes to measure. */
+export interface Target {
+  system: SystemName;
+  /** Base URLs of the nodes clients connect to (one, or three in the cluster scenario). */
+  nodes: string[];
+  pids: number[];
+  /** This service only: the application and users set up for the run. */
+  app?: Provisioned;
+  stop(): Promise<void>;
+}
+
+const PEERS = { uws: 'uws.ts', socketio: 'socketio.ts' } as const;
+
+/** One peer server process; resolves once it prints where it listens. */
+async function startPeer(system: 'uws' | 'socketio', env: Record<string, string>, nofile?: number): Promise<{ url: string; child: ChildProcess }> {
+  const script = new URL(`../peers/${PEERS[system]}`, import.meta.url).pathname;
+  const [command, args] = withOpenFileLimit(nofile, process.execPath, ['--import', 'tsx', script]);
+  const child = spawn(command, args, { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const { listening } = JSON.parse(line) as { listening?: string };
+        if (listening) resolve(listening);
+      } catch {
+        /* not the line we wait for */
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${system} peer exited with ${code}`)));
+  });
+  return { url, child };
+}
+
+const stopChild = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+
+export interface StartOptions {
+  /** Chat users to create (this service only). */
+  users: number;
+  /** Open-file limit for the server processes (connections scenario). */
+  nofile?: number;
+  onProgress?: () => void;
+}
+
+/** The target, registered to be stopped if the run is cut short. */
+function tracked(target: Target): Target {
+  const done = whileRunning(target.stop);
+  return { ...target, stop: async () => {
+    done();
+    await target.stop();
+  } };
+}
+
+/** One node of `system` on embedded defaults (this service: LMDB in a fresh data directory). */
+export async function startSingle(system: SystemName, options: StartOptions): Promise<Target> {
+  if (system !== 'chat') {
+    const { url, child } = await startPeer(system, {}, options.nofile);
+    return tracked({ system, nodes: [url], pids: [child.pid!], stop: () => stopChild(child) });
+  }
+  const service = await startService(BENCH_ENV, undefined, { nofile: options.nofile });
+  try {
+    const app = await provisionApp(service.controlUrl, [service.nodeUrl], options.users, options.onProgress);
+    return tracked({
+      system,
+      nodes: [service.nodeUrl],
+      pids: [service.pid],
+      app,
+      stop: async () => {
+        await service.stop();
+        removeDir(service.dataDir);
+      },
+    });
+  } catch (error) {
+    await service.stop();
+    throw error;
+  }
+}
+
+export interface ClusterServices {
+  cassandra: string;
+  redisUrl: string;
+}
+
+/** Three nodes of `system` sharing Redis (and Cassandra for this service). */
+export async function startThree(system: SystemName, services: ClusterServices, options: StartOptions): Promise<Target> {
+  if (system !== 'chat') {
+    const peers = await Promise.all([0, 1, 2].map(() => startPeer(system, { REDIS_URL: services.redisUrl }, options.nofile)));
+    return tracked({ system, nodes: peers.map((p) => p.url), pids: peers.map((p) => p.child.pid!), stop: async () => void (await Promise.all(peers.map((p) => stopChild(p.child)))) });
+  }
+  const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: BENCH_ENV });
+  try {
+    const nodes = cluster.nodes.map((n) => n.url);
+    const app = await provisionApp(cluster.control.controlUrl, nodes, options.users, options.onProgress);
+    return tracked({ system, nodes, pids: cluster.nodes.map((n) => n.process.pid), app, stop: () => cluster.stop() });
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,53 @@
+import type { ConnSpec } from './systems.ts';
+
+/** One HTTP request of a closed-loop run. */
+export interface HttpRequest {
+  origin: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Timing shared by every phase: all workers start at `start` (epoch ms) and measure after the warmup. */
+interface Timed {
+  start: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+/** What the parent tells a generator process to do. */
+export type Command =
+  | { op: 'open'; conns: ConnSpec[]; concurrency: number }
+  | (Timed & { op: 'fanout'; ratePerSender: number; drainMs: number; quietMs: number })
+  | (Timed & { op: 'sends'; window: number; content: string; drainMs: number; perSender?: number; collectIdsEvery?: number })
+  | (Timed & { op: 'http'; requests: HttpRequest[]; concurrency: number })
+  | { op: 'close' };
+
+export interface Opened {
+  op: 'opened';
+  opened: number;
+  failed: number;
+  /** Failure reasons and how often each happened. */
+  errors: Record<string, number>;
+  ms: number;
+}
+
+export interface WorkerResult {
+  op: 'result';
+  sent: number;
+  /** Sent within the measured window. */
+  measuredSent: number;
+  delivered: number;
+  /** Fanout: deliveries of measured messages; sends: acks of measured sends; http: 2xx answers to measured requests. */
+  measuredDelivered: number;
+  acked: number;
+  errors: number;
+  /** Message ids kept while sending (history cursors). */
+  ids: string[];
+  statuses?: Record<string, number>;
+  histogram: string;
+  cpuSeconds: number;
+  /** Connections still open at the end. */
+  open: number;
+}

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { connectCassandra } from '../common/cassandra/index.ts';
+import { ownerOf } from '../node/bus/index.ts';
+import { freePort, startService, type Running } from './spawn.ts';
+
+export interface ClusterNode {
+  url: string;
+  port: number;
+  nodeId: string;
+  process: Running;
+}
+
+export interface SpawnedCluster {
+  control: Running;
+  nodes: ClusterNode[];
+  env: Record<string, string>;
+  /** Starts (or restarts, on the same port) the i-th node. */
+  startNode(i: number): Promise<ClusterNode>;
+  /** Resolves when every running node sees exactly the running nodes as live. */
+  settled(timeoutMs?: number): Promise<void>;
+  /** The node that owns a chat, by the same placement the nodes compute. */
+  ownerOf(appId: string, chatId: string): ClusterNode;
+  stop(): Promise<void>;
+}
+
+/** The live node ids a node last logged (`cluster membership changed`). */
+function lastView(node: ClusterNode): string[] | undefined {
+  let view: string[] | undefined;
+  for (const line of node.process.output().split('\n')) {
+    if (!line.includes('cluster membership changed')) continue;
+    try {
+      view = (JSON.parse(line) as { nodes: string[] }).nodes;
+    } catch {
+      /* not a log line */
+    }
+  }
+  return view;
+}
+
+function nodeIdOf(process: Running): string {
+  const line = process.output().split('\n').find((l) => l.includes('"event":"listening"') && l.includes('"nodeId"'));
+  if (!line) throw new Error(`node logged no id:\n${process.output()}`);
+  return (JSON.parse(line) as { nodeId: string }).nodeId;
+}
+
+/**
+ * Control service plus `size` nodes as separate processes (used by the tests and the benchmarks) on one fresh Cassandra keyspace and one
+ * Redis, under a cluster name of their own (so concurrent suites never see each other's nodes).
+ */
+export async function startCluster(options: { size: number; cassandra: string; redisUrl: string; env?: Record<string, string> }): Promise<SpawnedCluster> {
+  const suffix = randomBytes(5).toString('hex');
+  const env: Record<string, string> = {
+    STORE: 'cassandra',
+    BUS: 'redis',
+    CASSANDRA_CONTACT_POINTS: options.cassandra,
+    CASSANDRA_KEYSPACE: `chat_cl_${suffix}`,
+    REDIS_URL: options.redisUrl,
+    CLUSTER_NAME: `it-${suffix}`,
+    USER_SENDS_PER_SECOND: '100000',
+    USER_REQUESTS_PER_SECOND: '100000',
+    WS_ACTIONS_PER_SECOND: '100000',
+    ...options.env,
+  };
+  const ports = await Promise.all(Array.from({ length: options.size }, () => freePort()));
+  const nodes: ClusterNode[] = [];
+  const startNode = async (i: number): Promise<ClusterNode> => {
+    const port = ports[i]!;
+    const url = `http://127.0.0.1:${port}`;
+    const process = await startService({ ...env, ROLE: 'node', NODE_PORT: String(port), NODE_PUBLIC_URL: url }, undefined, { services: ['node'] });
+    const node = { url, port, nodeId: nodeIdOf(process), process };
+    nodes[i] = node;
+    return node;
+  };
+  // The first node creates the keyspace; the others then start together.
+  await startNode(0);
+  await Promise.all(ports.slice(1).map((_, i) => startNode(i + 1)));
+  const control = await startService({ ...env, ROLE: 'control', NODE_PUBLIC_URL: nodes[0]!.url }, undefined, { services: ['control'] });
+  const running = () => nodes.filter((n) => n.process.alive());
+  const cluster: SpawnedCluster = {
+    control,
+    nodes,
+    env,
+    startNode,
+    settled: async (timeoutMs = 15_000) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const want = running().map((n) => n.nodeId).sort().join(',');
+        if (running().every((n) => lastView(n)?.slice().sort().join(',') === want)) return;
+        if (Date.now() > deadline) throw new Error(`cluster did not settle on ${want}: ${running().map((n) => `${n.nodeId}: ${lastView(n)?.join(',')}`).join('; ')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    ownerOf: (appId, chatId) => {
+      const id = ownerOf(`${appId}/${chatId}`, running().map((n) => n.nodeId));
+      return nodes.find((n) => n.nodeId === id)!;
+    },
+    stop: async () => {
+      await Promise.all([control.stop(), ...nodes.map((n) => n.process.stop())]);
+      const admin = connectCassandra({ contactPoints: options.cassandra, localDataCenter: 'datacenter1' });
+      await admin.execute(`DROP KEYSPACE IF EXISTS ${env.CASSANDRA_KEYSPACE}`).catch(() => undefined);
+      await admin.shutdown();
+    },
+  };
+  await cluster.settled();
+  return cluster;
+}
