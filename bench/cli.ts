@@ -155,8 +155,8 @@ try {
     } catch (error) {
       failed.push(name);
       ctx.log(`${name} failed: ${(error as Error).stack ?? String(error)}`);
+      // The scenario's own cleanup stopped its servers; the generator stays for the next one.
       await ctx.pool.closeAll().catch(() => undefined);
-      await stopAll();
     }
   }
   const written = await writeReport(out, reportPath);
