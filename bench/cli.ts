@@ -37,6 +37,8 @@ Common options:
   --max-minutes M      stop, cleaning up, after M minutes (default 40)
   --smoke              tiny sizes that finish in seconds (what CI runs)
   --no-progress        no progress bar
+  --profile DIR        write a CPU profile of this service's processes to DIR (node --cpu-prof);
+                       summarise one with: node --import tsx bench/lib/profile-summary.ts FILE
   --help               this text
 
 connections:
@@ -85,6 +87,7 @@ const { values, positionals } = parseArgs({
     transports: { type: 'string' },
     concurrency: { type: 'string' },
     depths: { type: 'string' },
+    profile: { type: 'string' },
     page: { type: 'string' },
   },
 });
@@ -138,6 +141,7 @@ const ctx: Context = {
   pool,
   progress,
   systems,
+  profileDir: values.profile,
   log: (line) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${line}\n`),
 };
 const order = scenario === 'all' ? (Object.keys(SCENARIOS) as ScenarioName[]) : [scenario as ScenarioName];

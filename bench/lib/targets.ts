@@ -52,7 +52,11 @@ export interface StartOptions {
   /** Open-file limit for the server processes (connections scenario). */
   nofile?: number;
   onProgress?: () => void;
+  /** Write a V8 CPU profile of each of this service's processes into this directory (`--cpu-prof`). */
+  profileDir?: string;
 }
+
+const profiling = (dir?: string): Record<string, string> => (dir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${dir}`.trim() } : {});
 
 /** The target, registered to be stopped if the run is cut short. */
 function tracked(target: Target): Target {
@@ -69,7 +73,7 @@ export async function startSingle(system: SystemName, options: StartOptions): Pr
     const { url, child } = await startPeer(system, {}, options.nofile);
     return tracked({ system, nodes: [url], pids: [child.pid!], stop: () => stopChild(child) });
   }
-  const service = await startService(BENCH_ENV, undefined, { nofile: options.nofile });
+  const service = await startService({ ...BENCH_ENV, ...profiling(options.profileDir) }, undefined, { nofile: options.nofile });
   try {
     const app = await provisionApp(service.controlUrl, [service.nodeUrl], options.users, options.onProgress);
     return tracked({
@@ -99,7 +103,7 @@ export async function startThree(system: SystemName, services: ClusterServices, 
     const peers = await Promise.all([0, 1, 2].map(() => startPeer(system, { REDIS_URL: services.redisUrl }, options.nofile)));
     return tracked({ system, nodes: peers.map((p) => p.url), pids: peers.map((p) => p.child.pid!), stop: async () => void (await Promise.all(peers.map((p) => stopChild(p.child)))) });
   }
-  const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: BENCH_ENV });
+  const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: { ...BENCH_ENV, ...profiling(options.profileDir) } });
   try {
     const nodes = cluster.nodes.map((n) => n.url);
     const app = await provisionApp(cluster.control.controlUrl, nodes, options.users, options.onProgress);

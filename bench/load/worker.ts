@@ -112,12 +112,13 @@ async function fanout(cmd: Extract<Command, { op: 'fanout' }>): Promise<void> {
   onAnswer = (_conn, id) => (id < 0 ? errors++ : acked++);
   const interval = 1000 / cmd.ratePerSender;
   const senders = conns.filter((c) => c.spec.sender).map((c) => ({ c, next: cmd.start + Math.random() * interval }));
-  await sleep(measureFrom - now());
-  const cpu = process.cpuUsage();
-  // Wait out the warmup in the same loop that sends.
+  await sleep(cmd.start - now());
+  let cpu: NodeJS.CpuUsage | undefined;
+  // The warmup is sent by the same loop: the measured window starts with the server already busy.
   await new Promise<void>((resolve) => {
     const tick = () => {
       const t = now();
+      if (!cpu && t >= measureFrom) cpu = process.cpuUsage();
       for (const s of senders) {
         while (s.next <= t && s.next < end) {
           s.c.ws.send(s.c.protocol.send(s.c.spec.room, nextId++, `t${s.next.toFixed(3)}`));
@@ -134,7 +135,7 @@ async function fanout(cmd: Extract<Command, { op: 'fanout' }>): Promise<void> {
   // Drain: until nothing has arrived for a while, or the bound.
   const drainEnd = end + cmd.drainMs;
   while (now() < drainEnd && now() - Math.max(lastDelivery, end) < cmd.quietMs) await sleep(20);
-  reply(result({ sent, measuredSent, delivered, measuredDelivered, acked, errors, ids: [] }, hist, cpu));
+  reply(result({ sent, measuredSent, delivered, measuredDelivered, acked, errors, ids: [] }, hist, cpu ?? process.cpuUsage()));
 }
 
 /** Closed loop: each sender keeps `window` sends in flight; the ack latency is measured. */

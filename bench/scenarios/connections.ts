@@ -46,14 +46,17 @@ export async function connections(ctx: Context, o: ScenarioOptions): Promise<Sce
     ctx.progress.plan(3, `${system}: starting`);
     let target: Target | undefined;
     try {
-      target = await startSingle(system, { users: system === 'chat' ? Math.ceil(n / PER_USER) : 0, nofile: n + FD_HEADROOM });
+      target = await startSingle(system, { users: system === 'chat' ? Math.ceil(n / PER_USER) : 0, nofile: n + FD_HEADROOM, profileDir: ctx.profileDir });
       ctx.progress.step();
       const conns: ConnSpec[] = Array.from({ length: n }, (_, i) => ({
         system,
         base: target!.nodes[0]!,
         room: `idle-${i % 1000}`,
         token: target!.app?.users[Math.floor(i / PER_USER)]!.jwt,
-        localAddress: `127.0.0.${1 + (i % addresses)}`,
+        // Bound to a source address, a socket's port is picked without regard to the destination,
+        // so ports still in TIME_WAIT from the previous system's run would clash: each system gets
+        // addresses of its own. With one address the kernel picks ports per destination.
+        localAddress: addresses > 1 ? `127.0.${1 + ctx.systems.indexOf(system)}.${1 + (i % addresses)}` : undefined,
       }));
       await sleep(1000);
       const before = await processStats(target.pids);

@@ -12,6 +12,8 @@ export interface Context {
   pool: LoadPool;
   progress: Progress;
   systems: SystemName[];
+  /** Where this service's CPU profiles go (`--profile`), if anywhere. */
+  profileDir?: string;
   /** A line for the person watching (stderr). */
   log(line: string): void;
 }

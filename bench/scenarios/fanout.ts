@@ -27,7 +27,7 @@ export async function fanout(ctx: Context, options: FanoutOptions, cluster?: Clu
   for (const system of ctx.systems) {
     ctx.progress.plan(options.rate ? 2 : options.maxSteps + 2, `${system}: starting`);
     const users = options.rooms * options.members;
-    const start = () => (cluster ? startThree(system, cluster, { users }) : startSingle(system, { users }));
+    const start = () => (cluster ? startThree(system, cluster, { users, profileDir: ctx.profileDir }) : startSingle(system, { users, profileDir: ctx.profileDir }));
     let target: Target | undefined;
     try {
       target = await start();

@@ -24,7 +24,7 @@ export async function history(ctx: Context, o: ScenarioOptions): Promise<Scenari
   ctx.progress.plan(1 + depths.length * 3, 'chat: starting');
   let target: Target | undefined;
   try {
-    target = await startSingle('chat', { users: SEEDERS });
+    target = await startSingle('chat', { users: SEEDERS, profileDir: ctx.profileDir });
     const users = target.app!.users;
     ctx.progress.step();
     for (const depth of depths) {

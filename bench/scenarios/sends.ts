@@ -28,7 +28,7 @@ export async function sends(ctx: Context, o: ScenarioOptions): Promise<ScenarioO
     ctx.progress.plan(1 + transports.length, `${system}: starting`);
     let target: Target | undefined;
     try {
-      target = await startSingle(system, { users: senders });
+      target = await startSingle(system, { users: senders, profileDir: ctx.profileDir });
       const rooms = system === 'chat' ? await createGroups(target.nodes[0]!, target.app!.users.map((u) => [u])) : Array.from({ length: senders }, (_, i) => `room-${i}`);
       const conns: ConnSpec[] = rooms.map((room, i) => ({ system, base: target!.nodes[0]!, room, token: target!.app?.users[i]!.jwt, sender: true }));
       ctx.progress.step();

@@ -1,0 +1,28 @@
+import t from 'tap';
+import { bench } from '../helpers/bench.ts';
+
+t.test('--help lists every scenario and option group; a wrong call exits 2 and says why', async (t) => {
+  const help = await bench(['--help']);
+  t.equal(help.code, 0);
+  for (const word of ['connections', 'fanout', 'sends', 'history', 'cluster', 'all', 'report', '--systems', '--smoke', '--max-minutes', '--rate', '--depths']) t.match(help.stdout, word);
+  help.cleanup();
+  const unknown = await bench(['fly']);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /unknown scenario fly/);
+  unknown.cleanup();
+  const bad = await bench(['fanout', '--rooms', '-3']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /--rooms must be a positive integer/);
+  bad.cleanup();
+  const system = await bench(['fanout', '--systems', 'chat,nats']);
+  t.equal(system.code, 2);
+  t.match(system.stderr, /unknown system nats/);
+  system.cleanup();
+});
+
+t.test('report with no results says how to get some', async (t) => {
+  const run = await bench(['report']);
+  t.equal(run.code, 0);
+  t.match(run.file('RESULTS.md'), /No results yet/);
+  run.cleanup();
+});
