@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { barChart, lineChart } from './charts.ts';
 import type { Row, ScenarioResult } from './output.ts';
@@ -41,11 +41,11 @@ function goals(summary: Record<string, unknown>): string {
 type Section = (r: ScenarioResult, chart: (name: string, svg: Promise<string>) => Promise<string>) => Promise<string>;
 
 const fanoutSection: Section = async (r, chart) => {
-  const summary = r.summary as Record<string, { maxRate: number; maxDeliveredPerSecond: number; at70?: Row } | undefined>;
+  const summary = r.summary as Record<string, { maxRate: number; maxDeliveredPerSecond: number; capped?: boolean; at70?: Row } | undefined>;
   const systems = ['chat', ...PEERS].filter((s) => summary[s]);
   const best: Row[] = systems.map((s) => {
     const cpu = r.rows.find((x) => x.system === s && x.offeredPerSecond === summary[s]!.maxRate && x.ok === true)?.serverCpuUsPerDelivery ?? null;
-    return { system: s, maxRate: summary[s]!.maxRate, delivered: summary[s]!.maxDeliveredPerSecond, p99At70: summary[s]!.at70?.p99Ms ?? null, p999At70: summary[s]!.at70?.p999Ms ?? null, cpu, gen: summary[s]!.at70?.generatorCpuCores ?? null };
+    return { system: s, maxRate: `${summary[s]!.capped ? '≥ ' : ''}${summary[s]!.maxRate.toLocaleString('en-US')}`, delivered: summary[s]!.maxDeliveredPerSecond, p99At70: summary[s]!.at70?.p99Ms ?? null, p999At70: summary[s]!.at70?.p999Ms ?? null, cpu, gen: summary[s]!.at70?.generatorCpuCores ?? null };
   });
   const rated = withRatios(best, 'delivered');
   const sweep = r.rows.filter((x) => x.phase === 'sweep' || x.phase === 'fixed');
@@ -53,6 +53,7 @@ const fanoutSection: Section = async (r, chart) => {
     table(rated, [['system', 'system'], ['maxRate', 'highest rate with p99 < limit (msgs/s)'], ['delivered', 'delivered msgs/s there'], ...ratioColumns(best), ['p99At70', 'p99 at 70% (ms)'], ['p999At70', 'p99.9 at 70% (ms)'], ['cpu', 'server CPU µs / delivery'], ['gen', 'generator cores at 70%']]),
     await chart(`${r.scenario}-latency`, lineChart(sweep, { title: `${r.scenario}: p99 latency against offered rate`, x: 'offeredPerSecond', xTitle: 'offered messages/s', y: 'p99Ms', yTitle: 'p99 latency (ms, log)', logX: true, logY: true })),
     await chart(`${r.scenario}-throughput`, barChart(best, { title: `${r.scenario}: delivered msgs/s at the highest rate`, y: 'delivered', yTitle: 'delivered messages/s' })),
+    best.some((b) => String(b.maxRate).startsWith('≥')) ? '≥: the sweep never failed within its steps (`--max-steps`), so the highest rate is at least this.\n' : '',
     `<details><summary>Every run of the sweep</summary>\n\n${table(r.rows, [['system', 'system'], ['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['deliveredPerSecond', 'delivered/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['serverCpuUsPerDelivery', 'server µs/delivery'], ['serverCpuCores', 'server cores'], ['generatorCpuCores', 'generator cores'], ['ok', 'p99 < limit, none lost']])}\n</details>\n`,
   ].join('\n');
 };
@@ -88,6 +89,7 @@ const SECTIONS: Record<string, Section> = {
  */
 export async function writeReport(dir: string, reportPath: string): Promise<string[]> {
   const written: string[] = [];
+  mkdirSync(dirname(reportPath), { recursive: true });
   const results = ORDER.map((s) => join(dir, `${s}.json`)).filter(existsSync).map((f) => JSON.parse(readFileSync(f, 'utf8')) as ScenarioResult);
   const chart = async (name: string, svg: Promise<string>) => {
     const file = join(dir, `${name}.svg`);

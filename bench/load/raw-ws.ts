@@ -8,7 +8,8 @@ export interface RawWsOptions {
   onFrame(payload: Buffer): void;
   /** Called once: after the handshake (status 101), or with the status or error that refused it. */
   onOpen(error?: string): void;
-  onClose(): void;
+  /** Called once when an open socket closes, with the close frame's code and reason if there was one. */
+  onClose(reason: string): void;
 }
 
 const OP_TEXT = 0x1;
@@ -39,7 +40,7 @@ export class RawWs {
     });
     this.socket.on('data', (chunk) => this.data(chunk));
     this.socket.on('error', (error) => this.finish(error.message));
-    this.socket.on('close', () => this.finish('closed before the handshake'));
+    this.socket.on('close', () => this.finish(this.open ? 'closed abruptly (1006)' : 'closed before the handshake'));
   }
 
   get isOpen(): boolean {
@@ -59,7 +60,7 @@ export class RawWs {
     if (this.closed) return;
     this.closed = true;
     if (!this.open) this.options.onOpen(reason);
-    else this.options.onClose();
+    else this.options.onClose(reason);
     this.socket.destroy();
   }
 

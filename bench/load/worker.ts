@@ -45,7 +45,7 @@ function openOne(spec: ConnSpec): Promise<string | undefined> {
         onOpen: (error) => {
           if (error) done(error);
         },
-        onClose: () => done('closed while joining'),
+        onClose: (reason) => done(`${reason} while joining`),
         onFrame: (payload) => {
           const at = now();
           if (protocol.isDelivery(payload)) return onDelivery(payload, at);

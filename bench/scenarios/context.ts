@@ -102,7 +102,7 @@ export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan,
  * The highest rate whose p99 stays under the limit with nothing lost: grows the rate by half
  * until a run fails, then bisects between the last pass and the first failure. Bounded in steps.
  */
-export async function sweep(ctx: Context, target: Target, plan: FanoutPlan, startRate: number, maxSteps: number): Promise<{ steps: Row[]; maxRate: number }> {
+export async function sweep(ctx: Context, target: Target, plan: FanoutPlan, startRate: number, maxSteps: number): Promise<{ steps: Row[]; maxRate: number; capped: boolean }> {
   const steps: Row[] = [];
   let good = 0;
   let bad = 0;
@@ -125,5 +125,6 @@ export async function sweep(ctx: Context, target: Target, plan: FanoutPlan, star
       if (!step.ok) await sleep(1000);
     }
   }
-  return { steps, maxRate: good };
+  // Never failed within the steps allowed: the highest rate is at least this.
+  return { steps, maxRate: good, capped: bad === 0 };
 }

@@ -13,6 +13,8 @@ export interface FanoutOptions extends FanoutPlan {
 export interface SystemFanout {
   maxRate: number;
   maxDeliveredPerSecond: number;
+  /** The sweep never failed within its steps: the highest rate is at least maxRate. */
+  capped: boolean;
   at70: Row | undefined;
 }
 
@@ -38,7 +40,7 @@ export async function fanout(ctx: Context, options: FanoutOptions, cluster?: Clu
       if (options.rate) {
         const step = await fanoutStep(ctx, target, options, options.rate);
         rows.push({ ...step.row, phase: 'fixed' });
-        summary[system] = { maxRate: step.ok ? options.rate : 0, maxDeliveredPerSecond: Number(step.row.deliveredPerSecond), at70: undefined };
+        summary[system] = { maxRate: step.ok ? options.rate : 0, maxDeliveredPerSecond: Number(step.row.deliveredPerSecond), capped: step.ok, at70: undefined };
       } else {
         const found = await sweep(ctx, target, options, options.startRate, options.maxSteps);
         rows.push(...found.steps);
@@ -49,7 +51,7 @@ export async function fanout(ctx: Context, options: FanoutOptions, cluster?: Clu
           at70 = { ...(await fanoutStep(ctx, target, options, round(found.maxRate * 0.7))).row, phase: '70% of max' };
           rows.push(at70);
         }
-        summary[system] = { maxRate: found.maxRate, maxDeliveredPerSecond: Number(best?.deliveredPerSecond ?? 0), at70 };
+        summary[system] = { maxRate: found.maxRate, maxDeliveredPerSecond: Number(best?.deliveredPerSecond ?? 0), capped: found.capped, at70 };
         ctx.log(`${system}: highest rate with p99 < ${options.p99LimitMs} ms: ${found.maxRate}/s (${summary[system].maxDeliveredPerSecond} deliveries/s); at 70%: p99 ${at70?.p99Ms ?? '-'} ms`);
       }
       ctx.progress.step();

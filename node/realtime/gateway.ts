@@ -47,14 +47,13 @@ export interface SocketState extends Connection {
   tokens: number;
   refilledAt: number;
   resume: Map<string, ResumePoint>;
-  initialChats: string[];
 }
 
 const validators = new Map<string, Validator>(Object.entries(actionSchemas).map(([type, schema]) => [type, compileValidator(schema, 'body')]));
 
 /**
  * The WebSocket endpoint, `GET /ws`. The user JWT (query `token`, or `Authorization: Bearer`) is
- * checked before the upgrade completes; a bad one gets an HTTP problem response, never a socket.
+ * checked before the upgrade; a bad one gets an HTTP problem response, never a socket.
  */
 export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): void } {
   const { app, hub, log } = deps;
@@ -74,18 +73,11 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       const extensions = req.getHeader('sec-websocket-extensions');
       const query = new URLSearchParams(req.getQuery() ?? '');
       const token = query.get('token') ?? bearerToken(req.getHeader('authorization'));
-      let aborted = false;
-      res.onAborted(() => {
-        aborted = true;
-      });
       const refuse = (error: ApiError) => {
-        if (aborted) return;
         const reply = problemReply(error);
-        res.cork(() => {
-          res.writeStatus(`${reply.status}`);
-          for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
-          res.end(JSON.stringify(reply.body));
-        });
+        res.writeStatus(`${reply.status}`);
+        for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+        res.end(JSON.stringify(reply.body));
       };
       if (!token) return refuse(new ApiError('AUTH_REQUIRED', 'connect with ?token=<user JWT>'));
       const principal = deps.tokens.verify(token);
@@ -98,30 +90,26 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       const chosen = requested.length === 0 ? '' : encoding;
       const resumeFrom = parseResume(query.get('resume'));
       if (isApiError(resumeFrom)) return refuse(resumeFrom);
-      deps.store.chats.chatsOf(principal.appId, principal.userId).then(
-        (chatIds) => {
-          if (aborted) return;
-          const state: SocketState = {
-            appId: principal.appId,
-            userId: principal.userId,
-            connId: randomUUID(),
-            encoding,
-            chats: new Set(),
-            closed: false,
-            slow: false,
-            expiresAt: principal.expiresAt,
-            tokens: deps.actionsPerSecond * 2,
-            refilledAt: Date.now(),
-            resume: resumeFrom,
-            initialChats: chatIds,
-          };
-          res.cork(() => res.upgrade(state, key, chosen, extensions, context));
-        },
-        (error: unknown) => {
-          log.warn({ err: String(error) }, 'upgrade failed');
-          refuse(new ApiError('UNAVAILABLE', 'cannot load your chats; retry'));
-        },
-      );
+      const state: SocketState = {
+        appId: principal.appId,
+        userId: principal.userId,
+        connId: randomUUID(),
+        encoding,
+        chats: new Set(),
+        joined: false,
+        closed: false,
+        slow: false,
+        expiresAt: principal.expiresAt,
+        tokens: deps.actionsPerSecond * 2,
+        refilledAt: Date.now(),
+        resume: resumeFrom,
+      };
+      // Upgraded here, synchronously, with the chats loaded after `open`. An upgrade completed
+      // after an await must be corked, and uWS's cork() around such an upgrade can read the new
+      // socket's memory as HTTP state and close it at once (1006, nothing logged; seen on about 1
+      // in 100 sockets when the chats come from Cassandra: uNetworking/uWebSockets#1928, fixed
+      // upstream by #1929, not in the uWS build we use).
+      res.upgrade(state, key, chosen, extensions, context);
     },
 
     open: (ws) => {
@@ -129,18 +117,31 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       live.add(ws);
       deps.metrics.connections(1);
       const count = hub.add(ws);
-      for (const chatId of c.initialChats) if (!c.resume.has(chatId)) hub.subscribe(ws, chatId);
       const start = () => {
         if (c.closed) return;
+        // Events flow from here on, and `ready` goes out before any of them.
+        hub.join(ws);
         hub.send(ws, { type: 'ready', connectionId: c.connId, userId: c.userId });
         if (c.resume.size > 0) {
           void resume(deps, ws, c.resume).catch((error: unknown) => log.warn({ err: String(error) }, 'resume failed'));
         }
       };
-      // In a cluster `ready` waits until this node hears the socket's chats from the other nodes,
-      // so nothing published after `ready` is missed (a down bus does not hold the socket back).
-      if (deps.presence) void deps.replays.ready().then(start, start);
-      else start();
+      // `ready` follows once the socket is subscribed to the user's chats. In a cluster it also
+      // waits until this node hears those chats from the other nodes, so nothing published after
+      // `ready` is missed (a down bus does not hold the socket back).
+      deps.store.chats.chatsOf(c.appId, c.userId).then(
+        (chatIds) => {
+          if (c.closed) return;
+          for (const chatId of chatIds) if (!c.resume.has(chatId)) hub.subscribe(ws, chatId);
+          if (deps.presence) void deps.replays.ready().then(start, start);
+          else start();
+        },
+        (error: unknown) => {
+          log.warn({ err: String(error) }, 'cannot load the chats of a new socket');
+          const { code, reason, reconnect } = closeCodes.UNAVAILABLE;
+          if (!c.closed) ws.end(code, JSON.stringify({ reason, reconnect }));
+        },
+      );
       void presenceChanged(deps, c, 'presence.online', deps.presence ? () => deps.presence!.online(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => count === 1);
     },
 

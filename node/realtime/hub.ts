@@ -12,8 +12,14 @@ export interface Connection {
   userId: string;
   connId: string;
   encoding: Encoding;
-  /** Chats whose topic this socket is subscribed to. */
+  /** Chats whose topic this socket is subscribed to (or will be, when it joins). */
   chats: Set<string>;
+  /**
+   * Whether the socket receives its topics' events yet. Until `join`, its user and chats count
+   * as interest (so a cluster node starts hearing them) but nothing is delivered to it: `ready`
+   * must be the first frame a client gets.
+   */
+  joined: boolean;
   closed: boolean;
   /** The socket fell too far behind and is being closed as a slow consumer. */
   slow: boolean;
@@ -75,9 +81,18 @@ export class RealtimeHub implements EventSink {
     let set = this.byUser.get(key);
     if (!set) this.byUser.set(key, (set = new Set()));
     set.add(ws);
-    ws.subscribe(userTopic(c.encoding, c.appId, c.userId));
+    if (c.joined) ws.subscribe(userTopic(c.encoding, c.appId, c.userId));
     if (set.size === 1) this.interest?.user(c.appId, c.userId, true);
     return set.size;
+  }
+
+  /** Starts delivering the socket's user and chat events to it (see `Connection.joined`). */
+  join(ws: WebSocket<Connection>): void {
+    const c = ws.getUserData();
+    if (c.closed || c.joined) return;
+    c.joined = true;
+    ws.subscribe(userTopic(c.encoding, c.appId, c.userId));
+    for (const chatId of c.chats) ws.subscribe(chatTopic(c.encoding, c.appId, chatId));
   }
 
   remove(ws: WebSocket<Connection>): number {
@@ -99,7 +114,7 @@ export class RealtimeHub implements EventSink {
     const c = ws.getUserData();
     if (c.closed || c.slow || c.chats.has(chatId)) return;
     c.chats.add(chatId);
-    ws.subscribe(chatTopic(c.encoding, c.appId, chatId));
+    if (c.joined) ws.subscribe(chatTopic(c.encoding, c.appId, chatId));
     this.chatInterest(c.appId, chatId, 1);
   }
 

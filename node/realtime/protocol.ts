@@ -35,6 +35,7 @@ export const closeCodes = {
   /** 4000–4099: reconnect now (with backoff), then resume. */
   SHUTDOWN: { code: 4000, reconnect: 'now', reason: 'server shutting down' },
   SLOW_CONSUMER: { code: 4001, reconnect: 'now', reason: 'too far behind; reconnect and resume' },
+  UNAVAILABLE: { code: 4002, reconnect: 'now', reason: 'your chats cannot be loaded now (a backend is unavailable); reconnect and resume' },
   /** 4100–4199: fix the cause, then reconnect. */
   TOKEN_EXPIRED: { code: 4100, reconnect: 'after-refresh', reason: 'user token expired; refresh it and reconnect' },
   /** 4500–4599: do not reconnect automatically. */

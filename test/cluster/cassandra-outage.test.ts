@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import WebSocket from 'ws';
 import { client, freePort, requireService, WsClient } from '../helpers/index.ts';
 import { fullHistory } from '../helpers/chat-load.ts';
 import { clusterApp, startCluster } from '../helpers/cluster.ts';
@@ -52,6 +53,10 @@ else {
     const overWs = await socket.request({ type: 'message.send', chatId: chat.chatId, content: 'during-ws', idempotencyKey: 'during-ws' }, 20_000);
     t.equal(overWs.type, 'error', 'a WebSocket send is refused too');
     t.equal(overWs.code, 'UNAVAILABLE');
+    const fresh = new WebSocket(`${n0.url.replace(/^http/, 'ws')}/ws?token=${ben.jwt}`);
+    const closed = await new Promise<{ code: number; reason: string }>((resolve) => fresh.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    t.equal(closed.code, 4002, 'a new socket whose chats cannot be loaded is closed with 4002');
+    t.match(JSON.parse(closed.reason), { reconnect: 'now' }, 'telling the client to reconnect and resume');
 
     const restartedAt = Date.now();
     await services('start');
