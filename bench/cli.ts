@@ -49,7 +49,7 @@ fanout, cluster:
   --members M          members online per room, the sender included (default 50; cluster 24)
   --rate R             one run at R msgs/s in total instead of the sweep
   --start-rate R       the sweep's first rate (default 200)
-  --p99 MS             latency limit of the sweep (default 50)
+  --p99 MS             latency limit of the sweep (default 50; cluster 250: acks wait for Cassandra)
   --max-steps N        runs per system in the sweep at most (default 14)
 sends:
   --senders S          sending users, each in a chat of its own (default 64)
@@ -62,35 +62,55 @@ history:
   --concurrency N      requests in flight (default 16)
 `;
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    systems: { type: 'string' },
-    workers: { type: 'string' },
-    seconds: { type: 'string' },
-    warmup: { type: 'string' },
-    out: { type: 'string' },
-    'max-minutes': { type: 'string' },
-    smoke: { type: 'boolean' },
-    'no-progress': { type: 'boolean' },
-    help: { type: 'boolean' },
-    connections: { type: 'string' },
-    addresses: { type: 'string' },
-    rooms: { type: 'string' },
-    members: { type: 'string' },
-    rate: { type: 'string' },
-    'start-rate': { type: 'string' },
-    p99: { type: 'string' },
-    'max-steps': { type: 'string' },
-    senders: { type: 'string' },
-    window: { type: 'string' },
-    transports: { type: 'string' },
-    concurrency: { type: 'string' },
-    depths: { type: 'string' },
-    profile: { type: 'string' },
-    page: { type: 'string' },
-  },
-});
+const OPTIONS = {
+  systems: { type: 'string' },
+  workers: { type: 'string' },
+  seconds: { type: 'string' },
+  warmup: { type: 'string' },
+  out: { type: 'string' },
+  'max-minutes': { type: 'string' },
+  smoke: { type: 'boolean' },
+  'no-progress': { type: 'boolean' },
+  help: { type: 'boolean' },
+  connections: { type: 'string' },
+  addresses: { type: 'string' },
+  rooms: { type: 'string' },
+  members: { type: 'string' },
+  rate: { type: 'string' },
+  'start-rate': { type: 'string' },
+  p99: { type: 'string' },
+  'max-steps': { type: 'string' },
+  senders: { type: 'string' },
+  window: { type: 'string' },
+  transports: { type: 'string' },
+  concurrency: { type: 'string' },
+  depths: { type: 'string' },
+  profile: { type: 'string' },
+  page: { type: 'string' },
+} as const;
+
+/** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is
+ * joined to a negative number after it: the number is then refused like any other, by name. */
+function joinValues(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const name = args[i]!.startsWith('--') ? args[i]!.slice(2) : '';
+    const option = (OPTIONS as Record<string, { type: string }>)[name];
+    if (option?.type === 'string' && /^-[\d.]/.test(args[i + 1] ?? '')) out.push(`${args[i]}=${args[++i]}`);
+    else out.push(args[i]!);
+  }
+  return out;
+}
+
+function parse() {
+  try {
+    return parseArgs({ args: joinValues(process.argv.slice(2)), allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    // Unknown options and missing values: the parser's own sentence, and the usual exit code.
+    fail((error as Error).message);
+  }
+}
+const { values, positionals } = parse();
 
 function fail(message: string): never {
   process.stderr.write(`${message}\nSee: npm run bench -- --help\n`);

@@ -14,6 +14,10 @@ t.test('--help lists every scenario and option group; a wrong call exits 2 and s
   t.equal(bad.code, 2);
   t.match(bad.stderr, /--rooms must be a positive integer/);
   bad.cleanup();
+  const option = await bench(['fanout', '--bogus']);
+  t.equal(option.code, 2);
+  t.match(option.stderr, /Unknown option '--bogus'/);
+  option.cleanup();
   const system = await bench(['fanout', '--systems', 'chat,nats']);
   t.equal(system.code, 2);
   t.match(system.stderr, /unknown system nats/);
