@@ -24,7 +24,8 @@ Scenarios:
   sends        persisted, acknowledged sends per second over WebSocket and over HTTP
   history      getMessages latency and throughput at several history depths (this service only)
   cluster      fanout across 3 nodes: this service on Cassandra and Redis (started with
-               scripts/services.sh unless running), Socket.IO with its Redis adapter, uws over Redis
+               scripts/services.sh unless running), Socket.IO with its Redis adapter, uws over Redis;
+               each system first gets 15 s of unrecorded load to warm up
   all          connections, fanout, sends, history and cluster, in that order
   report       only render RESULTS.md and the charts from the results in --out
 

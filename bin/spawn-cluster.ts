@@ -47,7 +47,7 @@ function nodeIdOf(process: Running): string {
  * Control service plus `size` nodes as separate processes (used by the tests and the benchmarks) on one fresh Cassandra keyspace and one
  * Redis, under a cluster name of their own (so concurrent suites never see each other's nodes).
  */
-export async function startCluster(options: { size: number; cassandra: string; redisUrl: string; env?: Record<string, string> }): Promise<SpawnedCluster> {
+export async function startCluster(options: { size: number; cassandra: string; redisUrl: string; env?: Record<string, string>; nodeArgs?: string[] }): Promise<SpawnedCluster> {
   const suffix = randomBytes(5).toString('hex');
   const env: Record<string, string> = {
     STORE: 'cassandra',
@@ -66,7 +66,7 @@ export async function startCluster(options: { size: number; cassandra: string; r
   const startNode = async (i: number): Promise<ClusterNode> => {
     const port = ports[i]!;
     const url = `http://127.0.0.1:${port}`;
-    const process = await startService({ ...env, ROLE: 'node', NODE_PORT: String(port), NODE_PUBLIC_URL: url }, undefined, { services: ['node'] });
+    const process = await startService({ ...env, ROLE: 'node', NODE_PORT: String(port), NODE_PUBLIC_URL: url }, undefined, { services: ['node'], nodeArgs: options.nodeArgs });
     const node = { url, port, nodeId: nodeIdOf(process), process };
     nodes[i] = node;
     return node;

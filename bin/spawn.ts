@@ -44,11 +44,11 @@ const ROOT = new URL('..', import.meta.url).pathname;
 export async function startService(
   env: Record<string, string> = {},
   dataDir?: string,
-  options: { script?: string; services?: string[]; nofile?: number } = {},
+  options: { script?: string; services?: string[]; nofile?: number; nodeArgs?: string[] } = {},
 ): Promise<Running> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'chat-test-'));
   const services = options.services ?? ['control', 'node'];
-  const [command, args] = withOpenFileLimit(options.nofile, process.execPath, ['--import', 'tsx', join(ROOT, options.script ?? 'bin/start.ts')]);
+  const [command, args] = withOpenFileLimit(options.nofile, process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, options.script ?? 'bin/start.ts')]);
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dir, CONTROL_PORT: '0', NODE_PORT: '0', LOG_LEVEL: 'info', ...env },

@@ -54,7 +54,7 @@ const fanoutSection: Section = async (r, chart) => {
     await chart(`${r.scenario}-latency`, lineChart(sweep, { title: `${r.scenario}: p99 latency against offered rate`, x: 'offeredPerSecond', xTitle: 'offered messages/s', y: 'p99Ms', yTitle: 'p99 latency (ms, log)', logX: true, logY: true })),
     await chart(`${r.scenario}-throughput`, barChart(best, { title: `${r.scenario}: delivered msgs/s at the highest rate`, y: 'delivered', yTitle: 'delivered messages/s' })),
     best.some((b) => String(b.maxRate).startsWith('≥')) ? '≥: the sweep never failed within its steps (`--max-steps`), so the highest rate is at least this.\n' : '',
-    `<details><summary>Every run of the sweep</summary>\n\n${table(r.rows, [['system', 'system'], ['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['deliveredPerSecond', 'delivered/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['serverCpuUsPerDelivery', 'server µs/delivery'], ['serverCpuCores', 'server cores'], ['generatorCpuCores', 'generator cores'], ['ok', 'p99 < limit, none lost']])}\n</details>\n`,
+    `<details><summary>Every run of the sweep</summary>\n\n${table(r.rows, [['system', 'system'], ['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['deliveredPerSecond', 'delivered/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['serverCpuUsPerDelivery', 'server µs/delivery'], ['serverCpuCores', 'server cores'], ['generatorCpuCores', 'generator cores'], ...(r.rows.some((x) => x.servicesCpuCores !== undefined) ? [['servicesCpuCores', 'Redis + Cassandra cores'] as [string, string]] : []), ['ok', 'p99 < limit, none lost']])}\n</details>\n`,
   ].join('\n');
 };
 

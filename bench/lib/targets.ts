@@ -12,6 +12,8 @@ export interface Target {
   /** Base URLs of the nodes clients connect to (one, or three in the cluster scenario). */
   nodes: string[];
   pids: number[];
+  /** The backing services this system uses in the run (Redis, Cassandra), where known. */
+  servicePids?: number[];
   /** This service only: the application and users set up for the run. */
   app?: Provisioned;
   stop(): Promise<void>;
@@ -56,7 +58,8 @@ export interface StartOptions {
   profileDir?: string;
 }
 
-const profiling = (dir?: string): Record<string, string> => (dir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${dir}`.trim() } : {});
+// Node refuses --cpu-prof in NODE_OPTIONS: it goes on the command line.
+const profiling = (dir?: string): string[] => (dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []);
 
 /** The target, registered to be stopped if the run is cut short. */
 function tracked(target: Target): Target {
@@ -73,7 +76,7 @@ export async function startSingle(system: SystemName, options: StartOptions): Pr
     const { url, child } = await startPeer(system, {}, options.nofile);
     return tracked({ system, nodes: [url], pids: [child.pid!], stop: () => stopChild(child) });
   }
-  const service = await startService({ ...BENCH_ENV, ...profiling(options.profileDir) }, undefined, { nofile: options.nofile });
+  const service = await startService(BENCH_ENV, undefined, { nofile: options.nofile, nodeArgs: profiling(options.profileDir) });
   try {
     const app = await provisionApp(service.controlUrl, [service.nodeUrl], options.users, options.onProgress);
     return tracked({
@@ -95,21 +98,28 @@ export async function startSingle(system: SystemName, options: StartOptions): Pr
 export interface ClusterServices {
   cassandra: string;
   redisUrl: string;
+  /** Process ids of Redis and Cassandra where known, for the CPU they use during a run. */
+  redisPid?: number;
+  cassandraPid?: number;
 }
 
 /** Three nodes of `system` sharing Redis (and Cassandra for this service). */
 export async function startThree(system: SystemName, services: ClusterServices, options: StartOptions): Promise<Target> {
   if (system !== 'chat') {
     const peers = await Promise.all([0, 1, 2].map(() => startPeer(system, { REDIS_URL: services.redisUrl }, options.nofile)));
-    return tracked({ system, nodes: peers.map((p) => p.url), pids: peers.map((p) => p.child.pid!), stop: async () => void (await Promise.all(peers.map((p) => stopChild(p.child)))) });
+    return tracked({ system, nodes: peers.map((p) => p.url), pids: peers.map((p) => p.child.pid!), servicePids: known([services.redisPid]), stop: async () => void (await Promise.all(peers.map((p) => stopChild(p.child)))) });
   }
-  const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: { ...BENCH_ENV, ...profiling(options.profileDir) } });
+  const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: BENCH_ENV, nodeArgs: profiling(options.profileDir) });
   try {
     const nodes = cluster.nodes.map((n) => n.url);
     const app = await provisionApp(cluster.control.controlUrl, nodes, options.users, options.onProgress);
-    return tracked({ system, nodes, pids: cluster.nodes.map((n) => n.process.pid), app, stop: () => cluster.stop() });
+    return tracked({ system, nodes, pids: cluster.nodes.map((n) => n.process.pid), servicePids: known([services.redisPid, services.cassandraPid]), app, stop: () => cluster.stop() });
   } catch (error) {
     await cluster.stop();
     throw error;
   }
+}
+
+function known(pids: (number | undefined)[]): number[] {
+  return pids.filter((p): p is number => p !== undefined);
 }

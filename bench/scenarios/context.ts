@@ -65,10 +65,13 @@ export interface FanoutPlan {
  * It passes if p99 stays under the limit and at least 99.9% of the expected deliveries arrived.
  */
 export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan, rate: number): Promise<FanoutStep> {
+  const services = target.servicePids ?? [];
   const before = await processStats(target.pids);
+  const servicesBefore = services.length > 0 ? await processStats(services) : undefined;
   const start = Date.now() + 300;
   const r = await ctx.pool.run({ op: 'fanout', start, warmupMs: plan.warmupMs, durationMs: plan.durationMs, ratePerSender: rate / plan.rooms, drainMs: 8000, quietMs: 600 });
   const after = await processStats(target.pids);
+  const servicesAfter = servicesBefore ? await processStats(services) : undefined;
   const seconds = plan.durationMs / 1000;
   const expected = r.measuredSent * plan.members;
   const p = percentiles(r.histogram);
@@ -92,6 +95,7 @@ export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan,
       serverCpuUsPerDelivery: r.delivered === 0 ? null : round((serverCpu * 1e6) / r.delivered, 2),
       serverCpuCores: round(serverCpu / wall, 2),
       generatorCpuCores: round(r.generatorCpuSeconds / wall, 2),
+      ...(servicesBefore && servicesAfter ? { servicesCpuCores: round((servicesAfter.cpuSeconds - servicesBefore.cpuSeconds) / wall, 2) } : {}),
       sendErrors: r.errors,
       ok,
     },

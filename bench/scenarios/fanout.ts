@@ -8,6 +8,8 @@ export interface FanoutOptions extends FanoutPlan {
   rate?: number;
   startRate: number;
   maxSteps: number;
+  /** A run of this long at the first rate before measuring anything, not recorded: warms up JITs. */
+  primeMs?: number;
 }
 
 export interface SystemFanout {
@@ -36,6 +38,10 @@ export async function fanout(ctx: Context, options: FanoutOptions, cluster?: Clu
       const conns = await roomConnections(target, options.rooms, options.members);
       const opened = await ctx.pool.open(conns);
       if (opened.failed > 0) throw new Error(`${system}: ${opened.failed} connections failed: ${JSON.stringify(opened.errors)}`);
+      if (options.primeMs) {
+        ctx.progress.stage(`${system}: warming up for ${options.primeMs / 1000} s`);
+        await fanoutStep(ctx, target, { ...options, warmupMs: options.primeMs, durationMs: 1000 }, options.rate ?? options.startRate);
+      }
       ctx.progress.step();
       if (options.rate) {
         const step = await fanoutStep(ctx, target, options, options.rate);

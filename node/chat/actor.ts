@@ -75,6 +75,8 @@ export class ChatActor {
   private batch: PendingWrite[] = [];
   private writing = false;
   private drainWaiters: (() => void)[] = [];
+  /** The chat row's activity: a write in flight, a newer state to write, a timer spacing writes. */
+  private activity: { writing?: Promise<void>; dirty: boolean; timer?: NodeJS.Timeout } = { dirty: false };
   /** Highest seq whose event has been published (and so is durable). */
   publishedSeq = 0;
   private assignedSeq = 0;
@@ -126,8 +128,8 @@ export class ChatActor {
   /** Resolves when every operation queued so far has run and its writes are durable (or failed). */
   async drain(): Promise<void> {
     await this.tail;
-    if (!this.writing && this.batch.length === 0) return;
-    await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+    if (this.writing || this.batch.length > 0) await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+    await this.flushActivity();
   }
 
   isMember(userId: string): boolean {
@@ -404,9 +406,44 @@ export class ChatActor {
     for (const resolve of waiters) resolve();
   }
 
-  /** The chat row's activity fields trail the messages; they only order chat lists. */
+  /**
+   * The chat row's activity fields trail the messages: they order chat lists, and a list read from
+   * the store takes the newest message's seq and time where they are ahead. So they are written at
+   * most once per `activityWriteMs` and one write at a time (on Cassandra each is a compare-and-set,
+   * `IF EXISTS`, so a deleted chat is not brought back), not once per batch.
+   */
   private persistChatActivity(): void {
-    void this.deps.store.chats.update({ ...this.chat }).catch(() => undefined);
+    this.activity.dirty = true;
+    if (this.activity.writing || this.activity.timer) return;
+    this.writeActivity();
+  }
+
+  private writeActivity(): void {
+    this.activity.dirty = false;
+    const written = this.deps.store.chats.update({ ...this.chat }).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.activity.writing = written.then(() => {
+      this.activity.writing = undefined;
+      if (!this.activity.dirty) return;
+      this.activity.timer = setTimeout(() => {
+        this.activity.timer = undefined;
+        if (this.activity.dirty && !this.gone) this.writeActivity();
+      }, CHAT_LIMITS.activityWriteMs);
+      this.activity.timer.unref();
+    });
+  }
+
+  /** Writes the latest activity now (instead of when the timer fires) and waits for it. */
+  private async flushActivity(): Promise<void> {
+    await this.activity.writing;
+    if (this.activity.timer) {
+      clearTimeout(this.activity.timer);
+      this.activity.timer = undefined;
+    }
+    if (this.activity.dirty && !this.gone) this.writeActivity();
+    await this.activity.writing;
   }
 
   private remember(m: StoredMessage): void {

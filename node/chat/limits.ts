@@ -14,4 +14,6 @@ export const CHAT_LIMITS = Object.freeze({
   preloadMessages: 64,
   /** Largest write batch an actor hands the store at once. */
   batchMessages: 256,
+  /** Least time between two writes of a chat row's activity (last seq, last activity time). */
+  activityWriteMs: 1000,
 });

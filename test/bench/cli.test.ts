@@ -1,5 +1,11 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { bench } from '../helpers/bench.ts';
+
+const SUMMARY = new URL('../../bench/lib/profile-summary.ts', import.meta.url).pathname;
 
 t.test('--help lists every scenario and option group; a wrong call exits 2 and says why', async (t) => {
   const help = await bench(['--help']);
@@ -29,4 +35,16 @@ t.test('report with no results says how to get some', async (t) => {
   t.equal(run.code, 0);
   t.match(run.file('RESULTS.md'), /No results yet/);
   run.cleanup();
+});
+
+t.test('--profile writes a CPU profile of the service that summarises by function', async (t) => {
+  const profiles = mkdtempSync(join(tmpdir(), 'bench-profile-'));
+  t.teardown(() => rmSync(profiles, { recursive: true, force: true }));
+  const run = await bench(['sends', '--smoke', '--systems', 'chat', '--transports', 'http', '--workers', '1', '--profile', profiles]);
+  t.teardown(run.cleanup);
+  t.equal(run.code, 0, run.stderr);
+  const written = readdirSync(profiles).filter((f) => f.endsWith('.cpuprofile'));
+  t.ok(written.length > 0, `profiles written: ${written.join(', ')}`);
+  const summary = execFileSync(process.execPath, ['--import', 'tsx', SUMMARY, join(profiles, written[0]!), '5'], { encoding: 'utf8' });
+  t.match(summary, /%/, 'the summary lists shares of CPU time');
 });

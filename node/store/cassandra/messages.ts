@@ -50,7 +50,14 @@ export class CassandraMessages implements MessageStore {
       await this.moveHead(first.appId, first.chatId, fence);
     }
     const latest = new Map(messages.map((m) => [`${m.appId}\u0000${m.chatId}\u0000${m.id}`, m]));
-    await Promise.all([...latest.values()].map((m) => this.putOne(m)));
+    // Past a fence's `from`, a seq was assigned after the head this put just moved: the message
+    // has never been written, so there is no earlier revision to look up or index row to delete.
+    await Promise.all([...latest.values()].map((m) => (fence && m.seq > fence.from.seq ? this.putNew(m) : this.putOne(m))));
+  }
+
+  /** A message's first write: every row at once, no read (see put). */
+  private async putNew(m: StoredMessage): Promise<void> {
+    await Promise.all([...this.indexWrites(m), ...this.rowWrites(m)]);
   }
 
   /**
@@ -64,18 +71,32 @@ export class CassandraMessages implements MessageStore {
     const key = [m.appId, m.chatId];
     const previous = (await this.db.execute(`SELECT rev FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id = ?`, [...key, bucket, m.id])).first();
     const previousRev = previous && previous.get('rev') !== null ? num(previous, 'rev') : undefined;
-    const indexes = [this.db.execute(`INSERT INTO ${this.ks}.message_buckets (app_id, chat_id, bucket) VALUES (?, ?, ?)`, [...key, bucket])];
-    if (m.rev !== undefined) indexes.push(this.db.execute(`INSERT INTO ${this.ks}.message_revs (app_id, chat_id, rev, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.rev, bucket, m.id]));
+    const indexes = this.indexWrites(m);
     if (previousRev !== undefined && previousRev !== m.rev) indexes.push(this.db.execute(`DELETE FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? AND rev = ?`, [...key, previousRev]));
-    if (m.clientKey !== undefined) indexes.push(this.db.execute(`INSERT INTO ${this.ks}.message_keys (app_id, chat_id, sender_id, client_key, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.senderId, m.clientKey, m.id]));
     await Promise.all(indexes);
-    await Promise.all([
+    await Promise.all(this.rowWrites(m));
+  }
+
+  private indexWrites(m: StoredMessage): Promise<unknown>[] {
+    const key = [m.appId, m.chatId];
+    const bucket = bucketOf(m.id);
+    const writes = [this.db.execute(`INSERT INTO ${this.ks}.message_buckets (app_id, chat_id, bucket) VALUES (?, ?, ?)`, [...key, bucket])];
+    if (m.rev !== undefined) writes.push(this.db.execute(`INSERT INTO ${this.ks}.message_revs (app_id, chat_id, rev, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.rev, bucket, m.id]));
+    if (m.clientKey !== undefined) writes.push(this.db.execute(`INSERT INTO ${this.ks}.message_keys (app_id, chat_id, sender_id, client_key, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.senderId, m.clientKey, m.id]));
+    return writes;
+  }
+
+  /** The message row and its seq index row. */
+  private rowWrites(m: StoredMessage): Promise<unknown>[] {
+    const key = [m.appId, m.chatId];
+    const bucket = bucketOf(m.id);
+    return [
       this.db.execute(
         `INSERT INTO ${this.ks}.messages (app_id, chat_id, bucket, id, seq, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [...key, bucket, m.id, m.seq, m.senderId, m.content, m.createdAt, m.editedAt ?? null, m.deletedAt ?? null, m.replyToId ?? null, JSON.stringify(m.reactions), m.clientKey ?? null, m.rev ?? null],
       ),
       this.db.execute(`INSERT INTO ${this.ks}.message_seqs (app_id, chat_id, seq, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.seq, bucket, m.id]),
-    ]);
+    ];
   }
 
   /**
