@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../../common/index.ts';
 import type { Chat, ChatHead, Member, MemberRole, NodeStore, StoredMessage } from '../store/index.ts';
 import type { ChatEvent, EventSink } from './events.ts';
 import { CHAT_LIMITS } from './limits.ts';
 import { chatView, messageView, reactionView, type MessageView } from './views.ts';
+import { newMessageId } from './message-id.ts';
 
 export interface ActorDeps {
   store: NodeStore;
@@ -178,7 +178,7 @@ export class ChatActor {
       const message: StoredMessage = {
         appId: this.appId,
         chatId: this.chatId,
-        id: uuidv7(),
+        id: newMessageId(),
         seq: ++this.assignedSeq,
         senderId: userId,
         content: input.content,

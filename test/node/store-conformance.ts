@@ -354,6 +354,20 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
   const withRevs = (list: StoredMessage[]) => list.map((m) => ({ ...m, rev: m.seq }));
   const head = async (store: NodeStore, c: Chat): Promise<ChatHead> => ({ seq: await store.messages.lastSeq(c.appId, c.id), rev: await store.messages.lastRev(c.appId, c.id) });
 
+  withStore('messages: a fenced batch that creates a message and changes it keeps one copy at its last revision', async (t, store) => {
+    const c = chat(randomUUID());
+    const [m1, m2] = withRevs(messages(c, 2, (i) => T0 + i));
+    const reacted: StoredMessage = { ...m1!, rev: 3, reactions: [{ reactionId: randomUUID(), userId: c.createdBy, reaction: '👍', createdAt: LATER }] };
+    t.equal(await fenced(store, [m1!, m2!, reacted], { seq: 0, rev: 0 }, { seq: 2, rev: 3 }), undefined);
+    t.same(await store.messages.get(c.appId, c.id, m1!.id), reacted, 'the message in its last state');
+    t.same((await store.messages.changedSince(c.appId, c.id, 0, 10)).map((m) => [m.seq, m.rev]), [[2, 2], [1, 3]], 'its first revision is not indexed');
+    // A later batch edits a message an earlier one wrote: its old revision row goes.
+    const edited: StoredMessage = { ...m2!, content: 'edited', editedAt: LATER, rev: 4 };
+    t.equal(await fenced(store, [edited], { seq: 2, rev: 3 }, { seq: 2, rev: 4 }), undefined);
+    t.same((await store.messages.changedSince(c.appId, c.id, 0, 10)).map((m) => [m.seq, m.rev]), [[1, 3], [2, 4]], 'the edit replaced the revision row');
+    t.same((await store.messages.afterSeq(c.appId, c.id, 0, 10)).map((m) => m.content), ['m1', 'edited']);
+  });
+
   withStore('messages: a fenced put applies only on the head it names, and a stale one writes nothing', async (t, store) => {
     const c = chat(randomUUID());
     const first = withRevs(messages(c, 3, (i) => T0 + i));

@@ -23,13 +23,22 @@ export class LmdbMessages implements MessageStore {
         if (found.seq !== fence.from.seq || found.rev !== fence.from.rev) throw new FencedError(first.appId, first.chatId, found);
         this.t.db.put(['h', first.appId, first.chatId], { seq: fence.to.seq, rev: fence.to.rev });
       }
-      for (const m of messages) {
+      const buckets = new Set<string>();
+      // A message changed twice in one batch is written once, in its last state (no stale rev row).
+      const latest = new Map(messages.map((m) => [`${m.appId}\u0000${m.chatId}\u0000${m.id}`, m]));
+      for (const m of latest.values()) {
         const bucket = bucketOf(m.id);
-        const previous = this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined;
+        // Past the fence's `from`, a seq was assigned after the head: the message was never written.
+        const fresh = fence !== undefined && m.seq > fence.from.seq;
+        const previous = fresh ? undefined : (this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined);
         if (previous?.rev !== undefined && previous.rev !== m.rev) this.t.db.remove(['r', m.appId, m.chatId, previous.rev]);
         if (m.rev !== undefined) this.t.db.put(['r', m.appId, m.chatId, m.rev], [bucket, m.id]);
         this.t.db.put(['m', m.appId, m.chatId, bucket, m.id], m);
-        this.t.db.put(['b', m.appId, m.chatId, bucket], true);
+        const bucketKey = `${m.appId}\u0000${m.chatId}\u0000${bucket}`;
+        if (!buckets.has(bucketKey)) {
+          buckets.add(bucketKey);
+          this.t.db.put(['b', m.appId, m.chatId, bucket], true);
+        }
         this.t.db.put(['s', m.appId, m.chatId, m.seq], [bucket, m.id]);
         if (m.clientKey !== undefined) this.t.db.put(['k', m.appId, m.chatId, m.senderId, m.clientKey], m.id);
       }
