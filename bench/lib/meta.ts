@@ -26,7 +26,8 @@ export function runMeta() {
   return {
     date: new Date().toISOString(),
     commit: git('rev-parse', '--short=12', 'HEAD') || 'unknown',
-    dirty: git('status', '--porcelain', '--untracked-files=no') !== '',
+    // Changed code, not the results a run writes (which are committed after it).
+    dirty: git('status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/results', ':(exclude)bench/RESULTS.md') !== '',
     machine: {
       os: `${platform()} ${release()}`,
       cpu: cpu[0]?.model.trim() ?? 'unknown',
