@@ -576,6 +576,8 @@ export class ChatActor {
       if (this.chat.kind === 'direct') return new ApiError('NOT_ALLOWED', 'direct chats have no name');
       if (mine === 'member') return new ApiError('NOT_ALLOWED', 'only owners and admins rename a group');
       this.chat = { ...this.chat, name, updatedAt: this.deps.now().toISOString() };
+      // An activity write in flight carries the old name: it must land first, not after this one.
+      await this.activity.writing;
       await this.deps.store.chats.update(this.chat);
       this.deps.events.chatEvent(this.appId, { type: 'chat.updated', chatId: this.chatId, chat: chatView(this.chat) });
       return this.chat;
