@@ -31,6 +31,9 @@ export interface RedisBusOptions extends BusOptions {
  * single source of truth (ioredis's own re-subscription is off: it only knows channels whose
  * reply it saw before the drop). Ordering still holds: the queue is replayed before the re-subscription.
  */
+/** How long ready() waits for Redis to answer. */
+const READY_TIMEOUT_MS = 2_000;
+
 export class RedisBus extends BaseBus implements Bus {
   private readonly pub: Redis;
   private readonly sub: Redis;
@@ -50,8 +53,11 @@ export class RedisBus extends BaseBus implements Bus {
       connectionName: `${name}:pub`,
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
-      // Commands issued in one tick go out as one write; order is kept.
-      enableAutoPipelining: true,
+      // No auto-pipelining: ioredis drops the PUBLISHes that were unanswered when the connection
+      // broke without settling them, and an auto-pipeline holding one never finished, so every
+      // later publication of the node queued behind it and was never sent (after a Redis restart
+      // under load, the chat's owner stopped reaching the other nodes for good).
+      enableAutoPipelining: false,
     });
     this.sub = new Redis(options.url, {
       ...options.redis,
@@ -106,11 +112,27 @@ export class RedisBus extends BaseBus implements Bus {
   async ready(): Promise<void> {
     if (this.closed) return;
     if (this.pub.status !== 'ready' || this.sub.status !== 'ready') throw new BackendUnavailableError('redis');
+    let timer: NodeJS.Timeout | undefined;
+    let closed: (() => void) | undefined;
     try {
       // Replies come in command order: once PING answers, every earlier PUBLISH has been counted.
-      await Promise.all([...this.pending, this.pub.ping()]);
+      // A PING written just as the connection breaks is never answered nor rejected by ioredis,
+      // so the answer is awaited until either connection closes, and 2 s at most.
+      const broken = new Promise<never>((_, reject) => {
+        closed = () => reject(new Error('the connection to Redis closed'));
+        this.pub.once('close', closed);
+        this.sub.once('close', closed);
+        timer = setTimeout(() => reject(new Error(`no answer from Redis within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      });
+      await Promise.race([Promise.all([...this.pending, this.pub.ping()]), broken]);
     } catch (error) {
       throw new BackendUnavailableError('redis', { cause: error });
+    } finally {
+      clearTimeout(timer);
+      if (closed) {
+        this.pub.off('close', closed);
+        this.sub.off('close', closed);
+      }
     }
   }
 

@@ -99,6 +99,32 @@ if (!redis) {
     t.same(got, ['delivered'], 'the lost publication was not re-sent later');
   });
 
+  t.test('redis: a publisher whose connection breaks with publications unanswered publishes again once back', async (t) => {
+    const prefix = freshPrefix();
+    const options = { url, prefix, log: recordingLog(), redis: { retryStrategy: () => 200 } };
+    const [a, b] = await Promise.all([RedisBus.connect({ ...options, nodeId: 'a' }), RedisBus.connect({ ...options, nodeId: 'b' })]);
+    t.teardown(() => Promise.all([a.close(), b.close()]));
+    const topic: BusTopic = { kind: 'chat', appId: randomUUID(), chatId: randomUUID() };
+    const got: string[] = [];
+    b.subscribe(topic, (p) => void got.push(String(p)));
+    await b.ready();
+    // Redis holds PUBLISH while writes are paused: these are sent and never answered, as when
+    // Redis dies under load. Then the connection breaks.
+    await admin.call('CLIENT', 'PAUSE', '2000', 'WRITE');
+    try {
+      for (let i = 0; i < 20; i++) a.publish(topic, `in flight ${i}`);
+      await new Promise((r) => setTimeout(r, 100));
+      await kill(`${prefix}bus:a:pub`);
+    } finally {
+      await admin.call('CLIENT', 'UNPAUSE');
+    }
+    await eventually('a notices', () => a.ready().then(() => false, () => true), 2_000, 5);
+    await eventually('a is back', () => a.ready().then(() => true, () => false), 5_000);
+    a.publish(topic, 'after');
+    await eventually('the next publication is delivered', () => got.includes('after'), 3_000);
+    t.ok(got.every((p) => p === 'after'), 'the unanswered ones were not re-sent');
+  });
+
   t.test('redis: leases leave no keys behind, and keys expire with their last member', async (t) => {
     const prefix = freshPrefix();
     const leases = await RedisLeases.connect({ url, prefix });
