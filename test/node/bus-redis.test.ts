@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Redis } from 'ioredis';
 import { channelOf, RedisBus, RedisLeases, type BusTopic } from '../../node/bus/index.ts';
 import { requireService } from '../helpers/index.ts';
@@ -77,16 +77,22 @@ if (!redis) {
     t.same(got, ['one', 'two']);
   });
 
-  t.test('redis: publications while the publisher is disconnected are lost and counted, never thrown nor queued', async (t) => {
+  /** Bus `a` publishes, bus `b` listens on one chat topic; Redis reconnects after `retryMs`. */
+  const publisherAndListener = async (t: Test, retryMs: number) => {
     const prefix = freshPrefix();
     const log = recordingLog();
-    const options = { url, prefix, log, redis: { retryStrategy: () => 500 } };
+    const options = { url, prefix, log, redis: { retryStrategy: () => retryMs } };
     const [a, b] = await Promise.all([RedisBus.connect({ ...options, nodeId: 'a' }), RedisBus.connect({ ...options, nodeId: 'b' })]);
     t.teardown(() => Promise.all([a.close(), b.close()]));
     const topic: BusTopic = { kind: 'chat', appId: randomUUID(), chatId: randomUUID() };
     const got: string[] = [];
     b.subscribe(topic, (p) => void got.push(String(p)));
     await b.ready();
+    return { a, b, topic, got, log, prefix };
+  };
+
+  t.test('redis: publications while the publisher is disconnected are lost and counted, never thrown nor queued', async (t) => {
+    const { a, b, topic, got, log, prefix } = await publisherAndListener(t, 500);
     await kill(`${prefix}bus:a:pub`);
     await eventually('a notices', () => a.ready().then(() => false, () => true), 2_000, 5);
     a.publish(topic, 'lost');
@@ -100,14 +106,7 @@ if (!redis) {
   });
 
   t.test('redis: a publisher whose connection breaks with publications unanswered publishes again once back', async (t) => {
-    const prefix = freshPrefix();
-    const options = { url, prefix, log: recordingLog(), redis: { retryStrategy: () => 200 } };
-    const [a, b] = await Promise.all([RedisBus.connect({ ...options, nodeId: 'a' }), RedisBus.connect({ ...options, nodeId: 'b' })]);
-    t.teardown(() => Promise.all([a.close(), b.close()]));
-    const topic: BusTopic = { kind: 'chat', appId: randomUUID(), chatId: randomUUID() };
-    const got: string[] = [];
-    b.subscribe(topic, (p) => void got.push(String(p)));
-    await b.ready();
+    const { a, topic, got, prefix } = await publisherAndListener(t, 200);
     // Redis holds PUBLISH while writes are paused: these are sent and never answered, as when
     // Redis dies under load. Then the connection breaks.
     await admin.call('CLIENT', 'PAUSE', '2000', 'WRITE');
