@@ -50,7 +50,7 @@ const fanoutSection: Section = async (r, chart) => {
   // Against a peer whose sweep never failed, its figure is a lower bound and the ratio an upper one.
   const rated = withRatios(best, 'delivered').map((row) => {
     const out: Row = { ...row };
-    for (const peer of PEERS) if (out[`vs ${peer}`] && String(best.find((x) => x.system === peer)?.maxRate).startsWith('≥')) out[`vs ${peer}`] = `≤ ${out[`vs ${peer}`]}`;
+    for (const peer of PEERS) if (out[`vs ${peer}`] && summary[peer]?.capped) out[`vs ${peer}`] = `≤ ${out[`vs ${peer}`]}`;
     return out;
   });
   const sweep = r.rows.filter((x) => x.phase === 'sweep' || x.phase === 'fixed');

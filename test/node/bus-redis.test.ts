@@ -44,11 +44,11 @@ if (!redis) {
   presenceConformance(t, 'redis', openLeases);
   membershipConformance(t, 'redis', openLeases);
 
+  /** One of our connections as Redis lists it (CLIENT LIST), by its name. */
+  const clientLine = async (name: string) => ((await admin.call('CLIENT', 'LIST')) as string).split('\n').find((l) => l.includes(` name=${name} `));
   /** Closes one of our connections from the server side, as a network fault would. */
   const kill = async (name: string) => {
-    const list = (await admin.call('CLIENT', 'LIST')) as string;
-    const line = list.split('\n').find((l) => l.includes(` name=${name} `));
-    const id = line?.match(/^id=(\d+) /)?.[1];
+    const id = (await clientLine(name))?.match(/^id=(\d+) /)?.[1];
     if (!id) throw new Error(`no connection named ${name}`);
     await admin.call('CLIENT', 'KILL', 'ID', id);
   };
@@ -112,7 +112,7 @@ if (!redis) {
     await admin.call('CLIENT', 'PAUSE', '2000', 'WRITE');
     try {
       for (let i = 0; i < 20; i++) a.publish(topic, `in flight ${i}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await eventually('Redis holds the publisher blocked', async () => / flags=\w*b/.test((await clientLine(`${prefix}bus:a:pub`)) ?? ''), 2_000, 5);
       await kill(`${prefix}bus:a:pub`);
     } finally {
       await admin.call('CLIENT', 'UNPAUSE');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import cassandra, { type types } from 'cassandra-driver';
+import { latestOfEach, neverWritten } from '../batches.ts';
 import { bucketOf } from '../buckets.ts';
 import { FencedError, type ChatHead, type HeadFence, type MessageStore, type StoredMessage, type StoredReaction } from '../types.ts';
 import { applied, defined, num, opt, str, timedOut, type Cql } from '../../../common/cassandra/index.ts';
@@ -49,13 +50,10 @@ export class CassandraMessages implements MessageStore {
       if (messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
       await this.moveHead(first.appId, first.chatId, fence);
     }
-    const latest = new Map(messages.map((m) => [`${m.appId}\u0000${m.chatId}\u0000${m.id}`, m]));
-    // Past a fence's `from`, a seq was assigned after the head this put just moved: the message
-    // has never been written, so there is no earlier revision to look up or index row to delete.
-    await Promise.all([...latest.values()].map((m) => (fence && m.seq > fence.from.seq ? this.putNew(m) : this.putOne(m))));
+    await Promise.all(latestOfEach(messages).map((m) => (neverWritten(m, fence) ? this.putNew(m) : this.putOne(m))));
   }
 
-  /** A message's first write: every row at once, no read (see put). */
+  /** A message's first write (see neverWritten): every row at once, no read. */
   private async putNew(m: StoredMessage): Promise<void> {
     await Promise.all([...this.indexWrites(m), ...this.rowWrites(m)]);
   }

@@ -1,3 +1,4 @@
+import { latestOfEach, neverWritten } from '../batches.ts';
 import { bucketOf } from '../buckets.ts';
 import { FencedError, type ChatHead, type HeadFence, type MessageStore, type StoredMessage } from '../types.ts';
 import { END, type Tables } from './shared.ts';
@@ -24,13 +25,9 @@ export class LmdbMessages implements MessageStore {
         this.t.db.put(['h', first.appId, first.chatId], { seq: fence.to.seq, rev: fence.to.rev });
       }
       const buckets = new Set<string>();
-      // A message changed twice in one batch is written once, in its last state (no stale rev row).
-      const latest = new Map(messages.map((m) => [`${m.appId}\u0000${m.chatId}\u0000${m.id}`, m]));
-      for (const m of latest.values()) {
+      for (const m of latestOfEach(messages)) {
         const bucket = bucketOf(m.id);
-        // Past the fence's `from`, a seq was assigned after the head: the message was never written.
-        const fresh = fence !== undefined && m.seq > fence.from.seq;
-        const previous = fresh ? undefined : (this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined);
+        const previous = neverWritten(m, fence) ? undefined : (this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined);
         if (previous?.rev !== undefined && previous.rev !== m.rev) this.t.db.remove(['r', m.appId, m.chatId, previous.rev]);
         if (m.rev !== undefined) this.t.db.put(['r', m.appId, m.chatId, m.rev], [bucket, m.id]);
         this.t.db.put(['m', m.appId, m.chatId, bucket, m.id], m);
