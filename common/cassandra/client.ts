@@ -36,9 +36,22 @@ export const STATEMENT_OPTIONS: Readonly<cassandra.QueryOptions> = Object.freeze
 /** DDL: not prepared (a schema statement runs once; preparing it only adds a round trip). */
 export const DDL_OPTIONS: Readonly<cassandra.QueryOptions> = Object.freeze({ prepare: false });
 
-/** The one method the stores use: a statement with positional values. */
+/** A statement of a batch: its CQL and positional values. */
+export interface BatchStatement {
+  query: string;
+  params: unknown[];
+}
+
+/** What the stores use: a statement with positional values, and a batch of them. */
 export interface Cql {
   execute(query: string, params?: unknown[], options?: cassandra.QueryOptions): Promise<cassandra.types.ResultSet>;
+  /**
+   * Statements sent as one request. Unlogged unless `logged` is asked for: Cassandra applies the
+   * statements of one partition as one atomic mutation, and those of several partitions
+   * independently. With a condition (`IF`), every statement must be of one partition (a
+   * conditional batch: one compare-and-set that applies all or none).
+   */
+  batch(statements: BatchStatement[], options?: cassandra.QueryOptions): Promise<cassandra.types.ResultSet>;
 }
 
 /** Response codes meaning the database cannot serve now (not that the statement is wrong). */
@@ -83,11 +96,12 @@ export const timedOut = (error: unknown): boolean => {
 
 /** `client` with STATEMENT_OPTIONS on every statement (options given per call still win). */
 export function cql(client: Cql): Cql {
+  const unavailable = (error: unknown) => {
+    throw asUnavailable(error);
+  };
   return {
-    execute: (query, params = [], options = {}) =>
-      client.execute(query, params, { ...STATEMENT_OPTIONS, ...options }).catch((error: unknown) => {
-        throw asUnavailable(error);
-      }),
+    execute: (query, params = [], options = {}) => client.execute(query, params, { ...STATEMENT_OPTIONS, ...options }).catch(unavailable),
+    batch: (statements, options = {}) => client.batch(statements, { logged: false, ...STATEMENT_OPTIONS, ...options }).catch(unavailable),
   };
 }
 

@@ -33,9 +33,18 @@ async function appliedNames(client: CassandraClient, keyspace: string): Promise<
 
 async function apply(client: CassandraClient, keyspace: string, m: Migration): Promise<void> {
   // Recorded only after its last statement, so an interrupted run re-applies the whole migration;
-  // statements are written `IF NOT EXISTS`, which makes that harmless. The driver waits for schema
+  // statements are written `IF NOT EXISTS` (and a column an ALTER adds again is skipped), which
+  // makes that harmless. The driver waits for schema
   // agreement after each DDL statement, so the next one sees the tables before it.
-  for (const statement of m.statements) await client.execute(statement.replaceAll('{ks}', keyspace), [], DDL_OPTIONS);
+  for (const statement of m.statements) {
+    try {
+      await client.execute(statement.replaceAll('{ks}', keyspace), [], DDL_OPTIONS);
+    } catch (error) {
+      // `ALTER TABLE … ADD` has no portable IF NOT EXISTS (ScyllaDB lacks it): a column added by an
+      // interrupted run is simply there already.
+      if (!(/^\s*ALTER TABLE/i.test(statement) && /already exists/i.test(String((error as Error).message)))) throw error;
+    }
+  }
   await client.execute(`INSERT INTO ${keyspace}.schema_migrations (name, applied_at) VALUES (?, ?)`, [m.name, new Date()], { ...STATEMENT_OPTIONS });
 }
 

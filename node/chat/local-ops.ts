@@ -54,7 +54,7 @@ export class LocalChatOps {
 
   async deleteMessage(p: Principal, chatId: string, messageId: string): Promise<MessageView | ApiError> {
     const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.delete(p.userId, messageId);
+    return actor instanceof ApiError ? actor : actor.deleteMessage(p.userId, messageId);
   }
 
   async react(p: Principal, chatId: string, messageId: string, reaction: string, add: boolean): Promise<MessageView | ApiError> {
@@ -124,7 +124,7 @@ export class LocalChatOps {
   async remove(p: Principal, chatId: string): Promise<true | ApiError> {
     const actor = await this.actorFor(p, chatId);
     if (actor instanceof ApiError) return actor;
-    const result = await actor.remove(p.userId);
+    const result = await actor.deleteChat(p.userId);
     return result instanceof ApiError ? result : true;
   }
 
@@ -169,7 +169,7 @@ export class LocalChatOps {
   async forget(appId: string, chatId: string, userId: string): Promise<null> {
     const actor = await this.actors.get(appId, chatId);
     if (!actor || !actor.isMember(userId)) return null;
-    if (actor.chat.kind === 'direct') await actor.remove(userId);
+    if (actor.chat.kind === 'direct') await actor.deleteChat(userId);
     else await actor.removeMember(userId, userId);
     return null;
   }
@@ -177,7 +177,7 @@ export class LocalChatOps {
 
 function summary(actor: ChatActor, userId: string): ChatSummary {
   const member = actor.members.get(userId)!;
-  const last = actor.lastMessage();
+  const last = actor.reads.lastMessage();
   const out: ChatSummary = {
     ...chatView(actor.chat),
     lastSeq: actor.publishedSeq,

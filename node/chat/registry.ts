@@ -35,7 +35,7 @@ export class ActorRegistry {
   async get(appId: string, chatId: string): Promise<ChatActor | undefined> {
     const key = `${appId}/${chatId}`;
     const existing = this.actors.get(key);
-    if (existing && !existing.broken && !existing.gone) return existing;
+    if (existing?.status === 'live') return existing;
     if (existing) this.actors.delete(key);
     let pending = this.loading.get(key);
     if (!pending) {
@@ -62,29 +62,44 @@ export class ActorRegistry {
   sweep(now = Date.now()): void {
     for (const [key, actor] of this.actors) {
       const unowned = this.options.owns !== undefined && !this.options.owns(actor.appId, actor.chatId);
-      if (actor.gone || actor.broken || (actor.idle && (unowned || now - actor.lastUsed > this.options.idleMs))) this.actors.delete(key);
+      if (actor.status !== 'live') this.actors.delete(key);
+      else if (actor.idle && (unowned || now - actor.lastUsed > this.options.idleMs)) this.evict(key, actor);
     }
   }
 
   /**
-   * Drops the actors of chats this node no longer owns (the live node list changed), so the new
-   * owner's actor is the only one writing and, should the chat come back here, it is reloaded
-   * rather than served from a stale cache. Operations already queued on a dropped actor still run;
-   * its fenced writes fail if the new owner wrote first.
+   * Drops an actor and, once its writes have settled, hands its chat back (ChatWriters.release), so
+   * the next node to write the chat does not wait for this one's hold to time out.
+   */
+  private evict(key: string, actor: ChatActor): void {
+    this.actors.delete(key);
+    void actor
+      .drain()
+      .then(() => (this.actors.has(key) ? undefined : this.deps.store.writers.release(actor.appId, actor.chatId)))
+      .catch(() => undefined);
+  }
+
+  /**
+   * Drops the actors of chats this node no longer owns (the live node list changed) and hands the
+   * chats back once their writes have settled, so the new owner takes them at once; should a chat
+   * come back here, it is reloaded rather than served from a stale cache. Operations already queued
+   * on a dropped actor still run; their fenced writes are refused once the new owner holds the chat.
    */
   dropUnowned(owns: Ownership): number {
     let dropped = 0;
     for (const [key, actor] of this.actors) {
       if (owns(actor.appId, actor.chatId)) continue;
-      this.actors.delete(key);
+      this.evict(key, actor);
       dropped++;
     }
     return dropped;
   }
 
-  /** Waits for every actor's pending writes (graceful shutdown). */
+  /** Waits for every actor's pending writes, then hands every chat back (graceful shutdown). */
   async flushAll(): Promise<void> {
-    await Promise.all([...this.actors.values()].map((a) => a.drain()));
+    const actors = [...this.actors.values()];
+    await Promise.all(actors.map((a) => a.drain()));
+    await Promise.all(actors.map((a) => this.deps.store.writers.release(a.appId, a.chatId).catch(() => undefined)));
   }
 
   close(): void {

@@ -1,4 +1,5 @@
-import type { ChangedMessage, ChatActor } from './actor.ts';
+import type { ChatActor } from './actor.ts';
+import type { ChangedMessage } from './message-reads.ts';
 
 /** Where a client stands in one chat: the last seq it saw and, when it knows it, the last revision. */
 export interface ResumePoint {
@@ -59,23 +60,24 @@ function latest(...lists: ChangedMessage[][]): ChangedMessage[] {
 export async function prepareReplay(actor: ChatActor, userId: string, point: ResumePoint, limit: number): Promise<() => Replay> {
   const chatId = actor.chatId;
   if (!actor.isMember(userId)) return () => ({ frames: [], entry: null });
-  const read = await actor.since(point.seq, limit);
-  const changed = point.rev === undefined ? undefined : await actor.changesSince(point.rev, limit);
+  const reads = actor.reads;
+  const read = await reads.since(point.seq, limit);
+  const changed = point.rev === undefined ? undefined : await reads.changesSince(point.rev, limit);
   return () => {
-    if (actor.gone || !actor.isMember(userId)) return { frames: [], entry: null };
+    if (actor.status === 'gone' || !actor.isMember(userId)) return { frames: [], entry: null };
     const frames: object[] = [];
-    const tail = actor.publishedSince(read.upTo);
-    const changedTail = changed && actor.changesPublishedSince(changed.upToRev);
+    const tail = reads.publishedSince(read.upTo);
+    const changedTail = changed && reads.changesPublishedSince(changed.upToRev);
     const toSeq = actor.publishedSeq;
     const toRev = actor.publishedRev;
     const gap = !read.complete || tail === undefined || read.messages.length + tail.length > limit;
     if (gap) frames.push({ type: 'resume.gap', chatId, fromSeq: point.seq + 1, toSeq });
-    else for (const m of actor.current([...read.messages, ...tail])) frames.push({ type: 'message.new', chatId, seq: m.seq, rev: m.rev, message: m.message, replay: true });
+    else for (const m of reads.current([...read.messages, ...tail])) frames.push({ type: 'message.new', chatId, seq: m.seq, rev: m.rev, message: m.message, replay: true });
     let stale = false;
     if (changed) {
       stale = !changed.complete || changedTail === undefined;
       // Messages new to the client were just sent in their current state (or will be paged so).
-      const updates = stale ? [] : latest(actor.current(changed.changes), changedTail!).filter((u) => u.seq <= point.seq);
+      const updates = stale ? [] : latest(reads.current(changed.changes), changedTail!).filter((u) => u.seq <= point.seq);
       for (const u of updates) frames.push({ type: 'message.updated', chatId, seq: u.seq, rev: u.rev, message: u.message, replay: true });
     }
     return { frames, entry: { fromSeq: point.seq + 1, toSeq, gap, toRev, stale } };

@@ -29,24 +29,32 @@ export interface ChatRouter {
 export const CHAT_OPS = Object.getOwnPropertyNames(LocalChatOps.prototype).filter((name) => name !== 'constructor') as ChatOpName[];
 
 /**
- * Runs an operation on this node's actor. A write refused by the store's fence (another node's
- * actor wrote to the chat: the two briefly disagreed on the owner) wrote nothing and left the
- * actor broken; the operation runs again on a fresh actor, which reloads the chat.
+ * Runs an operation on this node's actor. A write refused by the store's fence wrote nothing and
+ * left the actor broken. When another writer moved the chat's head (two nodes briefly disagreed on
+ * the owner), the operation runs again on a fresh actor, which reloads the chat. When another node
+ * holds the chat (`FencedError.holder`), running it here cannot succeed: the FencedError goes to
+ * the router, which forwards the operation to the holder.
  */
 export async function runHere<K extends ChatOpName>(ops: LocalChatOps, op: K, args: ChatOpArgs<K>): Promise<ChatOpResult<K>> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await (ops[op] as (...a: unknown[]) => Promise<ChatOpResult<K>>)(...args);
     } catch (error) {
-      if (!(error instanceof FencedError)) throw error;
+      if (!(error instanceof FencedError) || error.holder) throw error;
       if (attempt >= 3) throw new BackendUnavailableError('chat ownership (moving between nodes)', { cause: error });
     }
   }
 }
 
-/** Every chat is owned here. */
+/**
+ * Every chat is written here. Another process writing the same chat (a node on a shared Cassandra
+ * keyspace that crashed and still holds it until its hold times out) makes the operation 503.
+ */
 export const localRouter = (ops: LocalChatOps): ChatRouter => ({
-  run: (_appId, _chatId, op, args) => runHere(ops, op, args),
+  run: (_appId, _chatId, op, args) =>
+    runHere(ops, op, args).catch((error: unknown) => {
+      throw error instanceof FencedError ? new BackendUnavailableError(`chat ownership (held by ${error.holder?.id ?? 'another writer'})`, { cause: error }) : error;
+    }),
 });
 
 /**
@@ -189,7 +197,7 @@ export class ChatService {
    */
   private async row(p: Principal, chatId: string): Promise<ChatSummary | undefined> {
     const actor = this.actors.peek(p.appId, chatId);
-    if (actor && !actor.gone && !actor.broken) return actor.isMember(p.userId) ? loadedSummary(actor, p.userId) : undefined;
+    if (actor?.status === 'live') return actor.isMember(p.userId) ? loadedSummary(actor, p.userId) : undefined;
     const [chat, member, newest] = await Promise.all([
       this.store.chats.get(p.appId, chatId),
       this.store.chats.member(p.appId, chatId, p.userId),

@@ -1,4 +1,4 @@
 export type * from './types.ts';
 export { BUCKET_MS, FencedError } from './types.ts';
 export { LmdbNodeStore } from './lmdb/index.ts';
-export { CassandraNodeStore, nodeMigrations } from './cassandra/index.ts';
+export { CassandraNodeStore, HOLD, nodeMigrations, type HoldTiming } from './cassandra/index.ts';

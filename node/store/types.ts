@@ -89,6 +89,16 @@ export interface Member {
   readSeq: number;
 }
 
+/**
+ * Asks a chat write to apply only while this store instance is the chat's writer (see ChatWriters):
+ * it takes the chat when no writer holds it, and is refused with FencedError, writing nothing,
+ * while another writer holds it or once another has taken it over. The membership writes of a
+ * chat's actor are fenced, so a node that lost a chat can no longer change its members.
+ */
+export interface WriteOptions {
+  fenced?: boolean;
+}
+
 export interface ChatStore {
   /** Creates the chat with its first members in one atomic write. */
   create(chat: Chat, members: Member[]): Promise<void>;
@@ -98,14 +108,14 @@ export interface ChatStore {
    */
   ensureDirect(chat: Chat, members: [Member, Member]): Promise<{ chat: Chat; created: boolean }>;
   get(appId: string, chatId: string): Promise<Chat | undefined>;
-  update(chat: Chat): Promise<'updated' | 'not-found'>;
+  update(chat: Chat, options?: WriteOptions): Promise<'updated' | 'not-found'>;
   /** Removes the chat, its members and its membership index entries; messages become unreachable. */
   delete(appId: string, chatId: string): Promise<'deleted' | 'not-found'>;
   members(appId: string, chatId: string): Promise<Member[]>;
   member(appId: string, chatId: string, userId: string): Promise<Member | undefined>;
   /** Upsert; an existing member keeps its `joinedAt`, and its `readSeq` is never lowered. */
-  putMember(member: Member): Promise<void>;
-  removeMember(appId: string, chatId: string, userId: string): Promise<'removed' | 'not-found'>;
+  putMember(member: Member, options?: WriteOptions): Promise<void>;
+  removeMember(appId: string, chatId: string, userId: string, options?: WriteOptions): Promise<'removed' | 'not-found'>;
   /** Chat ids of a user's memberships (partition: app + user). */
   chatsOf(appId: string, userId: string): Promise<string[]>;
   /** Raises a member's read mark; never lowers it. Returns the mark now stored. */
@@ -155,24 +165,55 @@ export interface HeadFence {
   to: ChatHead;
 }
 
-/** The chat's head was not `fence.from`: another writer moved it. Nothing of the put was written. */
+/** A store instance that writes chats: a node of the cluster, named by its id and the address its peers call it at. */
+export interface WriterId {
+  id: string;
+  /** Where other nodes reach this one (its node-to-node address), when it has one. */
+  address?: string;
+}
+
+/**
+ * A fenced write was refused and wrote nothing: the chat's head was not `fence.from` (another
+ * writer moved it), or another writer holds the chat (`holder`: forward the operation there).
+ */
 export class FencedError extends Error {
   readonly code = 'FENCED';
   constructor(
     readonly appId: string,
     readonly chatId: string,
     readonly found: ChatHead,
+    readonly holder?: WriterId,
   ) {
-    super(`chat ${chatId} moved on to seq ${found.seq}, rev ${found.rev}: another writer owns it`);
+    super(holder ? `chat ${chatId} is written by ${holder.id}` : `chat ${chatId} moved on to seq ${found.seq}, rev ${found.rev}: another writer owns it`);
   }
+}
+
+/**
+ * Which store instance writes each chat. Fenced writes (MessageStore.put with a fence, ChatStore
+ * writes with `fenced`) take the chat for their instance when no writer holds it, and are refused
+ * with FencedError naming the holder while another instance holds it. An instance holds a chat from
+ * its first fenced write until it releases it, or until it has written nothing for the store's hold
+ * time (a crashed node's chats are free again after that). Fenced writes of one instance are
+ * serialized by the head they name, as before: of two puts from the same head exactly one applies.
+ */
+export interface ChatWriters {
+  /** This instance, as FencedError names it to the others. */
+  readonly self: WriterId;
+  /**
+   * Ends this instance's hold on the chat once its fenced writes in flight have settled, so another
+   * instance's fenced write applies at once rather than after the hold times out. Idempotent;
+   * a later fenced write of this instance takes the chat again (if it is still free).
+   */
+  release(appId: string, chatId: string): Promise<void>;
 }
 
 /** Messages are bucketed by UTC day of their id's timestamp. */
 export const BUCKET_MS = 24 * 3600 * 1000;
 
 /**
- * Messages, partitioned by (app, chat, time bucket) and clustered by message id. A per-chat index
- * of non-empty buckets lets paging skip empty time windows.
+ * A chat's messages: history pages from newest to oldest by message id, resumption by seq, and
+ * replay of changes by revision, each in O(result). The layout is the implementation's (the
+ * embedded store buckets by time, Cassandra partitions by seq range); see each one.
  */
 export interface MessageStore {
   /**
@@ -183,8 +224,11 @@ export interface MessageStore {
    * the messages belong to one chat (the caller's guarantee; a put naming several is refused with
    * a plain Error), and the put applies only if the chat's head is `fence.from`, moving it to
    * `fence.to` atomically with that check: of two writers holding the same head, exactly one goes
-   * on. Otherwise it rejects with FencedError and writes nothing. A fenced put that fails after the
-   * check may leave the head moved and some of its messages unwritten: their numbers stay taken.
+   * on. Otherwise it rejects with FencedError and writes nothing. A fenced put also takes the chat
+   * for this store instance, or is refused while another instance holds it (see ChatWriters). A
+   * fenced put that fails after the check may leave the head moved and some of its messages
+   * unwritten: their numbers stay taken. A message whose seq is greater than `fence.from.seq` is
+   * new: the caller guarantees it was never written before.
    */
   put(messages: StoredMessage[], fence?: HeadFence): Promise<void>;
   get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined>;
@@ -219,6 +263,7 @@ export interface NodeStore {
   userSessions: UserSessionStore;
   chats: ChatStore;
   messages: MessageStore;
+  writers: ChatWriters;
   signingKeys: NodeSigningKeyStore;
   close(): Promise<void>;
 }

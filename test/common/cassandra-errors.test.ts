@@ -4,7 +4,7 @@ import { cql, responseCode, timedOut } from '../../common/cassandra/index.ts';
 import { BackendUnavailableError } from '../../common/index.ts';
 import { CassandraNodeStore } from '../../node/store/index.ts';
 
-const failing = (error: Error) => cql({ execute: async () => Promise.reject(error) });
+const failing = (error: Error) => cql({ execute: async () => Promise.reject(error), batch: async () => Promise.reject(error) });
 const responseError = (code: number) => new cassandra.errors.ResponseError(code, 'from the server');
 
 t.test('driver errors that mean "the database cannot serve now" become BackendUnavailableError (HTTP 503)', async (t) => {
@@ -21,7 +21,8 @@ t.test('driver errors that mean "the database cannot serve now" become BackendUn
     t.equal((rejected as BackendUnavailableError).cause, error, `${name}: the driver's error is the cause`);
   }
   t.equal(responseCode(await failing(responseError(0x1100)).execute('x').catch((e: unknown) => e)), 0x1100, 'a timeout stays recognisable through the wrapper');
-  const store = CassandraNodeStore.open({ execute: async () => Promise.reject(new cassandra.errors.NoHostAvailableError({})) }, 'chat');
+  const down = async () => Promise.reject(new cassandra.errors.NoHostAvailableError({}));
+  const store = CassandraNodeStore.open({ execute: down, batch: down }, 'chat');
   t.ok(await store.messages.lastSeq('app', 'chat').then(() => undefined, (e: unknown) => e) instanceof BackendUnavailableError, 'through the store too');
 });
 

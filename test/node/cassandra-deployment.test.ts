@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { connectCassandra } from '../../common/cassandra/index.ts';
+import { HOLD } from '../../node/store/index.ts';
 import { client, freePort, newAccount, requireService, startService } from '../helpers/index.ts';
 
 const cassandra = await requireService('cassandra', (line) => t.comment(line));
@@ -52,8 +53,19 @@ else {
     const page = await api.get(`/api/messages/getMessages/${chat.chatId}?size=100`, bob.jwt);
     t.equal(page.status, 200);
     t.same(page.body.messages.map((m: { seq: number }) => m.seq), Array.from({ length: 50 }, (_, i) => 50 - i), 'every acked message, once, in order');
-    const next = await api.post(`/api/messages/${chat.chatId}`, { content: 'after the restart' }, alice.jwt);
-    t.equal(next.body.message?.seq ?? next.body.seq, 51, 'numbering continues after the restart');
+    // The killed process still holds the chat until its hold times out (HOLD.ttlSeconds): until
+    // then a send is refused with 503 and nothing is written; the client retries with its key.
+    let next = await api.call('POST', `/api/messages/${chat.chatId}`, { token: alice.jwt, body: { content: 'after the restart', idempotencyKey: 'after' } });
+    const retryUntil = Date.now() + 15_000;
+    while (next.status === 503 && Date.now() < retryUntil) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      next = await api.call('POST', `/api/messages/${chat.chatId}`, { token: alice.jwt, body: { content: 'after the restart', idempotencyKey: 'after' } });
+    }
+    t.equal(next.status, 201, 'a send after the restart is accepted once the crashed process’s hold has timed out');
+    const seq = next.body.message.seq as number;
+    t.ok(seq > 50 && seq <= 50 + 1 + HOLD.minReserve, `numbering continues after the restart, past the numbers the killed process had taken (seq ${seq})`);
+    const after = await api.get(`/api/messages/getMessages/${chat.chatId}?size=100`, bob.jwt);
+    t.same(after.body.messages.map((m: { seq: number }) => m.seq), [seq, ...Array.from({ length: 50 }, (_, i) => 50 - i)], 'no acked message lost, none doubled');
 
     // The operator command works on the same keyspace.
     const ctl = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'control/cli.ts', ...args], { cwd: new URL('../..', import.meta.url).pathname, env: { ...process.env, ...env } });

@@ -3,7 +3,8 @@ import driver, { type types } from 'cassandra-driver';
 import t from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { migrate } from '../../common/cassandra/index.ts';
-import { bucketOf } from '../../node/store/buckets.ts';
+import { BackendUnavailableError } from '../../common/index.ts';
+import { newMessageId } from '../../node/chat/message-id.ts';
 import { CassandraNodeStore, FencedError, nodeMigrations, type Chat, type Member, type StoredMessage } from '../../node/store/index.ts';
 import { NOW, T0 } from '../helpers/fixed-clock.ts';
 import { requireService, testKeyspace } from '../helpers/index.ts';
@@ -16,7 +17,7 @@ else {
   // slow, so the schema is created once here and every subtest shares it with fresh ids.
   const { client, keyspace } = await testKeyspace(t, cassandra, 'chat_test');
   const first = await migrate(client, keyspace, nodeMigrations);
-  const open = async () => ({ store: CassandraNodeStore.open(client, keyspace), cleanup: async () => undefined });
+  const open = async () => ({ store: CassandraNodeStore.open(client, keyspace), another: async () => CassandraNodeStore.open(client, keyspace), cleanup: async () => undefined });
 
   t.test('cassandra: migrations apply once, and running them again is a no-op', async (t) => {
     t.same(first, nodeMigrations.map((m) => m.name), 'the first run applied every migration');
@@ -28,7 +29,8 @@ else {
     t.equal(await migrate(client, keyspace, 'test-001-probe', extra), false, 'and again: a no-op');
   });
 
-  // The suite's records all carry fresh ids, so its subtests share the keyspace safely.
+  // The suite's records all carry fresh ids, so its subtests share the keyspace safely. Each
+  // instance is a writer of its own, as each node of a cluster is.
   nodeStoreConformance(t, 'cassandra', open);
 
   t.test('cassandra: putMember racing markRead never lowers the read mark', async (t) => {
@@ -39,12 +41,12 @@ else {
     await store.chats.create(chat, [member]);
     await Promise.all([
       ...[5, 20, 10].map((seq) => store.chats.markRead(appId, chat.id, member.userId, seq)),
-      ...['admin', 'member', 'admin'].map((role) => store.chats.putMember({ ...member, role: role as Member['role'], readSeq: 1 })),
+      ...['admin', 'member', 'admin'].map((role) => store.chats.putMember({ ...member, role: role as Member['role'], readSeq: 1 }, { fenced: role === 'member' })),
     ]);
     t.equal((await store.chats.member(appId, chat.id, member.userId))?.readSeq, 20);
   });
 
-  t.test('cassandra: a revision index row left by a failed put is not reported', async (t) => {
+  t.test('cassandra: a change index row left by a failed put is not reported', async (t) => {
     const { store } = await open();
     const appId = randomUUID();
     const chatId = randomUUID();
@@ -52,70 +54,145 @@ else {
     const message: StoredMessage = { appId, chatId, id, seq: 1, senderId: randomUUID(), content: 'm', createdAt: NOW, reactions: [], rev: 2 };
     await store.messages.put([message]);
     // As if a later write had indexed rev 1 for this message (which is now at rev 2).
-    await client.execute(`INSERT INTO ${keyspace}.message_revs (app_id, chat_id, rev, bucket, id) VALUES (?, ?, ?, ?, ?)`, [appId, chatId, 1, bucketOf(id), id], { prepare: true });
+    await client.execute(`INSERT INTO ${keyspace}.message_changes (app_id, chat_id, block, rev, seq) VALUES (?, ?, ?, ?, ?)`, [appId, chatId, 0, 1, 1], { prepare: true });
     t.same((await store.messages.changedSince(appId, chatId, 0, 10)).map((m) => m.rev), [2]);
     await store.messages.put([{ ...message, content: 'v3', rev: 3 }, { ...message, content: 'v4', rev: 4 }]);
     t.same((await store.messages.changedSince(appId, chatId, 0, 10)).map((m) => [m.rev, m.content]), [[4, 'v4']], 'a message given twice in one put is stored as its last version');
   });
-  t.test('cassandra: a fenced put whose compare-and-set times out finds out whether it was applied', async (t) => {
-    const store = CassandraNodeStore.open(client, keyspace);
-    /** The store, except that its first `UPDATE` or `INSERT` of a chat head is handed to `once`. */
-    const interceptOnce = (statement: 'UPDATE' | 'INSERT', once: (run: () => Promise<types.ResultSet>) => Promise<types.ResultSet>) => {
-      let done = false;
-      return CassandraNodeStore.open({
-        execute: (query, params, options) => {
-          const run = () => client.execute(query, params, options);
-          if (done || !query.startsWith(statement) || !query.includes('.chat_heads ')) return run();
-          done = true;
-          return once(run);
-        },
-      }, keyspace);
+
+  /** Every statement and batch a store sends, and a hook to delay or fail one. */
+  const recording = (hook?: (kind: 'execute' | 'batch', queries: string[], run: () => Promise<types.ResultSet>) => Promise<types.ResultSet>) => {
+    const sent: { kind: 'execute' | 'batch'; queries: string[] }[] = [];
+    const db = {
+      execute: (query: string, params?: unknown[], options?: driver.QueryOptions) => {
+        sent.push({ kind: 'execute', queries: [query] });
+        const run = () => client.execute(query, params, options);
+        return hook ? hook('execute', [query], run) : run();
+      },
+      batch: (statements: { query: string; params: unknown[] }[], options?: driver.QueryOptions) => {
+        const queries = statements.map((s) => s.query);
+        sent.push({ kind: 'batch', queries });
+        const run = () => client.batch(statements, options);
+        return hook ? hook('batch', queries, run) : run();
+      },
     };
+    return { db, sent };
+  };
+  const appId = randomUUID();
+  const message = (chatId: string, seq: number, extra: Partial<StoredMessage> = {}): StoredMessage =>
+    ({ appId, chatId, id: newMessageId(seq, T0 + seq), seq, senderId: 'sender', content: `m${seq}`, createdAt: NOW, reactions: [], rev: seq, ...extra });
+  const fence = (from: number, to: number) => ({ from: { seq: from, rev: from }, to: { seq: to, rev: to } });
+  const cas = (queries: string[]) => queries.some((q) => / IF /.test(q));
+
+  t.test('cassandra: once a node holds a chat, a put of new messages is one batch of one row each, with no compare-and-set', async (t) => {
+    const { db, sent } = recording();
+    const store = CassandraNodeStore.open(db, keyspace);
+    const chatId = randomUUID();
+    await store.messages.put([message(chatId, 1)], fence(0, 1));
+    t.equal(sent.filter((s) => s.kind === 'batch' && cas(s.queries)).length, 1, 'the first put claims the chat: one compare-and-set');
+    sent.length = 0;
+    await store.messages.put([2, 3, 4, 5, 6].map((seq) => message(chatId, seq)), fence(1, 6));
+    t.same(sent, [{ kind: 'batch', queries: Array(5).fill(sent[0]?.queries[0]) }], 'the next: one batch, a row per message, nothing else');
+    t.match(sent[0]?.queries[0], /^INSERT INTO \w+\.chat_messages /);
+    sent.length = 0;
+    await store.messages.put([7, 8].map((seq) => message(chatId, seq, { clientKey: `k${seq}` })), fence(6, 8));
+    t.same(sent.map((s) => [s.kind, s.queries.length]), [['batch', 2], ['batch', 2]], 'with idempotency keys: the rows, and the key rows (2 mutations a message)');
+    t.notOk(sent.some((s) => cas(s.queries)), 'still no compare-and-set');
+    t.same((await store.messages.afterSeq(appId, chatId, 0, 20)).map((m) => m.seq), [1, 2, 3, 4, 5, 6, 7, 8]);
+    t.equal((await store.messages.byClientKey(appId, chatId, 'sender', 'k8'))?.seq, 8);
+    const ttl = (await client.execute(`SELECT TTL(seq) AS ttl FROM ${keyspace}.send_keys WHERE app_id = ? AND chat_id = ? AND sender_id = ? AND client_key = ?`, [appId, chatId, 'sender', 'k8'], { prepare: true })).first();
+    t.ok(Number(ttl?.get('ttl')) > 86_000, 'idempotency keys expire after a day');
+    await store.writers.release(appId, chatId);
+  });
+
+  t.test('cassandra: a claim whose compare-and-set times out finds out whether it was applied', async (t) => {
     const timeouts = {
       'the server timed out': () => new driver.errors.ResponseError(0x1100, 'CAS operation timed out'),
       'the driver gave up waiting': () => new driver.errors.OperationTimedOutError('no reply in time', '127.0.0.1:9042'),
     };
-    const appId = randomUUID();
-    const message = (chatId: string, seq: number, content = `m${seq}`): StoredMessage =>
-      ({ appId, chatId, id: uuidv7({ msecs: T0 + seq }), seq, senderId: randomUUID(), content, createdAt: NOW, reactions: [], rev: seq });
-    const fence = (seq: number) => ({ from: { seq: seq - 1, rev: seq - 1 }, to: { seq, rev: seq } });
-    /** A chat whose head row exists, at (1, 1). */
-    const started = async () => {
-      const chatId = randomUUID();
-      await store.messages.put([message(chatId, 1)], fence(1));
-      return chatId;
-    };
-
     for (const [name, timeout] of Object.entries(timeouts)) {
-      const fresh = randomUUID();
-      const first = message(fresh, 1);
-      await interceptOnce('INSERT', async (run) => {
-        await run();
-        throw timeout();
-      }).messages.put([first], fence(1));
-      t.equal((await store.messages.get(appId, fresh, first.id))?.seq, 1, `${name} on creating the head, which had applied: the put goes on`);
-
-      const moved = await started();
-      await interceptOnce('UPDATE', async (run) => {
-        await run();
-        throw timeout();
-      }).messages.put([message(moved, 2)], fence(2));
-      t.same((await store.messages.afterSeq(appId, moved, 0, 10)).map((m) => m.seq), [1, 2], `${name} on moving the head, which had applied: the put goes on`);
-
-      const lost = await started();
-      await interceptOnce('UPDATE', async () => Promise.reject(timeout())).messages.put([message(lost, 2)], fence(2));
-      t.same((await store.messages.afterSeq(appId, lost, 0, 10)).map((m) => m.seq), [1, 2], `${name}, not applied: it is tried again`);
-      t.equal(await store.messages.lastSeq(appId, lost), 2);
+      for (const applies of [true, false]) {
+        let done = false;
+        const { db } = recording(async (kind, queries, run) => {
+          if (done || kind !== 'batch' || !queries.some((q) => q.includes('writer_epoch = ?'))) return run();
+          done = true;
+          if (applies) await run();
+          throw timeout();
+        });
+        const store = CassandraNodeStore.open(db, keyspace);
+        const chatId = randomUUID();
+        await store.messages.put([message(chatId, 1)], fence(0, 1));
+        t.same((await store.messages.afterSeq(appId, chatId, 0, 10)).map((m) => m.seq), [1], `${name}, ${applies ? 'applied' : 'not applied'}: the put goes on`);
+        const other = CassandraNodeStore.open(client, keyspace);
+        const refused = await other.messages.put([message(chatId, 2)], fence(1, 2)).then(() => undefined, (e: unknown) => e);
+        t.equal(refused instanceof FencedError && refused.holder?.id, store.writers.self.id, 'and the chat is held by the instance that claimed it');
+        await store.writers.release(appId, chatId);
+      }
     }
+  });
 
-    // A rival moves the head from the same place to the same place while ours times out unapplied.
-    const chatId = await started();
-    const refused = await interceptOnce('UPDATE', async () => {
-      await store.messages.put([message(chatId, 2, 'rival')], fence(2));
-      throw timeouts['the server timed out']();
-    }).messages.put([{ ...message(chatId, 2, 'ours'), id: uuidv7({ msecs: T0 + 100 }) }], fence(2)).then(() => undefined, (e: unknown) => e);
-    t.ok(refused instanceof FencedError, "the rival's seq and rev in the head are not taken for its own");
-    t.same((await store.messages.afterSeq(appId, chatId, 0, 10)).map((m) => m.content), ['m1', 'rival'], 'and only the rival wrote');
+  /** Hold times short enough for a test: trusted for 1 s after a claim or renewal, free 2 s after. */
+  const quick = { ttlSeconds: 2, marginMs: 1000, minRemainingMs: 300, renewBelowMs: 500, minReserve: 100, maxReserve: 100 };
+  /** Tries a fenced put every 100 ms until it applies (the other holder's cell has to expire first). */
+  const eventually = async (put: () => Promise<void>, withinMs: number) => {
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      const error = await put().then(() => undefined, (e: unknown) => e);
+      if (error === undefined) return;
+      if (!(error instanceof FencedError) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  t.test("cassandra: a crashed holder's chat is taken once its hold times out, past every number it had taken", async (t) => {
+    const crashed = CassandraNodeStore.open(client, keyspace, { id: 'crashed', address: '127.0.0.1:1' }, quick);
+    const next = CassandraNodeStore.open(client, keyspace, { id: 'next' }, quick);
+    const chatId = randomUUID();
+    await crashed.messages.put([message(chatId, 1), message(chatId, 2)], fence(0, 2));
+    const refused = await next.messages.put([message(chatId, 3)], fence(2, 3)).then(() => undefined, (e: unknown) => e);
+    t.same(refused instanceof FencedError && refused.holder, { id: 'crashed', address: '127.0.0.1:1' }, 'while it holds the chat, others are told who does, and where');
+    // `crashed` never releases and never writes again; it took numbers up to 0 + 100 when it claimed.
+    const head = await next.messages.lastSeq(appId, chatId);
+    t.equal(head, 100, 'the head others see covers every number the holder took');
+    const started = Date.now();
+    await eventually(() => next.messages.put([message(chatId, 101)], fence(100, 101)), 5000);
+    t.ok(Date.now() - started < 4000, `taken over within the hold time (${Date.now() - started} ms)`);
+    t.same((await next.messages.afterSeq(appId, chatId, 0, 10)).map((m) => m.seq), [1, 2, 101], 'numbering goes on past the numbers taken');
+    const stale = await crashed.messages.put([message(chatId, 3)], fence(2, 3)).then(() => undefined, (e: unknown) => e);
+    t.equal(stale instanceof FencedError && stale.holder?.id, 'next', 'the old holder, back, is refused: it lost the chat');
+    t.same((await next.messages.afterSeq(appId, chatId, 0, 10)).map((m) => m.seq), [1, 2, 101], 'and wrote nothing');
+  });
+
+  t.test('cassandra: a write that lands after its hold lapsed counts only if no one took the chat meanwhile', async (t) => {
+    let delayMs = 0;
+    const { db } = recording(async (kind, queries, run) => {
+      if (kind === 'batch' && queries[0]?.includes('.chat_messages ') && delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      return run();
+    });
+    const slow = CassandraNodeStore.open(db, keyspace, { id: 'slow' }, quick);
+    const chatId = randomUUID();
+    await slow.messages.put([message(chatId, 1)], fence(0, 1));
+    delayMs = 1500;
+    await slow.messages.put([message(chatId, 2)], fence(1, 2));
+    t.pass('landed after the hold’s 1 s, but a renewal found the epoch unchanged: acknowledged');
+
+    const rival = CassandraNodeStore.open(client, keyspace, { id: 'rival' }, quick);
+    delayMs = 3500;
+    const late = slow.messages.put([message(chatId, 3)], fence(2, 3)).then(() => undefined, (e: unknown) => e);
+    // The slow writer's cell expires while its batch is on the way: the rival takes the chat.
+    let rivalSeq = 0;
+    await eventually(async () => {
+      const head = await rival.messages.lastSeq(appId, chatId);
+      await rival.messages.put([message(chatId, head + 1)], fence(head, head + 1));
+      rivalSeq = head + 1;
+    }, 6000);
+    const outcome = await late;
+    t.ok(outcome instanceof BackendUnavailableError, 'the slow write is not acknowledged: its outcome is unknown (the client retries with its key)');
+    t.notOk(outcome instanceof FencedError, 'never reported as "nothing written"');
+    const seqs = (await rival.messages.afterSeq(appId, chatId, 0, 10)).map((m) => m.seq);
+    t.same(seqs, [1, 2, 3, rivalSeq], 'the late row landed, and the rival numbered past every number the slow writer had taken');
+    t.ok(rivalSeq > 100, `no collision is possible: the rival started at ${rivalSeq}`);
+    await rival.writers.release(appId, chatId);
   });
 
   t.test('cassandra: a direct pair naming a deleted chat is released, and the pair gets a new chat', async (t) => {

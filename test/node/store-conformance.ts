@@ -13,6 +13,8 @@ import { T0, at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 
 export interface OpenedNodeStore {
   store: NodeStore;
+  /** Another instance over the same data: a second writer, as another node of a cluster would be. */
+  another: () => Promise<NodeStore>;
   cleanup: () => Promise<void>;
 }
 
@@ -428,6 +430,54 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.same(refused instanceof FencedError && refused.found, { seq: 4, rev: 4 }, 'a writer resuming from the messages is fenced: their numbers are never reused');
     t.equal(await fenced(store, withRevs(messages(c, 1, (i) => T0 + 10 + i, 5)), { seq: 4, rev: 4 }, { seq: 5, rev: 5 }), undefined, 'one resuming from the head goes on');
     t.same((await store.messages.afterSeq(c.appId, c.id, 0, 10)).map((m) => m.seq), [1, 2, 5]);
+  });
+
+  const withTwo = (title: string, body: (t: Test, a: NodeStore, b: NodeStore) => Promise<void>) =>
+    t.test(`${name}: ${title}`, async (t) => {
+      const { store, another, cleanup } = await open();
+      t.teardown(cleanup);
+      await body(t, store, await another());
+    });
+  const refusal = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+
+  withTwo('writers: while one instance holds a chat, the fenced writes of another are refused and name it', async (t, a, b) => {
+    const c = chat(randomUUID());
+    const owner = randomUUID();
+    await a.chats.create(c, [member(c, owner, { role: 'owner' })]);
+    t.not(a.writers.self.id, b.writers.self.id, 'each instance is a writer of its own');
+    t.equal(await fenced(a, withRevs(messages(c, 2, (i) => T0 + i)), { seq: 0, rev: 0 }, { seq: 2, rev: 2 }), undefined, 'a fenced put takes the chat');
+    const refused = await fenced(b, withRevs(messages(c, 1, (i) => T0 + 10 + i, 3)), { seq: 2, rev: 2 }, { seq: 3, rev: 3 });
+    t.ok(refused instanceof FencedError, 'a fenced put of the other instance is refused');
+    t.equal(refused instanceof FencedError && refused.holder?.id, a.writers.self.id, 'naming the instance that holds the chat');
+    t.same((await b.messages.afterSeq(c.appId, c.id, 0, 10)).map((m) => m.seq), [1, 2], 'and writes nothing');
+    const joiner = member(c, randomUUID());
+    t.ok((await refusal(b.chats.putMember(joiner, { fenced: true }))) instanceof FencedError, 'a fenced membership write of the other instance is refused too');
+    t.ok((await refusal(b.chats.removeMember(c.appId, c.id, owner, { fenced: true }))) instanceof FencedError, 'and a fenced removal');
+    t.same((await a.chats.members(c.appId, c.id)).map((m) => m.userId), [owner], 'the members are unchanged');
+    await a.chats.putMember(joiner, { fenced: true });
+    t.equal((await a.chats.member(c.appId, c.id, joiner.userId))?.role, 'member', 'the holder changes members');
+
+    const other = chat(c.appId);
+    t.equal(await fenced(b, withRevs(messages(other, 1, (i) => T0 + i)), { seq: 0, rev: 0 }, { seq: 1, rev: 1 }), undefined, 'holds are per chat: the other instance writes another chat');
+  });
+
+  withTwo('writers: a chat released with its writes settled goes on from its exact head on another instance', async (t, a, b) => {
+    const c = chat(randomUUID());
+    await a.chats.create(c, [member(c, c.createdBy, { role: 'owner' })]);
+    t.equal(await fenced(a, withRevs(messages(c, 3, (i) => T0 + i)), { seq: 0, rev: 0 }, { seq: 3, rev: 3 }), undefined);
+    await a.writers.release(c.appId, c.id);
+    await a.writers.release(c.appId, c.id);
+    t.pass('releasing twice is harmless');
+    t.same({ seq: await b.messages.lastSeq(c.appId, c.id), rev: await b.messages.lastRev(c.appId, c.id) }, { seq: 3, rev: 3 }, 'the other instance finds the exact head');
+    t.equal(await fenced(b, withRevs(messages(c, 1, (i) => T0 + 10 + i, 4)), { seq: 3, rev: 3 }, { seq: 4, rev: 4 }), undefined, 'and takes the chat from there');
+    await b.chats.removeMember(c.appId, c.id, c.createdBy, { fenced: true });
+    const late = await fenced(a, withRevs(messages(c, 1, (i) => T0 + 20 + i, 4)), { seq: 3, rev: 3 }, { seq: 4, rev: 4 });
+    t.ok(late instanceof FencedError, 'the instance that released it is refused now');
+    t.equal(late instanceof FencedError && late.holder?.id, b.writers.self.id);
+    t.same((await a.messages.afterSeq(c.appId, c.id, 0, 10)).map((m) => [m.seq, m.content]), [[1, 'm1'], [2, 'm2'], [3, 'm3'], [4, 'm4']], 'every number once, no gap');
+    t.same(await a.chats.members(c.appId, c.id), [], 'the fenced removal by the new holder applied');
+    await a.writers.release(c.appId, randomUUID());
+    t.pass('releasing a chat one does not hold does nothing');
   });
 
   withStore('messages: a fenced put names one chat', async (t, store) => {

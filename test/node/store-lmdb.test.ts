@@ -12,9 +12,16 @@ const freshDir = () => mkdtemp(join(tmpdir(), 'node-store-'));
 nodeStoreConformance(t, 'lmdb', async () => {
   const dir = await freshDir();
   const store = LmdbNodeStore.open(dir);
+  const others: LmdbNodeStore[] = [];
   return {
     store,
+    another: async () => {
+      const other = LmdbNodeStore.open(dir);
+      others.push(other);
+      return other;
+    },
     cleanup: async () => {
+      for (const other of others) await other.close();
       await store.close();
       await rm(dir, { recursive: true, force: true });
     },

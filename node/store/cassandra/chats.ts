@@ -1,14 +1,34 @@
 import type { types } from 'cassandra-driver';
 import { applied, claimRow, defined, num, opt, str, type Cql } from '../../../common/cassandra/index.ts';
-import type { Chat, ChatKind, ChatStore, Member, MemberRole } from '../types.ts';
+import type { Chat, ChatKind, ChatStore, Member, MemberRole, WriteOptions } from '../types.ts';
+import type { CassandraLeases, Hold } from './leases.ts';
 
 /**
  * Chats (partition: the chat), members (partition: the chat's members), a user's chats (partition:
  * the user) and direct pairs. A direct chat is claimed with a compare-and-set on the unordered pair;
- * a read mark only rises, by compare-and-set on the member's `read_seq`.
+ * a read mark only rises, by compare-and-set on the member's `read_seq`. A fenced membership write
+ * adds `writer_epoch = <ours>` to its compare-and-set: the members partition carries the chat's
+ * writer lease (leases.ts), so a node that lost the chat cannot change its members.
  */
 export class CassandraChats implements ChatStore {
-  constructor(private readonly db: Cql, private readonly ks: string) {}
+  constructor(
+    private readonly db: Cql,
+    private readonly ks: string,
+    private readonly leases: CassandraLeases,
+  ) {}
+
+  /** The hold a fenced write needs, or undefined for an unfenced one. */
+  private fence(appId: string, chatId: string, options?: WriteOptions): Promise<Hold | undefined> {
+    return options?.fenced ? this.leases.writable(appId, chatId) : Promise.resolve(undefined);
+  }
+
+  /** After a fenced compare-and-set was not applied: FencedError when it was our epoch that failed it. */
+  private async checkEpoch(hold: Hold | undefined, result: types.ResultSet): Promise<void> {
+    if (!hold) return;
+    const row = result.first();
+    const epoch = row?.get('writer_epoch');
+    if (epoch === null || epoch === undefined || num(row!, 'writer_epoch') !== hold.epoch) throw await this.leases.lost(hold);
+  }
 
   private readChat(row: types.Row): Chat {
     return defined({
@@ -80,11 +100,18 @@ export class CassandraChats implements ChatStore {
     return row ? this.readChat(row) : undefined;
   }
 
-  async update(chat: Chat): Promise<'updated' | 'not-found'> {
-    const result = await this.db.execute(
-      `UPDATE ${this.ks}.chats SET kind = ?, name = ?, created_by = ?, created_at = ?, updated_at = ?, last_seq = ?, last_activity_at = ? WHERE app_id = ? AND id = ? IF EXISTS`,
-      [chat.kind, chat.name ?? null, chat.createdBy, chat.createdAt, chat.updatedAt, chat.lastSeq, chat.lastActivityAt, chat.appId, chat.id],
-    );
+  /**
+   * The chat row is another partition than the lease, so a fenced update is fenced in time: it is
+   * sent while the hold is valid and counts only if it lands inside it (see leases.ts, point 2).
+   */
+  async update(chat: Chat, options?: WriteOptions): Promise<'updated' | 'not-found'> {
+    const run = () =>
+      this.db.execute(
+        `UPDATE ${this.ks}.chats SET kind = ?, name = ?, created_by = ?, created_at = ?, updated_at = ?, last_seq = ?, last_activity_at = ? WHERE app_id = ? AND id = ? IF EXISTS`,
+        [chat.kind, chat.name ?? null, chat.createdBy, chat.createdAt, chat.updatedAt, chat.lastSeq, chat.lastActivityAt, chat.appId, chat.id],
+      );
+    const hold = await this.fence(chat.appId, chat.id, options);
+    const result = hold ? await this.leases.write(hold, run) : await run();
     return applied(result) ? 'updated' : 'not-found';
   }
 
@@ -105,7 +132,9 @@ export class CassandraChats implements ChatStore {
   }
 
   async members(appId: string, chatId: string): Promise<Member[]> {
-    return (await this.db.execute(`SELECT * FROM ${this.ks}.chat_members WHERE app_id = ? AND chat_id = ?`, [appId, chatId])).rows.map((r) => this.readMember(r));
+    // A partition whose members are all gone still has its static columns: a row without a member.
+    const rows = (await this.db.execute(`SELECT * FROM ${this.ks}.chat_members WHERE app_id = ? AND chat_id = ?`, [appId, chatId])).rows;
+    return rows.filter((r) => r.get('user_id') !== null).map((r) => this.readMember(r));
   }
 
   async member(appId: string, chatId: string, userId: string): Promise<Member | undefined> {
@@ -118,14 +147,20 @@ export class CassandraChats implements ChatStore {
    * plain write of a value read earlier could lower it again. A new member is inserted `IF NOT
    * EXISTS`; an existing one is updated `IF read_seq = <the value read>`; a lost race re-reads.
    */
-  async putMember(member: Member): Promise<void> {
+  async putMember(member: Member, options?: WriteOptions): Promise<void> {
     const { appId, chatId, userId } = member;
+    const hold = await this.fence(appId, chatId, options);
+    const epoch = hold ? ' AND writer_epoch = ?' : '';
+    const fenceParams = hold ? [hold.epoch] : [];
     for (let attempt = 0; attempt < 20; attempt++) {
       const current = await this.member(appId, chatId, userId);
       const result = current
-        ? await this.db.execute(`UPDATE ${this.ks}.chat_members SET role = ?, read_seq = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF read_seq = ?`, [member.role, Math.max(current.readSeq, member.readSeq), appId, chatId, userId, current.readSeq])
-        : await this.db.execute(`INSERT INTO ${this.ks}.chat_members (app_id, chat_id, user_id, role, joined_at, read_seq) VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS`, [appId, chatId, userId, member.role, member.joinedAt, member.readSeq]);
-      if (!applied(result)) continue;
+        ? await this.db.execute(`UPDATE ${this.ks}.chat_members SET role = ?, read_seq = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF read_seq = ?${epoch}`, [member.role, Math.max(current.readSeq, member.readSeq), appId, chatId, userId, current.readSeq, ...fenceParams])
+        : await this.db.execute(`UPDATE ${this.ks}.chat_members SET role = ?, joined_at = ?, read_seq = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF role = null${epoch}`, [member.role, member.joinedAt, member.readSeq, appId, chatId, userId, ...fenceParams]);
+      if (!applied(result)) {
+        await this.checkEpoch(hold, result);
+        continue;
+      }
       // Idempotent, so an update re-asserts it too (it may be missing after a failed earlier put).
       await this.db.execute(`INSERT INTO ${this.ks}.user_chats (app_id, user_id, chat_id) VALUES (?, ?, ?)`, [appId, userId, chatId]);
       return;
@@ -133,9 +168,15 @@ export class CassandraChats implements ChatStore {
     throw new Error('member contended past 20 attempts');
   }
 
-  async removeMember(appId: string, chatId: string, userId: string): Promise<'removed' | 'not-found'> {
-    const gone = await this.db.execute(`DELETE FROM ${this.ks}.chat_members WHERE app_id = ? AND chat_id = ? AND user_id = ? IF EXISTS`, [appId, chatId, userId]);
-    if (!applied(gone)) return 'not-found';
+  async removeMember(appId: string, chatId: string, userId: string, options?: WriteOptions): Promise<'removed' | 'not-found'> {
+    const hold = await this.fence(appId, chatId, options);
+    const gone = hold
+      ? await this.db.execute(`DELETE FROM ${this.ks}.chat_members WHERE app_id = ? AND chat_id = ? AND user_id = ? IF role != null AND writer_epoch = ?`, [appId, chatId, userId, hold.epoch])
+      : await this.db.execute(`DELETE FROM ${this.ks}.chat_members WHERE app_id = ? AND chat_id = ? AND user_id = ? IF EXISTS`, [appId, chatId, userId]);
+    if (!applied(gone)) {
+      await this.checkEpoch(hold, gone);
+      return 'not-found';
+    }
     await this.db.execute(`DELETE FROM ${this.ks}.user_chats WHERE app_id = ? AND user_id = ? AND chat_id = ?`, [appId, userId, chatId]);
     return 'removed';
   }

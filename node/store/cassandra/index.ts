@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { claimRow, cql, type Cql } from '../../../common/cassandra/index.ts';
 import type { SigningKey } from '../../../common/index.ts';
-import type { NodeSigningKeyStore, NodeStore } from '../types.ts';
+import type { NodeSigningKeyStore, NodeStore, WriterId } from '../types.ts';
 import { CassandraChats } from './chats.ts';
+import { CassandraLeases, type HoldTiming } from './leases.ts';
 import { CassandraMessages } from './messages.ts';
 import { CassandraUsers, CassandraUserSessions } from './users.ts';
 export { nodeMigrations } from './schema.ts';
+export { HOLD, type HoldTiming } from './leases.ts';
 
 /** The key that signs user JWTs: the first one ensured wins (compare-and-set), for every node. */
 class CassandraNodeSigningKeys implements NodeSigningKeyStore {
@@ -32,28 +35,33 @@ export class CassandraNodeStore implements NodeStore {
   readonly userSessions: CassandraUserSessions;
   readonly chats: CassandraChats;
   readonly messages: CassandraMessages;
+  readonly writers: CassandraLeases;
   readonly signingKeys: CassandraNodeSigningKeys;
 
   /**
    * The store over `keyspace`; the schema must already be migrated (see `nodeMigrations`). The
-   * client is a driver Client, or anything with its `execute`.
+   * client is a driver Client, or anything with its `execute` and `batch`. `writer` names this
+   * instance to the others when it holds a chat (a random id by default): each instance is a writer
+   * of its own.
    */
-  static open(client: Cql, keyspace: string): CassandraNodeStore {
-    return new CassandraNodeStore(client, keyspace);
+  static open(client: Cql, keyspace: string, writer?: WriterId, hold?: HoldTiming): CassandraNodeStore {
+    return new CassandraNodeStore(client, keyspace, writer, hold);
   }
 
-  constructor(client: Cql, keyspace: string) {
+  constructor(client: Cql, keyspace: string, writer: WriterId = { id: randomUUID() }, hold?: HoldTiming) {
     // The keyspace is spliced into every statement's text (identifiers cannot be bound).
     if (!/^[a-z][a-z0-9_]{0,47}$/.test(keyspace)) throw new Error(`invalid keyspace name ${keyspace}`);
     const db = cql(client);
     this.users = new CassandraUsers(db, keyspace);
     this.userSessions = new CassandraUserSessions(db, keyspace);
-    this.chats = new CassandraChats(db, keyspace);
-    this.messages = new CassandraMessages(db, keyspace);
+    this.writers = new CassandraLeases(db, keyspace, writer, hold);
+    this.chats = new CassandraChats(db, keyspace, this.writers);
+    this.messages = new CassandraMessages(db, keyspace, this.writers);
     this.signingKeys = new CassandraNodeSigningKeys(db, keyspace);
   }
 
   async close(): Promise<void> {
-    // The client belongs to the caller.
+    // The client belongs to the caller; the chats this instance holds are handed back.
+    await this.writers.releaseAll();
   }
 }

@@ -1,227 +1,188 @@
-import { randomUUID } from 'node:crypto';
-import cassandra, { type types } from 'cassandra-driver';
-import { latestOfEach, neverWritten } from '../batches.ts';
-import { bucketOf } from '../buckets.ts';
-import { FencedError, type ChatHead, type HeadFence, type MessageStore, type StoredMessage, type StoredReaction } from '../types.ts';
-import { applied, defined, num, opt, str, timedOut, type Cql } from '../../../common/cassandra/index.ts';
+import { num, str, type Cql } from '../../../common/cassandra/index.ts';
+import { seqOfMessageId } from '../../chat/message-id.ts';
+import { latestOfEach } from '../batches.ts';
+import { FencedError, type ChatHead, type HeadFence, type MessageStore, type StoredMessage } from '../types.ts';
+import type { CassandraLeases } from './leases.ts';
+import { BLOCK, blockOf, MessageWrites, readMessage, type MessageRow } from './message-rows.ts';
 
-const MOVE_ATTEMPTS = 5;
 const same = (a: ChatHead, b: ChatHead) => a.seq === b.seq && a.rev === b.rev;
-/** The head in a chat_heads row, or in the result of a compare-and-set not applied (none when the row does not exist). */
-const headOf = (row: types.Row | null | undefined): ChatHead | undefined =>
-  row && row.get('seq') !== null && row.get('seq') !== undefined ? { seq: num(row, 'seq'), rev: num(row, 'rev') } : undefined;
+const carriesSeq = (m: StoredMessage) => seqOfMessageId(m.id) === m.seq;
 
 /**
- * Messages partitioned by (app, chat, day bucket), clustered by id newest first, with the indexes
- * of node/store/cassandra/schema.ts. Every write is an upsert of the same values, so writing a
- * message twice leaves one copy; a rewrite with a new revision drops the index row of the old one.
+ * Messages in `chat_messages`, one row each, partitioned by (app, chat, seq / 1024) and clustered
+ * by seq, newest first (see schema.ts). A steady stream of sends costs one batch per group commit
+ * of the chat's actor, one row per message (plus its idempotency key row when it has one), and no
+ * compare-and-set: the fence is the writer's hold on the chat (leases.ts), checked in memory.
  */
 export class CassandraMessages implements MessageStore {
-  constructor(private readonly db: Cql, private readonly ks: string) {}
+  constructor(
+    private readonly db: Cql,
+    private readonly ks: string,
+    private readonly leases: CassandraLeases,
+  ) {}
 
-  private read(row: types.Row): StoredMessage {
-    return defined({
-      appId: str(row, 'app_id'),
-      chatId: str(row, 'chat_id'),
-      id: str(row, 'id'),
-      seq: num(row, 'seq'),
-      senderId: str(row, 'sender_id'),
-      content: str(row, 'content'),
-      createdAt: str(row, 'created_at'),
-      editedAt: opt(row, 'edited_at'),
-      deletedAt: opt(row, 'deleted_at'),
-      replyToId: opt(row, 'reply_to_id'),
-      reactions: JSON.parse(opt(row, 'reactions') ?? '[]') as StoredReaction[],
-      clientKey: opt(row, 'client_key'),
-      rev: row.get('rev') === null ? undefined : num(row, 'rev'),
-    });
-  }
-
-  /**
-   * Messages are written concurrently, each by separate single-partition statements (a batch over
-   * several partitions would only add coordinator work). At LOCAL_QUORUM a resolved put is on a
-   * majority of the local replicas' commit logs. A message given twice is written once, as its
-   * last version, so two versions of it never race over its revision index row.
-   */
   async put(messages: StoredMessage[], fence?: HeadFence): Promise<void> {
     if (messages.length === 0) return;
-    if (fence) {
-      const first = messages[0]!;
-      if (messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
-      await this.moveHead(first.appId, first.chatId, fence);
+    const first = messages[0]!;
+    if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
+    if (!fence) return this.putUnfenced(messages);
+    const { appId, chatId } = first;
+    const hold = await this.leases.writable(appId, chatId);
+    // From here to the first await: the check and the move of the head are one step.
+    if (!same(hold.head, fence.from)) throw new FencedError(appId, chatId, hold.head);
+    hold.head = { seq: Math.max(hold.head.seq, fence.to.seq), rev: Math.max(hold.head.rev, fence.to.rev) };
+    const writes = new MessageWrites(this.ks);
+    const firstRev = new Map<string, number | undefined>();
+    for (const m of messages) if (!firstRev.has(m.id)) firstRev.set(m.id, m.rev);
+    const latest = latestOfEach(messages);
+    const known = latest.filter((m) => m.seq <= fence.from.seq);
+    const previous = await this.rows(appId, chatId, known.map((m) => m.seq));
+    for (const m of latest) {
+      if (m.seq > fence.from.seq) writes.created(m, firstRev.get(m.id), carriesSeq(m));
+      else writes.changed(m, previous.get(m.seq), carriesSeq(m));
     }
-    await Promise.all(latestOfEach(messages).map((m) => (neverWritten(m, fence) ? this.putNew(m) : this.putOne(m))));
+    await this.leases.cover(hold, fence.to);
+    await this.leases.write(hold, () => Promise.all(writes.batches().map((b) => this.db.batch(b))));
   }
 
-  /** A message's first write (see neverWritten): every row at once, no read. */
-  private async putNew(m: StoredMessage): Promise<void> {
-    await Promise.all([...this.indexWrites(m), ...this.rowWrites(m)]);
-  }
-
-  /**
-   * The message row is written last because its `rev` is what the next write of the message reads
-   * to find the revision index row to delete: a put that fails before it leaves the old `rev` in
-   * place, so a retry still deletes the old index row. Every statement is an upsert of the same
-   * values, so retrying or repeating a put is harmless.
-   */
-  private async putOne(m: StoredMessage): Promise<void> {
-    const bucket = bucketOf(m.id);
-    const key = [m.appId, m.chatId];
-    const previous = (await this.db.execute(`SELECT rev FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id = ?`, [...key, bucket, m.id])).first();
-    const previousRev = previous && previous.get('rev') !== null ? num(previous, 'rev') : undefined;
-    const indexes = this.indexWrites(m);
-    if (previousRev !== undefined && previousRev !== m.rev) indexes.push(this.db.execute(`DELETE FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? AND rev = ?`, [...key, previousRev]));
-    await Promise.all(indexes);
-    await Promise.all(this.rowWrites(m));
-  }
-
-  private indexWrites(m: StoredMessage): Promise<unknown>[] {
-    const key = [m.appId, m.chatId];
-    const bucket = bucketOf(m.id);
-    const writes = [this.db.execute(`INSERT INTO ${this.ks}.message_buckets (app_id, chat_id, bucket) VALUES (?, ?, ?)`, [...key, bucket])];
-    if (m.rev !== undefined) writes.push(this.db.execute(`INSERT INTO ${this.ks}.message_revs (app_id, chat_id, rev, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.rev, bucket, m.id]));
-    if (m.clientKey !== undefined) writes.push(this.db.execute(`INSERT INTO ${this.ks}.message_keys (app_id, chat_id, sender_id, client_key, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.senderId, m.clientKey, m.id]));
-    return writes;
-  }
-
-  /** The message row and its seq index row. */
-  private rowWrites(m: StoredMessage): Promise<unknown>[] {
-    const key = [m.appId, m.chatId];
-    const bucket = bucketOf(m.id);
-    return [
-      this.db.execute(
-        `INSERT INTO ${this.ks}.messages (app_id, chat_id, bucket, id, seq, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [...key, bucket, m.id, m.seq, m.senderId, m.content, m.createdAt, m.editedAt ?? null, m.deletedAt ?? null, m.replyToId ?? null, JSON.stringify(m.reactions), m.clientKey ?? null, m.rev ?? null],
-      ),
-      this.db.execute(`INSERT INTO ${this.ks}.message_seqs (app_id, chat_id, seq, bucket, id) VALUES (?, ?, ?, ?, ?)`, [...key, m.seq, bucket, m.id]),
-    ];
-  }
-
-  /**
-   * Moves the chat's head from `fence.from` to `fence.to` by compare-and-set, before any message is
-   * written: if another writer moved it, FencedError and nothing is written. The head is the row's,
-   * or the indexes' where they are higher (a chat from before heads has no row; unfenced puts move
-   * only the indexes), so it is what lastSeq and lastRev report. A compare-and-set that times out
-   * has an unknown outcome: a serial read (which also completes it if it was accepted) finds whether
-   * this put's writer id is the head's.
-   */
-  private async moveHead(appId: string, chatId: string, { from, to }: HeadFence): Promise<void> {
-    const key = [appId, chatId];
-    const writer = randomUUID();
-    const move = (expected: ChatHead) =>
-      this.db.execute(`UPDATE ${this.ks}.chat_heads SET seq = ?, rev = ?, writer = ? WHERE app_id = ? AND chat_id = ? IF seq = ? AND rev = ?`, [to.seq, to.rev, writer, ...key, expected.seq, expected.rev]);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const moved = await move(from);
-        if (applied(moved)) return;
-        const row = headOf(moved.first());
-        const found = await this.withIndexes(appId, chatId, row);
-        if (!same(found, from)) throw new FencedError(appId, chatId, found);
-        // The head is `from` but the row lags behind the indexes: bring it to `to` from what it holds.
-        const caught = row
-          ? await move(row)
-          : await this.db.execute(`INSERT INTO ${this.ks}.chat_heads (app_id, chat_id, seq, rev, writer) VALUES (?, ?, ?, ?, ?) IF NOT EXISTS`, [...key, to.seq, to.rev, writer]);
-        if (applied(caught)) return;
-        // Another writer changed the row in between: the next round compares with what it wrote.
-        if (attempt >= MOVE_ATTEMPTS) throw new FencedError(appId, chatId, await this.withIndexes(appId, chatId, await this.head(appId, chatId, true)));
-      } catch (error) {
-        if (error instanceof FencedError || !timedOut(error)) throw error;
-        if ((await this.head(appId, chatId, true))?.writer === writer) return;
-        // Not applied: the next round finds the head as it is now, still `from` or moved by another writer.
-        if (attempt >= MOVE_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 50));
-      }
+  /** Written as given: each message's stored row is read first (for its previous revision). */
+  private async putUnfenced(messages: StoredMessage[]): Promise<void> {
+    const byChat = new Map<string, StoredMessage[]>();
+    for (const m of latestOfEach(messages)) {
+      const k = `${m.appId}/${m.chatId}`;
+      byChat.set(k, [...(byChat.get(k) ?? []), m]);
     }
+    await Promise.all([...byChat.values()].map(async (list) => {
+      const { appId, chatId } = list[0]!;
+      const previous = await this.rows(appId, chatId, list.map((m) => m.seq));
+      const writes = new MessageWrites(this.ks);
+      for (const m of list) writes.changed(m, previous.get(m.seq)?.message.id === m.id ? previous.get(m.seq) : undefined, carriesSeq(m));
+      await Promise.all(writes.batches().map((b) => this.db.batch(b)));
+      await this.leases.raise(appId, chatId, { seq: Math.max(...list.map((m) => m.seq)), rev: Math.max(0, ...list.map((m) => m.rev ?? 0)) });
+    }));
   }
 
-  /** The head given its row: the row's, or the indexes' where they are higher. */
-  private async withIndexes(appId: string, chatId: string, row: ChatHead | undefined): Promise<ChatHead> {
-    const [seq, rev] = await Promise.all([this.indexedLastSeq(appId, chatId), this.indexedLastRev(appId, chatId)]);
-    return { seq: Math.max(row?.seq ?? 0, seq), rev: Math.max(row?.rev ?? 0, rev) };
+  /** The stored rows of some seqs of one chat. */
+  private async rows(appId: string, chatId: string, seqs: number[]): Promise<Map<number, MessageRow>> {
+    const found = await Promise.all(seqs.map((seq) => this.row(appId, chatId, seq)));
+    return new Map(found.filter((r) => r !== undefined).map((r) => [r.message.seq, r]));
   }
 
-  private async head(appId: string, chatId: string, serial = false): Promise<(ChatHead & { writer?: string }) | undefined> {
-    const options = serial ? { consistency: cassandra.types.consistencies.localSerial } : {};
-    const row = (await this.db.execute(`SELECT seq, rev, writer FROM ${this.ks}.chat_heads WHERE app_id = ? AND chat_id = ?`, [appId, chatId], options)).first();
-    return row ? { ...headOf(row)!, writer: opt(row, 'writer') } : undefined;
+  private async row(appId: string, chatId: string, seq: number): Promise<MessageRow | undefined> {
+    const row = (await this.db.execute(`SELECT * FROM ${this.ks}.chat_messages WHERE app_id = ? AND chat_id = ? AND block = ? AND seq = ?`, [appId, chatId, blockOf(seq), seq])).first();
+    return row ? readMessage(row) : undefined;
+  }
+
+  /** The seq of a message by its id: carried by the id (checked), or from the id index. */
+  private async seqOf(appId: string, chatId: string, id: string): Promise<MessageRow | undefined> {
+    const hinted = seqOfMessageId(id);
+    if (hinted === undefined) return undefined;
+    const direct = await this.row(appId, chatId, hinted);
+    if (direct?.message.id === id) return direct;
+    const indexed = (await this.db.execute(`SELECT seq FROM ${this.ks}.message_ids WHERE app_id = ? AND chat_id = ? AND id = ?`, [appId, chatId, id])).first();
+    if (!indexed) return undefined;
+    const row = await this.row(appId, chatId, num(indexed, 'seq'));
+    return row?.message.id === id ? row : undefined;
   }
 
   async get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined> {
-    const row = (await this.db.execute(`SELECT * FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id = ?`, [appId, chatId, bucketOf(messageId), messageId])).first();
-    return row ? this.read(row) : undefined;
-  }
-
-  async pageBackward(appId: string, chatId: string, beforeId: string | undefined, limit: number): Promise<StoredMessage[]> {
-    const out: StoredMessage[] = [];
-    const start = beforeId === undefined ? undefined : bucketOf(beforeId);
-    // Non-empty buckets, newest first, a few at a time: empty days are never visited.
-    let below: number | undefined;
-    for (;;) {
-      const buckets = below === undefined && start === undefined
-        ? await this.db.execute(`SELECT bucket FROM ${this.ks}.message_buckets WHERE app_id = ? AND chat_id = ? LIMIT 8`, [appId, chatId])
-        : below === undefined
-          ? await this.db.execute(`SELECT bucket FROM ${this.ks}.message_buckets WHERE app_id = ? AND chat_id = ? AND bucket <= ? LIMIT 8`, [appId, chatId, start])
-          : await this.db.execute(`SELECT bucket FROM ${this.ks}.message_buckets WHERE app_id = ? AND chat_id = ? AND bucket < ? LIMIT 8`, [appId, chatId, below]);
-      if (buckets.rows.length === 0) return out;
-      for (const b of buckets.rows) {
-        const bucket = num(b, 'bucket');
-        below = bucket;
-        const want = limit - out.length;
-        const rows = beforeId !== undefined && bucket === start
-          ? await this.db.execute(`SELECT * FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id < ? LIMIT ?`, [appId, chatId, bucket, beforeId, want])
-          : await this.db.execute(`SELECT * FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? LIMIT ?`, [appId, chatId, bucket, want]);
-        out.push(...rows.rows.map((r) => this.read(r)));
-        if (out.length >= limit) return out;
-      }
-    }
+    return (await this.seqOf(appId, chatId, messageId))?.message;
   }
 
   /**
-   * Messages named by index rows (bucket, id), in the index's order. `current` drops a message whose
-   * row no longer matches its index row (a revision row left by a put that failed half-way).
+   * Rows of one chat with seq in [from, to] (to ≥ from: ascending; else descending from `from`
+   * down to `to`), block by block, until `limit` rows or `keep` has enough. Blocks left empty by
+   * skipped numbers cost one read each.
    */
-  private async resolve(rows: types.Row[], appId: string, chatId: string, current: (m: StoredMessage, index: types.Row) => boolean = () => true): Promise<StoredMessage[]> {
-    const found = await Promise.all(rows.map(async (r) => {
-      const row = (await this.db.execute(`SELECT * FROM ${this.ks}.messages WHERE app_id = ? AND chat_id = ? AND bucket = ? AND id = ?`, [appId, chatId, num(r, 'bucket'), str(r, 'id')])).first();
-      const message = row ? this.read(row) : undefined;
-      return message && current(message, r) ? message : undefined;
-    }));
-    return found.filter((m): m is StoredMessage => m !== undefined);
+  private async scan(appId: string, chatId: string, from: number, to: number, limit: number, keep: (r: MessageRow) => boolean = () => true): Promise<MessageRow[]> {
+    const out: MessageRow[] = [];
+    const up = to >= from;
+    for (let block = blockOf(from); up ? block <= blockOf(to) : block >= blockOf(to); block += up ? 1 : -1) {
+      const [lo, hi] = up ? [from, to] : [to, from];
+      const rows = await this.db.execute(
+        `SELECT * FROM ${this.ks}.chat_messages WHERE app_id = ? AND chat_id = ? AND block = ? AND seq >= ? AND seq <= ? ORDER BY seq ${up ? 'ASC' : 'DESC'} LIMIT ?`,
+        [appId, chatId, block, Math.max(lo, block * BLOCK), Math.min(hi, block * BLOCK + BLOCK - 1), limit - out.length],
+      );
+      for (const r of rows.rows) {
+        const row = readMessage(r);
+        if (keep(row)) out.push(row);
+      }
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async pageBackward(appId: string, chatId: string, beforeId: string | undefined, limit: number): Promise<StoredMessage[]> {
+    let below: number;
+    if (beforeId === undefined) below = (await this.leases.head(appId, chatId)).seq + 1;
+    else {
+      const cursor = await this.seqOf(appId, chatId, beforeId);
+      if (!cursor) return [];
+      below = cursor.message.seq;
+    }
+    if (below <= 1) return [];
+    return (await this.scan(appId, chatId, below - 1, 0, limit)).map((r) => r.message);
   }
 
   async afterSeq(appId: string, chatId: string, afterSeq: number, limit: number): Promise<StoredMessage[]> {
-    const rows = await this.db.execute(`SELECT bucket, id FROM ${this.ks}.message_seqs WHERE app_id = ? AND chat_id = ? AND seq > ? LIMIT ?`, [appId, chatId, afterSeq, limit]);
-    return this.resolve(rows.rows, appId, chatId);
+    const head = (await this.leases.head(appId, chatId)).seq;
+    if (head <= afterSeq) return [];
+    return (await this.scan(appId, chatId, afterSeq + 1, head, limit)).map((r) => r.message);
   }
 
-  /** The head's seq, or the index's where it is higher: a fenced put whose messages failed still took its numbers. */
   async lastSeq(appId: string, chatId: string): Promise<number> {
-    const [head, indexed] = await Promise.all([this.head(appId, chatId), this.indexedLastSeq(appId, chatId)]);
-    return Math.max(head?.seq ?? 0, indexed);
+    return (await this.leases.head(appId, chatId)).seq;
   }
 
   async lastRev(appId: string, chatId: string): Promise<number> {
-    const [head, indexed] = await Promise.all([this.head(appId, chatId), this.indexedLastRev(appId, chatId)]);
-    return Math.max(head?.rev ?? 0, indexed);
+    return (await this.leases.head(appId, chatId)).rev;
   }
 
-  private async indexedLastSeq(appId: string, chatId: string): Promise<number> {
-    const row = (await this.db.execute(`SELECT seq FROM ${this.ks}.message_seqs WHERE app_id = ? AND chat_id = ? ORDER BY seq DESC LIMIT 1`, [appId, chatId])).first();
-    return row ? num(row, 'seq') : 0;
-  }
-
-  private async indexedLastRev(appId: string, chatId: string): Promise<number> {
-    const row = (await this.db.execute(`SELECT rev FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? ORDER BY rev DESC LIMIT 1`, [appId, chatId])).first();
-    return row ? num(row, 'rev') : 0;
-  }
-
+  /**
+   * Changes come from `message_changes` (each message's latest change, by revision); messages
+   * still as first written come from `chat_messages` by seq: their revision of creation (`crev`)
+   * grows with their seq, so those created after `afterRev` are the rows from the first seq whose
+   * `crev` is beyond it, found by bisection. Rows without `crev` (written unfenced, or of the
+   * first layout) are indexed as changes, and come before any row with one.
+   */
   async changedSince(appId: string, chatId: string, afterRev: number, limit: number): Promise<StoredMessage[]> {
-    const rows = await this.db.execute(`SELECT rev, bucket, id FROM ${this.ks}.message_revs WHERE app_id = ? AND chat_id = ? AND rev > ? LIMIT ?`, [appId, chatId, afterRev, limit]);
-    return this.resolve(rows.rows, appId, chatId, (m, r) => (m.rev ?? 0) === num(r, 'rev'));
+    const head = await this.leases.head(appId, chatId);
+    if (head.rev <= afterRev) return [];
+    const [changes, created] = await Promise.all([this.changes(appId, chatId, afterRev, head.rev, limit + 1), this.createdAfter(appId, chatId, afterRev, head.seq, limit + 1)]);
+    return [...changes, ...created].sort((a, b) => (a.rev ?? 0) - (b.rev ?? 0)).slice(0, limit);
+  }
+
+  private async changes(appId: string, chatId: string, afterRev: number, headRev: number, limit: number): Promise<StoredMessage[]> {
+    const out: StoredMessage[] = [];
+    for (let block = blockOf(afterRev + 1); block <= blockOf(headRev) && out.length < limit; block++) {
+      const rows = (await this.db.execute(`SELECT rev, seq FROM ${this.ks}.message_changes WHERE app_id = ? AND chat_id = ? AND block = ? AND rev > ?`, [appId, chatId, block, afterRev])).rows;
+      const found = await Promise.all(rows.map(async (r) => ({ rev: num(r, 'rev'), row: await this.row(appId, chatId, num(r, 'seq')) })));
+      // An index row left by a superseded revision (a put that failed half-way) is not reported.
+      for (const f of found) if (f.row && f.row.message.rev === f.rev && out.length < limit) out.push(f.row.message);
+    }
+    return out;
+  }
+
+  private async createdAfter(appId: string, chatId: string, afterRev: number, headSeq: number, limit: number): Promise<StoredMessage[]> {
+    // The smallest seq whose next row with a recorded crev has crev > afterRev.
+    const firstAt = async (seq: number) => (await this.scan(appId, chatId, seq, headSeq, 1))[0];
+    const beyond = (r: MessageRow | undefined) => r === undefined || (r.crev !== undefined && r.crev > afterRev);
+    let lo = 1;
+    let hi = headSeq + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (beyond(await firstAt(mid))) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo > headSeq) return [];
+    const rows = await this.scan(appId, chatId, lo, headSeq, limit, (r) => r.crev !== undefined && r.crev > afterRev && r.message.rev === r.crev);
+    return rows.map((r) => r.message);
   }
 
   async byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined> {
-    const row = (await this.db.execute(`SELECT id FROM ${this.ks}.message_keys WHERE app_id = ? AND chat_id = ? AND sender_id = ? AND client_key = ?`, [appId, chatId, senderId, clientKey])).first();
-    return row ? this.get(appId, chatId, str(row, 'id')) : undefined;
+    const row = (await this.db.execute(`SELECT seq, id FROM ${this.ks}.send_keys WHERE app_id = ? AND chat_id = ? AND sender_id = ? AND client_key = ?`, [appId, chatId, senderId, clientKey])).first();
+    if (!row) return undefined;
+    const found = await this.row(appId, chatId, num(row, 'seq'));
+    return found?.message.id === str(row, 'id') ? found.message : undefined;
   }
 }

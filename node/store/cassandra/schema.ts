@@ -1,11 +1,21 @@
 import type { Migration } from '../../../common/cassandra/index.ts';
 
 /**
- * The node's tables. Every partition key starts with the application id. Messages are partitioned
- * by (app, chat, UTC day bucket) and clustered by their UUIDv7 id as text (text sorts v7 ids by
- * time; Cassandra's uuid type would not), newest first; side tables index a chat's non-empty
- * buckets, its seqs, the latest revision of each message, and senders' idempotency keys, so every
- * query reads O(result) rows.
+ * The node's tables. Every partition key starts with the application id, and every partition is
+ * bounded (the bound is stated beside each table of migration 004).
+ *
+ * Messages (004): `chat_messages`, partitioned by (app, chat, seq block: seq / 1024) and clustered
+ * by seq, newest first, holds one row per message. A message id carries its seq (see
+ * node/chat/message-id.ts), so a lookup by id, a history page from an id, a resume after a seq and
+ * the newest page each read O(result) rows of one or two partitions, with no index row per message.
+ * `message_changes` indexes writes that changed a message (edits, deletes, reactions), by revision;
+ * a message's first write records its revision in the row instead (`crev`). `send_keys` finds a
+ * retried send by its idempotency key for 24 hours. The chat's members partition carries, as
+ * static columns, which node writes the chat and the numbers it has taken (see leases.ts).
+ *
+ * Migrations 001–003 made the first layout (messages by day bucket with an index row per seq,
+ * revision and bucket, and a compare-and-set head per batch); 005 copies its messages into the
+ * layout of 004. Its tables are left in place, unused, for the operator to drop.
  */
 export const nodeMigrations: Migration[] = [
   {
@@ -41,6 +51,24 @@ export const nodeMigrations: Migration[] = [
       // The put that moved the head last. A compare-and-set that timed out is known to be applied
       // by finding its own writer there: two writers racing from one head set the same seq and rev.
       `ALTER TABLE {ks}.chat_heads ADD writer text`,
+    ],
+  },
+  {
+    name: 'node-004-chat-log',
+    statements: [
+      // Which node writes the chat (a lease: `writer` expires with a TTL unless renewed) and the
+      // numbers it has taken; in the members partition so that membership writes are fenced by
+      // the same compare-and-set. See leases.ts for the protocol and its safety argument.
+      `ALTER TABLE {ks}.chat_members ADD (writer_epoch bigint static, writer text static, seq_taken bigint static, rev_taken bigint static)`,
+      // One row per message; a partition holds the seqs of one block of 1024, so at most 1024 rows.
+      `CREATE TABLE IF NOT EXISTS {ks}.chat_messages (app_id text, chat_id text, block bigint, seq bigint, id text, sender_id text, content text, created_at text, edited_at text, deleted_at text, reply_to_id text, reactions text, client_key text, rev bigint, crev bigint, PRIMARY KEY ((app_id, chat_id, block), seq)) WITH CLUSTERING ORDER BY (seq DESC)`,
+      // Only for ids that do not carry their seq (messages of the first layout): one row each.
+      `CREATE TABLE IF NOT EXISTS {ks}.message_ids (app_id text, chat_id text, id text, seq bigint, PRIMARY KEY ((app_id, chat_id, id)))`,
+      // The latest change of each changed message, by revision; a partition holds one block of
+      // 1024 revisions, so at most 1024 rows (superseded rows are deleted).
+      `CREATE TABLE IF NOT EXISTS {ks}.message_changes (app_id text, chat_id text, block bigint, rev bigint, seq bigint, PRIMARY KEY ((app_id, chat_id, block), rev))`,
+      // A sender's idempotency key → the message it sent; one row per partition, kept 24 hours.
+      `CREATE TABLE IF NOT EXISTS {ks}.send_keys (app_id text, chat_id text, sender_id text, client_key text, seq bigint, id text, PRIMARY KEY ((app_id, chat_id, sender_id, client_key))) WITH default_time_to_live = 86400`,
     ],
   },
 ];

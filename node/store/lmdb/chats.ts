@@ -1,12 +1,21 @@
-import type { Chat, ChatStore, Member } from '../types.ts';
+import type { Chat, ChatStore, Member, WriteOptions } from '../types.ts';
 import { END, values, type Tables } from './shared.ts';
+import type { LmdbWriters } from './writers.ts';
 
 /**
  * Keys: ['c', app, chat] → chat; ['m', app, chat, user] → member (partition: the chat's members);
  * ['uc', app, user, chat] → true (partition: a user's chats); ['d', app, lowId, highId] → chat id.
  */
 export class LmdbChats implements ChatStore {
-  constructor(private readonly t: Tables) {}
+  constructor(
+    private readonly t: Tables,
+    private readonly writers: LmdbWriters,
+  ) {}
+
+  /** Inside a write transaction: a fenced write holds the chat or throws FencedError. */
+  private fence(appId: string, chatId: string, options?: WriteOptions): void {
+    if (options?.fenced) this.writers.take(appId, chatId);
+  }
 
   private writeMembers(members: Member[]): void {
     for (const m of members) {
@@ -39,8 +48,9 @@ export class LmdbChats implements ChatStore {
     return this.t.db.get(['c', appId, chatId]) as Chat | undefined;
   }
 
-  update(chat: Chat): Promise<'updated' | 'not-found'> {
+  update(chat: Chat, options?: WriteOptions): Promise<'updated' | 'not-found'> {
     return this.t.root.transaction(() => {
+      this.fence(chat.appId, chat.id, options);
       if (this.t.db.get(['c', chat.appId, chat.id]) === undefined) return 'not-found' as const;
       this.t.db.put(['c', chat.appId, chat.id], chat);
       return 'updated' as const;
@@ -73,15 +83,17 @@ export class LmdbChats implements ChatStore {
     return this.t.db.get(['m', appId, chatId, userId]) as Member | undefined;
   }
 
-  async putMember(member: Member): Promise<void> {
+  async putMember(member: Member, options?: WriteOptions): Promise<void> {
     await this.t.root.transaction(() => {
+      this.fence(member.appId, member.chatId, options);
       const current = this.t.db.get(['m', member.appId, member.chatId, member.userId]) as Member | undefined;
       this.writeMembers([current ? { ...member, joinedAt: current.joinedAt, readSeq: Math.max(current.readSeq, member.readSeq) } : member]);
     });
   }
 
-  removeMember(appId: string, chatId: string, userId: string): Promise<'removed' | 'not-found'> {
+  removeMember(appId: string, chatId: string, userId: string, options?: WriteOptions): Promise<'removed' | 'not-found'> {
     return this.t.root.transaction(() => {
+      this.fence(appId, chatId, options);
       if (this.t.db.get(['m', appId, chatId, userId]) === undefined) return 'not-found' as const;
       this.t.db.remove(['m', appId, chatId, userId]);
       this.t.db.remove(['uc', appId, userId, chatId]);

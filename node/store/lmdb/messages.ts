@@ -2,6 +2,7 @@ import { latestOfEach, neverWritten } from '../batches.ts';
 import { bucketOf } from '../buckets.ts';
 import { FencedError, type ChatHead, type HeadFence, type MessageStore, type StoredMessage } from '../types.ts';
 import { END, type Tables } from './shared.ts';
+import type { LmdbWriters } from './writers.ts';
 
 
 /**
@@ -11,15 +12,21 @@ import { END, type Tables } from './shared.ts';
  * revision of each message only; ['h', app, chat] → ChatHead, where the last fenced put left the head.
  */
 export class LmdbMessages implements MessageStore {
-  constructor(private readonly t: Tables) {}
+  constructor(
+    private readonly t: Tables,
+    private readonly writers: LmdbWriters,
+  ) {
+    writers.head = (appId, chatId) => this.head(appId, chatId);
+  }
 
-  /** A fenced put checks and moves the head in the transaction that writes its messages. */
+  /** A fenced put holds the chat, checks and moves the head in the transaction that writes its messages. */
   async put(messages: StoredMessage[], fence?: HeadFence): Promise<void> {
     if (messages.length === 0) return;
     const first = messages[0]!;
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
     await this.t.root.transaction(() => {
       if (fence) {
+        this.writers.take(first.appId, first.chatId);
         const found = this.head(first.appId, first.chatId);
         if (found.seq !== fence.from.seq || found.rev !== fence.from.rev) throw new FencedError(first.appId, first.chatId, found);
         this.t.db.put(['h', first.appId, first.chatId], { seq: fence.to.seq, rev: fence.to.rev });
@@ -84,7 +91,7 @@ export class LmdbMessages implements MessageStore {
   }
 
   /** Where the last fenced put left the head, or the indexes where they are higher (unfenced puts move only them). */
-  private head(appId: string, chatId: string): ChatHead {
+  head(appId: string, chatId: string): ChatHead {
     const stored = this.t.db.get(['h', appId, chatId]) as ChatHead | undefined;
     return {
       seq: Math.max(stored?.seq ?? 0, this.lastIndexed('s', appId, chatId)),

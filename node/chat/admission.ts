@@ -1,0 +1,37 @@
+import { ApiError } from '../../common/index.ts';
+
+/** How loaded one chat's actor is when a new write arrives. */
+export interface ActorLoad {
+  /** Operations queued behind each other, and writes queued or being written. */
+  queued: number;
+  /** How long the oldest write not yet durable has waited (ms); 0 when none. */
+  oldestWaitMs: number;
+}
+
+/**
+ * Decides whether a chat's actor takes one more write (send, edit, delete, reaction), so that
+ * queues stay bounded and latency with them: under overload the excess is refused at once with
+ * RATE_LIMITED and a retry hint, instead of waiting in a queue until it times out.
+ */
+export interface AdmissionPolicy {
+  admit(load: ActorLoad): ApiError | undefined;
+}
+
+export interface QueueLimits {
+  /** Writes an actor holds at most (queued or in flight): a bound on its memory. */
+  maxQueued: number;
+  /** Refuse while the oldest write has waited longer than this (ms): a bound on latency. */
+  maxWaitMs: number;
+}
+
+export const ACTOR_QUEUE_LIMITS: Readonly<QueueLimits> = Object.freeze({ maxQueued: 2048, maxWaitMs: 300 });
+
+/** The default policy: a bounded queue and a bounded queueing delay per chat. */
+export function boundedQueue(limits: Readonly<QueueLimits> = ACTOR_QUEUE_LIMITS): AdmissionPolicy {
+  return {
+    admit: ({ queued, oldestWaitMs }) => {
+      if (queued < limits.maxQueued && oldestWaitMs <= limits.maxWaitMs) return undefined;
+      return new ApiError('RATE_LIMITED', 'this chat is busy: retry shortly', { retryAfterSeconds: 1 });
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * Writes a chat row's activity fields (last seq, last activity time) behind its messages: they
+ * order chat lists, and a list read from the store takes the newest message's seq and time where
+ * they are ahead, so they may trail. At most one write is in flight, and writes start at most once
+ * per `intervalMs` (on Cassandra each is a compare-and-set, `IF EXISTS`, so a deleted chat is not
+ * brought back); the latest state is always written eventually. Failures are ignored: the next
+ * write carries the newer state anyway.
+ */
+export class ChatActivity {
+  private writing: Promise<void> | undefined;
+  private dirty = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    /** Writes the current state (read when it starts). */
+    private readonly write: () => Promise<unknown>,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** The state changed: write it now if nothing is in flight or waiting, else after the interval. */
+  touch(): void {
+    this.dirty = true;
+    if (this.writing || this.timer || this.stopped) return;
+    this.start();
+  }
+
+  /** A write in flight, if any: another write of the same row must land after it. */
+  inFlight(): Promise<void> {
+    return this.writing ?? Promise.resolve();
+  }
+
+  /** Writes the latest state now (instead of when the timer fires) and waits for it. */
+  async flush(): Promise<void> {
+    await this.writing;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.dirty && !this.stopped) this.start();
+    await this.writing;
+  }
+
+  /** No more writes (the chat was deleted). */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private start(): void {
+    this.dirty = false;
+    const written = this.write().then(
+      () => undefined,
+      () => undefined,
+    );
+    this.writing = written.then(() => {
+      this.writing = undefined;
+      if (!this.dirty || this.stopped) return;
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        if (this.dirty && !this.stopped) this.start();
+      }, this.intervalMs);
+      this.timer.unref();
+    });
+  }
+}

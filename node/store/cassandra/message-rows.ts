@@ -1,0 +1,110 @@
+import cassandra, { type types } from 'cassandra-driver';
+import { defined, num, opt, str, type BatchStatement } from '../../../common/cassandra/index.ts';
+import type { StoredMessage, StoredReaction } from '../types.ts';
+
+/** Seqs (and revisions) per partition of `chat_messages` (and `message_changes`): a partition's bound. */
+export const BLOCK = 1024;
+export const blockOf = (n: number) => Math.floor(n / BLOCK);
+
+const { unset } = cassandra.types;
+
+/** A row of `chat_messages`, with the revision of the message's first write when it was recorded. */
+export interface MessageRow {
+  message: StoredMessage;
+  crev: number | undefined;
+}
+
+export function readMessage(row: types.Row): MessageRow {
+  const message = defined({
+    appId: str(row, 'app_id'),
+    chatId: str(row, 'chat_id'),
+    id: str(row, 'id'),
+    seq: num(row, 'seq'),
+    senderId: str(row, 'sender_id'),
+    content: str(row, 'content'),
+    createdAt: str(row, 'created_at'),
+    editedAt: opt(row, 'edited_at'),
+    deletedAt: opt(row, 'deleted_at'),
+    replyToId: opt(row, 'reply_to_id'),
+    reactions: JSON.parse(opt(row, 'reactions') ?? '[]') as StoredReaction[],
+    clientKey: opt(row, 'client_key'),
+    rev: row.get('rev') === null ? undefined : num(row, 'rev'),
+  });
+  return { message, crev: row.get('crev') === null || row.get('crev') === undefined ? undefined : num(row, 'crev') };
+}
+
+/**
+ * The statements that write messages of one put. A new message (`created`) is one row, plus its
+ * idempotency key when it has one, plus an id row when its id does not carry its seq. A changed
+ * message rewrites its row, indexes its revision in `message_changes` and deletes the index row of
+ * its previous revision (when that was a change too). New rows leave absent fields unset, so they
+ * write no tombstones; a rewrite clears them.
+ */
+export class MessageWrites {
+  readonly rows = new Map<number, BatchStatement[]>();
+  readonly others: BatchStatement[] = [];
+
+  constructor(private readonly ks: string) {}
+
+  private row(m: StoredMessage, crev: number | undefined, rewrite: boolean): BatchStatement {
+    const absent = rewrite ? null : unset;
+    return {
+      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      params: [
+        m.appId, m.chatId, blockOf(m.seq), m.seq, m.id, m.senderId, m.content, m.createdAt,
+        m.editedAt ?? absent, m.deletedAt ?? absent, m.replyToId ?? absent, JSON.stringify(m.reactions), m.clientKey ?? absent, m.rev ?? absent,
+        crev ?? unset,
+      ],
+    };
+  }
+
+  private addRow(m: StoredMessage, statement: BatchStatement): void {
+    const block = blockOf(m.seq);
+    const list = this.rows.get(block);
+    if (list) list.push(statement);
+    else this.rows.set(block, [statement]);
+  }
+
+  /** A message's first write; `crev` is the revision it was created at. */
+  created(m: StoredMessage, crev: number | undefined, idCarriesSeq: boolean): void {
+    this.addRow(m, this.row(m, crev, false));
+    this.indexes(m, idCarriesSeq);
+    // Created and changed within one put: its latest revision is a change.
+    if (m.rev !== undefined && m.rev !== crev) this.others.push(this.change(m, m.rev));
+  }
+
+  /** A later write of a message; `previous` is its stored row, if any. */
+  changed(m: StoredMessage, previous: MessageRow | undefined, idCarriesSeq: boolean): void {
+    this.addRow(m, this.row(m, previous?.crev, true));
+    if (!previous) this.indexes(m, idCarriesSeq);
+    const before = previous?.message.rev;
+    if (m.rev !== undefined && before !== m.rev) {
+      this.others.push(this.change(m, m.rev));
+      if (before !== undefined && before !== previous?.crev) {
+        this.others.push({ query: `DELETE FROM ${this.ks}.message_changes WHERE app_id = ? AND chat_id = ? AND block = ? AND rev = ?`, params: [m.appId, m.chatId, blockOf(before), before] });
+      }
+    }
+  }
+
+  private change(m: StoredMessage, rev: number): BatchStatement {
+    return { query: `INSERT INTO ${this.ks}.message_changes (app_id, chat_id, block, rev, seq) VALUES (?, ?, ?, ?, ?)`, params: [m.appId, m.chatId, blockOf(rev), rev, m.seq] };
+  }
+
+  private indexes(m: StoredMessage, idCarriesSeq: boolean): void {
+    if (!idCarriesSeq) this.others.push({ query: `INSERT INTO ${this.ks}.message_ids (app_id, chat_id, id, seq) VALUES (?, ?, ?, ?)`, params: [m.appId, m.chatId, m.id, m.seq] });
+    if (m.clientKey !== undefined) {
+      this.others.push({ query: `INSERT INTO ${this.ks}.send_keys (app_id, chat_id, sender_id, client_key, seq, id) VALUES (?, ?, ?, ?, ?, ?)`, params: [m.appId, m.chatId, m.senderId, m.clientKey, m.seq, m.id] });
+    }
+  }
+
+  /**
+   * The batches to send: one per `chat_messages` partition (single-partition batches are one
+   * mutation each and have no size limit), and the other rows in batches of at most `chunk`
+   * statements (several partitions each: they stay well under Cassandra's batch size limits).
+   */
+  batches(chunk = 32): BatchStatement[][] {
+    const out = [...this.rows.values()];
+    for (let i = 0; i < this.others.length; i += chunk) out.push(this.others.slice(i, i + chunk));
+    return out;
+  }
+}

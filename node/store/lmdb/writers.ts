@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { FencedError, type ChatHead, type ChatWriters, type WriterId } from '../types.ts';
+
+/** How long a chat stays held by an instance that wrote it and then went quiet. */
+const HOLD_MS = 6_000;
+
+interface Held {
+  writer: WriterId;
+  until: number;
+}
+
+/**
+ * The holds of every LMDB environment of this process, by path. An environment is written by one
+ * process (the standalone deployment), so holds live in that process's memory: instances opened
+ * on one path share them, and a restart starts with none.
+ */
+const byPath = new Map<string, Map<string, Held>>();
+
+/**
+ * Which store instance writes each chat, for the embedded store. Every fenced write takes (or
+ * checks) the hold inside the LMDB write transaction that writes, so the check and the write are
+ * one atomic step, as is the head check of a fenced put: no time assumption is needed here, and
+ * holds only let a second instance tell that a chat is being written by another (and by whom).
+ */
+export class LmdbWriters implements ChatWriters {
+  private readonly holds: Map<string, Held>;
+  /** The messages' head, for FencedError; set by the store once its tables exist. */
+  head: (appId: string, chatId: string) => ChatHead = () => ({ seq: 0, rev: 0 });
+
+  constructor(
+    path: string,
+    readonly self: WriterId = { id: randomUUID() },
+  ) {
+    const key = resolve(path);
+    let holds = byPath.get(key);
+    if (!holds) byPath.set(key, (holds = new Map()));
+    this.holds = holds;
+  }
+
+  /** Inside a write transaction: holds the chat for this instance, or throws FencedError naming its holder. */
+  take(appId: string, chatId: string): void {
+    const k = `${appId}/${chatId}`;
+    const held = this.holds.get(k);
+    const now = Date.now();
+    if (held && held.writer.id !== this.self.id && held.until > now) throw new FencedError(appId, chatId, this.head(appId, chatId), held.writer);
+    this.holds.set(k, { writer: this.self, until: now + HOLD_MS });
+  }
+
+  async release(appId: string, chatId: string): Promise<void> {
+    const k = `${appId}/${chatId}`;
+    if (this.holds.get(k)?.writer.id === this.self.id) this.holds.delete(k);
+  }
+
+  /** Hands back every chat this instance holds (on close). */
+  releaseAll(): void {
+    for (const [k, held] of this.holds) if (held.writer.id === this.self.id) this.holds.delete(k);
+  }
+}

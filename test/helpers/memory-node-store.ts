@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import { FencedError, type Chat, type ChatHead, type ChatUser, type HeadFence, type Member, type NodeStore, type StoredMessage, type WriteOptions } from '../../node/store/index.ts';
+
+/** A put the test holds until it says how it ends. */
+export interface HeldPut {
+  messages: StoredMessage[];
+  fence?: HeadFence;
+  release(): void;
+  fail(error: unknown): void;
+}
+
+/**
+ * A node store in memory, for unit tests of the chat actor: the parts the actor uses, with the
+ * fence semantics of the real stores (a fenced put applies only on the head it names), and a gate
+ * on message writes so a test decides when each put becomes durable or fails.
+ */
+export class MemoryNodeStore {
+  readonly users = new Map<string, ChatUser>();
+  readonly chatRows = new Map<string, Chat>();
+  readonly memberRows = new Map<string, Map<string, Member>>();
+  readonly messageRows = new Map<string, Map<string, StoredMessage>>();
+  readonly heads = new Map<string, ChatHead>();
+  /** Every put, in order, as the store received it. */
+  readonly puts: { messages: StoredMessage[]; fence?: HeadFence }[] = [];
+  /** Puts waiting for the test (only while `holding`). */
+  readonly held: HeldPut[] = [];
+  holding = false;
+  /** A fenced membership write fails with this while set (as if another node held the chat). */
+  fenceMembership: FencedError | undefined;
+  private readonly waiters: (() => void)[] = [];
+
+  /** Resolves once `n` puts are held. */
+  async heldPuts(n: number): Promise<HeldPut[]> {
+    while (this.held.length < n) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    return this.held.slice(0, n);
+  }
+
+  private head(appId: string, chatId: string): ChatHead {
+    return this.heads.get(`${appId}/${chatId}`) ?? { seq: 0, rev: 0 };
+  }
+
+  /** As if another writer moved the chat's head. */
+  moveHead(appId: string, chatId: string, head: ChatHead): void {
+    this.heads.set(`${appId}/${chatId}`, head);
+  }
+
+  private apply(messages: StoredMessage[]): void {
+    for (const m of messages) {
+      const k = `${m.appId}/${m.chatId}`;
+      let chat = this.messageRows.get(k);
+      if (!chat) this.messageRows.set(k, (chat = new Map()));
+      chat.set(m.id, structuredClone(m));
+      const head = this.head(m.appId, m.chatId);
+      this.heads.set(k, { seq: Math.max(head.seq, m.seq), rev: Math.max(head.rev, m.rev ?? 0) });
+    }
+  }
+
+  private list(appId: string, chatId: string): StoredMessage[] {
+    return [...(this.messageRows.get(`${appId}/${chatId}`)?.values() ?? [])].sort((a, b) => a.seq - b.seq);
+  }
+
+  private memberMap(appId: string, chatId: string): Map<string, Member> {
+    const k = `${appId}/${chatId}`;
+    let map = this.memberRows.get(k);
+    if (!map) this.memberRows.set(k, (map = new Map()));
+    return map;
+  }
+
+  private fenced(options?: WriteOptions): void {
+    if (options?.fenced && this.fenceMembership) throw this.fenceMembership;
+  }
+
+  readonly store: NodeStore = {
+    users: {
+      create: async (user) => (this.users.has(user.id) ? 'exists' : (this.users.set(user.id, user), 'created')),
+      get: async (_appId, userId) => this.users.get(userId),
+      getByUsername: async (appId, username) => [...this.users.values()].find((u) => u.appId === appId && u.username === username),
+      update: async (user) => (this.users.has(user.id) ? (this.users.set(user.id, user), 'updated') : 'not-found'),
+      delete: async (_appId, userId) => (this.users.delete(userId) ? 'deleted' : 'not-found'),
+    },
+    userSessions: {
+      createFamily: async () => undefined,
+      getFamily: async () => undefined,
+      rotate: async () => ({ kind: 'invalid' }),
+      revokeAllForUser: async () => undefined,
+    },
+    chats: {
+      create: async (chat, members) => {
+        this.chatRows.set(`${chat.appId}/${chat.id}`, chat);
+        for (const m of members) this.memberMap(chat.appId, chat.id).set(m.userId, m);
+      },
+      ensureDirect: async (chat, members) => {
+        this.chatRows.set(`${chat.appId}/${chat.id}`, chat);
+        for (const m of members) this.memberMap(chat.appId, chat.id).set(m.userId, m);
+        return { chat, created: true };
+      },
+      get: async (appId, chatId) => this.chatRows.get(`${appId}/${chatId}`),
+      update: async (chat, options) => {
+        this.fenced(options);
+        if (!this.chatRows.has(`${chat.appId}/${chat.id}`)) return 'not-found';
+        this.chatRows.set(`${chat.appId}/${chat.id}`, { ...chat });
+        return 'updated';
+      },
+      delete: async (appId, chatId) => (this.chatRows.delete(`${appId}/${chatId}`) ? (this.memberRows.delete(`${appId}/${chatId}`), 'deleted') : 'not-found'),
+      members: async (appId, chatId) => [...this.memberMap(appId, chatId).values()],
+      member: async (appId, chatId, userId) => this.memberMap(appId, chatId).get(userId),
+      putMember: async (member, options) => {
+        this.fenced(options);
+        const current = this.memberMap(member.appId, member.chatId).get(member.userId);
+        this.memberMap(member.appId, member.chatId).set(member.userId, current ? { ...member, joinedAt: current.joinedAt, readSeq: Math.max(current.readSeq, member.readSeq) } : member);
+      },
+      removeMember: async (appId, chatId, userId, options) => {
+        this.fenced(options);
+        return this.memberMap(appId, chatId).delete(userId) ? 'removed' : 'not-found';
+      },
+      chatsOf: async (appId, userId) => [...this.memberRows.entries()].filter(([k, m]) => k.startsWith(`${appId}/`) && m.has(userId)).map(([k]) => k.split('/')[1]!),
+      markRead: async (appId, chatId, userId, seq) => {
+        const m = this.memberMap(appId, chatId).get(userId);
+        if (!m) return undefined;
+        m.readSeq = Math.max(m.readSeq, seq);
+        return m.readSeq;
+      },
+    },
+    messages: {
+      put: (messages, fence) => {
+        this.puts.push({ messages: structuredClone(messages), ...(fence ? { fence } : {}) });
+        const first = messages[0];
+        const settle = () => {
+          if (fence && first) {
+            const found = this.head(first.appId, first.chatId);
+            if (found.seq !== fence.from.seq || found.rev !== fence.from.rev) throw new FencedError(first.appId, first.chatId, found);
+            this.heads.set(`${first.appId}/${first.chatId}`, fence.to);
+          }
+          this.apply(messages);
+        };
+        if (!this.holding) return Promise.resolve().then(settle);
+        return new Promise<void>((resolve, reject) => {
+          this.held.push({
+            messages,
+            ...(fence ? { fence } : {}),
+            release: () => {
+              try {
+                settle();
+                resolve();
+              } catch (error) {
+                reject(error);
+              }
+            },
+            fail: reject,
+          });
+          for (const wake of this.waiters.splice(0)) wake();
+        });
+      },
+      get: async (appId, chatId, id) => this.messageRows.get(`${appId}/${chatId}`)?.get(id),
+      pageBackward: async (appId, chatId, beforeId, limit) => {
+        const all = this.list(appId, chatId).reverse();
+        const before = beforeId === undefined ? undefined : all.find((m) => m.id === beforeId)?.seq;
+        return all.filter((m) => before === undefined || m.seq < before).slice(0, limit);
+      },
+      afterSeq: async (appId, chatId, afterSeq, limit) => this.list(appId, chatId).filter((m) => m.seq > afterSeq).slice(0, limit),
+      lastSeq: async (appId, chatId) => this.head(appId, chatId).seq,
+      lastRev: async (appId, chatId) => this.head(appId, chatId).rev,
+      changedSince: async (appId, chatId, afterRev, limit) => this.list(appId, chatId).filter((m) => (m.rev ?? 0) > afterRev).sort((a, b) => (a.rev ?? 0) - (b.rev ?? 0)).slice(0, limit),
+      byClientKey: async (appId, chatId, senderId, clientKey) => this.list(appId, chatId).find((m) => m.senderId === senderId && m.clientKey === clientKey),
+    },
+    writers: { self: { id: randomUUID() }, release: async () => undefined },
+    signingKeys: {
+      ensure: async (candidate) => candidate,
+      list: async () => [],
+    },
+    close: async () => undefined,
+  };
+}
