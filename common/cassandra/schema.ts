@@ -5,6 +5,11 @@ export interface Migration {
   /** Unique within the keyspace, e.g. `node-001-initial`. */
   name: string;
   statements: string[];
+  /**
+   * Moves data after the statements ran (a copy into a new layout). It must be idempotent: a run
+   * that was interrupted is run again whole, since the migration is recorded only after it.
+   */
+  data?: (client: CassandraClient, keyspace: string) => Promise<void>;
 }
 
 const KEYSPACE = /^[a-z][a-z0-9_]{0,47}$/;
@@ -33,9 +38,9 @@ async function appliedNames(client: CassandraClient, keyspace: string): Promise<
 
 async function apply(client: CassandraClient, keyspace: string, m: Migration): Promise<void> {
   // Recorded only after its last statement, so an interrupted run re-applies the whole migration;
-  // statements are written `IF NOT EXISTS` (and a column an ALTER adds again is skipped), which
-  // makes that harmless. The driver waits for schema
-  // agreement after each DDL statement, so the next one sees the tables before it.
+  // statements are written `IF NOT EXISTS` (and a column an ALTER adds again is skipped), and
+  // data steps are idempotent, which makes that harmless. The driver waits for schema agreement
+  // after each DDL statement, so the next one sees the tables before it.
   for (const statement of m.statements) {
     try {
       await client.execute(statement.replaceAll('{ks}', keyspace), [], DDL_OPTIONS);
@@ -45,6 +50,7 @@ async function apply(client: CassandraClient, keyspace: string, m: Migration): P
       if (!(/^\s*ALTER TABLE/i.test(statement) && /already exists/i.test(String((error as Error).message)))) throw error;
     }
   }
+  await m.data?.(client, keyspace);
   await client.execute(`INSERT INTO ${keyspace}.schema_migrations (name, applied_at) VALUES (?, ?)`, [m.name, new Date()], { ...STATEMENT_OPTIONS });
 }
 

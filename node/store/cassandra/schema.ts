@@ -1,4 +1,5 @@
 import type { Migration } from '../../../common/cassandra/index.ts';
+import { copyFirstLayout } from './copy-first-layout.ts';
 
 /**
  * The node's tables. Every partition key starts with the application id, and every partition is
@@ -70,5 +71,10 @@ export const nodeMigrations: Migration[] = [
       // A sender's idempotency key → the message it sent; one row per partition, kept 24 hours.
       `CREATE TABLE IF NOT EXISTS {ks}.send_keys (app_id text, chat_id text, sender_id text, client_key text, seq bigint, id text, PRIMARY KEY ((app_id, chat_id, sender_id, client_key))) WITH default_time_to_live = 86400`,
     ],
+  },
+  {
+    name: 'node-005-copy-first-layout',
+    statements: [],
+    data: copyFirstLayout,
   },
 ];

@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import t from 'tap';
+import { v7 as uuidv7 } from 'uuid';
+import { migrate } from '../../common/cassandra/index.ts';
+import { newMessageId } from '../../node/chat/message-id.ts';
+import { bucketOf } from '../../node/store/buckets.ts';
+import { CassandraNodeStore, nodeMigrations } from '../../node/store/index.ts';
+import { NOW, T0 } from '../helpers/fixed-clock.ts';
+import { requireService, testKeyspace } from '../helpers/index.ts';
+
+const cassandra = await requireService('cassandra', (line) => t.comment(line));
+if (!cassandra) t.pass('skipped: cassandra not running');
+else {
+  t.test('npm run schema upgrades a keyspace of the first layout: its messages stay readable and chats go on', async (t) => {
+    const { client, keyspace } = await testKeyspace(t, cassandra, 'chat_upgrade');
+    const firstLayout = nodeMigrations.filter((m) => /^node-00[123]-/.test(m.name));
+    t.equal(firstLayout.length, 3);
+    await migrate(client, keyspace, firstLayout);
+
+    // A chat as the first layout stored it: rows by day bucket with random UUIDv7 ids, an edit
+    // (revision 6), an idempotency key, and a head that took numbers beyond its messages.
+    const appId = randomUUID();
+    const chatId = randomUUID();
+    const senderId = randomUUID();
+    const old = Array.from({ length: 5 }, (_, i) => ({ id: uuidv7({ msecs: T0 + i * 86_400_000 }), seq: i + 1, rev: i + 1, content: `old ${i + 1}` }));
+    old[1] = { ...old[1]!, rev: 6, content: 'old 2, edited' };
+    for (const m of old) {
+      await client.execute(
+        `INSERT INTO ${keyspace}.messages (app_id, chat_id, bucket, id, seq, sender_id, content, created_at, edited_at, reactions, client_key, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [appId, chatId, bucketOf(m.id), m.id, m.seq, senderId, m.content, NOW, m.rev === 6 ? NOW : null, '[]', m.seq === 3 ? 'key-3' : null, m.rev],
+        { prepare: true },
+      );
+    }
+    await client.execute(`INSERT INTO ${keyspace}.chat_heads (app_id, chat_id, seq, rev) VALUES (?, ?, ?, ?)`, [appId, chatId, 7, 8], { prepare: true });
+    await client.execute(`INSERT INTO ${keyspace}.chat_members (app_id, chat_id, user_id, role, joined_at, read_seq) VALUES (?, ?, ?, ?, ?, ?)`, [appId, chatId, senderId, 'owner', NOW, 0], { prepare: true });
+
+    const applied = await migrate(client, keyspace, nodeMigrations);
+    t.same(applied, ['node-004-chat-log', 'node-005-copy-first-layout'], 'the upgrade applies the new layout and copies the messages');
+    t.same(await migrate(client, keyspace, nodeMigrations), [], 'and running it again does nothing');
+
+    const store = CassandraNodeStore.open(client, keyspace);
+    const contents = (list: { content: string }[]) => list.map((m) => m.content);
+    t.same(contents(await store.messages.afterSeq(appId, chatId, 0, 10)), old.map((m) => m.content), 'every old message, in seq order');
+    t.equal((await store.messages.get(appId, chatId, old[3]!.id))?.seq, 4, 'found by its old id');
+    t.same(contents(await store.messages.pageBackward(appId, chatId, old[3]!.id, 10)), ['old 3', 'old 2, edited', 'old 1'], 'paged from an old id');
+    t.equal((await store.messages.byClientKey(appId, chatId, senderId, 'key-3'))?.seq, 3, 'its idempotency key still finds it');
+    t.same((await store.messages.changedSince(appId, chatId, 0, 10)).map((m) => m.rev), [1, 3, 4, 5, 6], 'revisions as before');
+    t.same([await store.messages.lastSeq(appId, chatId), await store.messages.lastRev(appId, chatId)], [7, 8], 'the numbers the old head had taken stay taken');
+
+    // The chat goes on in the new layout, after the old head.
+    const fresh = [8, 9].map((seq, i) => ({ appId, chatId, id: newMessageId(seq, T0 + 10 * 86_400_000 + i), seq, senderId, content: `new ${seq}`, createdAt: NOW, reactions: [], rev: seq + 1 }));
+    await store.messages.put(fresh, { from: { seq: 7, rev: 8 }, to: { seq: 9, rev: 10 } });
+    t.same(contents(await store.messages.pageBackward(appId, chatId, undefined, 4)), ['new 9', 'new 8', 'old 5', 'old 4'], 'the newest page spans both');
+    t.same(contents(await store.messages.afterSeq(appId, chatId, 4, 10)), ['old 5', 'new 8', 'new 9']);
+    t.same((await store.messages.changedSince(appId, chatId, 5, 10)).map((m) => m.rev), [6, 9, 10], 'changes of old and new messages, in revision order');
+    t.same((await store.messages.changedSince(appId, chatId, 8, 10)).map((m) => m.rev), [9, 10], 'only the new ones after the old head');
+    await store.writers.release(appId, chatId);
+  });
+}
