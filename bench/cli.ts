@@ -20,12 +20,14 @@ every result there. Each run stops by itself within --max-minutes.
 Scenarios:
   connections  N idle authenticated WebSocket connections: connect rate, server RSS per connection
   fanout       rooms x members online, open-loop sends: delivered msgs/s, latency p50/p99/p99.9,
-               server CPU per delivery; sweeps for the highest rate whose p99 stays under --p99
+               server CPU per delivery and per message; sweeps for the highest rate whose p99
+               stays under --p99, runs at 70% of it, then an overload run at twice it
   sends        persisted, acknowledged sends per second over WebSocket and over HTTP
   history      getMessages latency and throughput at several history depths (this service only)
   cluster      fanout across 3 nodes: this service on Cassandra and Redis (started with
                scripts/services.sh unless running), Socket.IO with its Redis adapter, uws over Redis;
-               each system first gets 15 s of unrecorded load to warm up
+               each system first gets 15 s of unrecorded load to warm up; Redis and Cassandra CPU
+               per step, Cassandra CPU and statements per persisted message
   all          connections, fanout, sends, history and cluster, in that order
   report       only render RESULTS.md and the charts from the results in --out
 
@@ -52,6 +54,10 @@ fanout, cluster:
   --start-rate R       the sweep's first rate (default 200)
   --p99 MS             latency limit of the sweep (default 50; cluster 250: acks wait for Cassandra)
   --max-steps N        runs per system in the sweep at most (default 14)
+  --no-overload        skip the overload phase: after the sweep (and the run at 70%), one run
+                       offered at twice the highest rate that passed, reporting what was still
+                       delivered, the sends refused with an error (by code) and how fast, and
+                       the sends never answered
 sends:
   --senders S          sending users, each in a chat of its own (default 64)
   --window W           WebSocket sends in flight per sender (default 16)
@@ -72,6 +78,7 @@ const OPTIONS = {
   'max-minutes': { type: 'string' },
   smoke: { type: 'boolean' },
   'no-progress': { type: 'boolean' },
+  'no-overload': { type: 'boolean' },
   help: { type: 'boolean' },
   connections: { type: 'string' },
   addresses: { type: 'string' },
@@ -172,7 +179,7 @@ try {
     // One scenario failing leaves the others to run (`all`); the exit status says it failed.
     try {
       const run = SCENARIOS[name];
-      const { parameters, rows, summary, notes } = await run(ctx, { num, list, smoke: values.smoke === true, seconds: num('seconds', values.smoke ? 1 : 5, false), warmup: num('warmup', values.smoke ? 0.5 : 1, false) });
+      const { parameters, rows, summary, notes } = await run(ctx, { num, list, smoke: values.smoke === true, overload: values['no-overload'] !== true, seconds: num('seconds', values.smoke ? 1 : 5, false), warmup: num('warmup', values.smoke ? 0.5 : 1, false) });
       const result: ScenarioResult = { scenario: name, meta: runMeta(), command, parameters, rows, summary, notes };
       const files = writeResult(out, result);
       ctx.log(`${name}: wrote ${files.join(', ')}`);

@@ -40,12 +40,33 @@ function goals(summary: Record<string, unknown>): string {
 
 type Section = (r: ScenarioResult, chart: (name: string, svg: Promise<string>) => Promise<string>) => Promise<string>;
 
+type Column = [string, string];
+
+/** Columns shown only when some row has the field (Redis and Cassandra exist only in `cluster`). */
+const present = (rows: Row[], columns: Column[]): Column[] => columns.filter(([key]) => rows.some((r) => r[key] !== undefined));
+
+const CASSANDRA_NOTE =
+  "Cassandra's counters (`system_views.thread_pools`, `local_write_latency`) are node-wide: each figure is everything Cassandra did during the step (warmup, window and drain: this service's statements, its own bookkeeping, compaction, anything else) divided by the sends acknowledged in it.\n";
+
 const fanoutSection: Section = async (r, chart) => {
-  const summary = r.summary as Record<string, { maxRate: number; maxDeliveredPerSecond: number; capped?: boolean; at70?: Row } | undefined>;
+  const summary = r.summary as Record<string, { maxRate: number; maxDeliveredPerSecond: number; capped?: boolean; at70?: Row; overload?: Row } | undefined>;
+  const cluster = r.scenario === 'cluster';
   const systems = ['chat', ...PEERS].filter((s) => summary[s]);
   const best: Row[] = systems.map((s) => {
-    const cpu = r.rows.find((x) => x.system === s && x.offeredPerSecond === summary[s]!.maxRate && x.ok === true)?.serverCpuUsPerDelivery ?? null;
-    return { system: s, maxRate: `${summary[s]!.capped ? '≥ ' : ''}${summary[s]!.maxRate.toLocaleString('en-US')}`, delivered: summary[s]!.maxDeliveredPerSecond, p99At70: summary[s]!.at70?.p99Ms ?? null, p999At70: summary[s]!.at70?.p999Ms ?? null, cpu, gen: summary[s]!.at70?.generatorCpuCores ?? null };
+    const at = r.rows.find((x) => x.system === s && x.offeredPerSecond === summary[s]!.maxRate && x.ok === true);
+    return {
+      system: s,
+      maxRate: `${summary[s]!.capped ? '≥ ' : ''}${summary[s]!.maxRate.toLocaleString('en-US')}`,
+      delivered: summary[s]!.maxDeliveredPerSecond,
+      p99At70: summary[s]!.at70?.p99Ms ?? null,
+      p999At70: summary[s]!.at70?.p999Ms ?? null,
+      cpu: at?.serverCpuUsPerDelivery ?? null,
+      nodeCpu: at?.nodeCpuUsPerMessage ?? null,
+      cassandraCpu: at?.cassandraCpuUsPerPersisted ?? null,
+      cassandraCores: at?.cassandraCpuCores ?? null,
+      redisCores: at?.redisCpuCores ?? null,
+      gen: summary[s]!.at70?.generatorCpuCores ?? null,
+    };
   });
   // Against a peer whose sweep never failed, its figure is a lower bound and the ratio an upper one.
   const rated = withRatios(best, 'delivered').map((row) => {
@@ -54,12 +75,43 @@ const fanoutSection: Section = async (r, chart) => {
     return out;
   });
   const sweep = r.rows.filter((x) => x.phase === 'sweep' || x.phase === 'fixed');
+  const services: Column[] = cluster
+    ? [['cassandraCpu', 'Cassandra CPU µs / persisted msg'], ['cassandraCores', 'Cassandra cores'], ['redisCores', 'Redis cores']]
+    : [];
+  const statements = r.rows.filter((x) => x.system === 'chat' && x.cassandraRequestsPerMessage !== undefined);
+  const overload = r.rows.filter((x) => typeof x.phase === 'string' && x.phase.startsWith('overload'));
   return [
-    table(rated, [['system', 'system'], ['maxRate', 'highest rate with p99 < limit (msgs/s)'], ['delivered', 'delivered msgs/s there'], ...ratioColumns(best), ['p99At70', 'p99 at 70% (ms)'], ['p999At70', 'p99.9 at 70% (ms)'], ['cpu', 'server CPU µs / delivery'], ['gen', 'generator cores at 70%']]),
+    table(rated, [['system', 'system'], ['maxRate', 'highest rate with p99 < limit (msgs/s)'], ['delivered', 'deliveries/s there'], ...ratioColumns(best), ['p99At70', 'p99 at 70% (ms)'], ['p999At70', 'p99.9 at 70% (ms)'], ['cpu', 'server CPU µs / delivery'], ['nodeCpu', 'node CPU µs / msg'], ...services, ['gen', 'generator cores at 70%']]),
+    `CPU per message and the cores are those of the run at the highest rate. Node CPU µs / msg: the ${cluster ? 'three nodes\'' : 'server\'s'} CPU over the run divided by the sends acknowledged in it${cluster ? '; Cassandra CPU µs / persisted msg: Cassandra\'s CPU over the run divided by the same sends (this service acknowledges a send once Cassandra has it)' : ''}.\n`,
     await chart(`${r.scenario}-latency`, lineChart(sweep, { title: `${r.scenario}: p99 latency against offered rate`, x: 'offeredPerSecond', xTitle: 'offered messages/s', y: 'p99Ms', yTitle: 'p99 latency (ms, log)', logX: true, logY: true })),
-    await chart(`${r.scenario}-throughput`, barChart(best, { title: `${r.scenario}: delivered msgs/s at the highest rate`, y: 'delivered', yTitle: 'delivered messages/s' })),
+    await chart(`${r.scenario}-throughput`, barChart(best, { title: `${r.scenario}: deliveries/s at the highest rate`, y: 'delivered', yTitle: 'deliveries/s (messages × members)' })),
     best.some((b) => String(b.maxRate).startsWith('≥')) ? '≥: the sweep never failed within its steps (`--max-steps`), so the highest rate is at least this (and a ratio to it at most the one shown, ≤).\n' : '',
-    `<details><summary>Every run of the sweep</summary>\n\n${table(r.rows, [['system', 'system'], ['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['deliveredPerSecond', 'delivered/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['serverCpuUsPerDelivery', 'server µs/delivery'], ['serverCpuCores', 'server cores'], ['generatorCpuCores', 'generator cores'], ...(r.rows.some((x) => x.servicesCpuCores !== undefined) ? [['servicesCpuCores', 'Redis + Cassandra cores'] as [string, string]] : []), ['ok', 'p99 < limit, none lost']])}\n</details>\n`,
+    statements.length > 0
+      ? `### Cassandra statements per acknowledged message (this service)\n\n${table(statements, [['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['ackedPerSecond', 'acked/s'], ['cassandraRequestsPerMessage', 'requests/msg'], ['cassandraMutationsPerMessage', 'mutations/msg'], ['cassandraReadsPerMessage', 'reads/msg'], ['cassandraPaxosWritesPerMessage', 'paxos writes/msg'], ['cassandraKeyspaceWritesPerMessage', 'keyspace writes/msg'], ['cassandraWritesPerMessageByTable', 'writes/msg by table'], ['cassandraCpuUsPerPersisted', 'Cassandra CPU µs / msg']])}\n${CASSANDRA_NOTE}`
+      : '',
+    overload.length > 0
+      ? `### Overload: offered at twice the highest rate\n\n${table(overload, [['system', 'system'], ['offeredPerSecond', 'offered/s'], ['sentPerSecond', 'sent/s'], ['deliveredMsgsPerSecond', 'delivered msgs/s'], ['pctOfMax', '% of highest rate'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['deliveredPct', 'accepted sends delivered %'], ['refused', 'refused'], ['refusedByCode', 'refused by code'], ['refusalP99Ms', 'refusal p99 ms'], ['unanswered', 'unanswered']])}`
+      : '',
+    `<details><summary>Every run</summary>\n\n${table(r.rows, [
+      ['system', 'system'],
+      ['phase', 'phase'],
+      ['offeredPerSecond', 'offered/s'],
+      ['deliveredPerSecond', 'delivered/s'],
+      ['deliveredPct', 'delivered %'],
+      ['p50Ms', 'p50 ms'],
+      ['p99Ms', 'p99 ms'],
+      ['p999Ms', 'p99.9 ms'],
+      ['serverCpuUsPerDelivery', 'server µs/delivery'],
+      ['nodeCpuUsPerMessage', 'node µs/msg'],
+      ['serverCpuCores', 'server cores'],
+      ['generatorCpuCores', 'generator cores'],
+      // Older results summed Redis and Cassandra in one column.
+      ...present(r.rows, [['servicesCpuCores', 'Redis + Cassandra cores']]),
+      ...(cluster ? ([['redisCpuCores', 'Redis cores'], ['cassandraCpuCores', 'Cassandra cores'], ['cassandraCpuUsPerPersisted', 'Cassandra µs/msg']] as Column[]) : []),
+      ['refused', 'refused'],
+      ['unanswered', 'unanswered'],
+      ['ok', 'p99 < limit, none lost or refused'],
+    ])}\n</details>\n`,
   ].join('\n');
 };
 

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { startCluster } from '../../bin/spawn-cluster.ts';
 import { removeDir, startService, withOpenFileLimit } from '../../bin/spawn.ts';
 import type { SystemName } from '../load/systems.ts';
+import { CassandraStats } from './cassandra-stats.ts';
 import { whileRunning } from './cleanup.ts';
 import { BENCH_ENV, provisionApp, type Provisioned } from './provision.ts';
 
@@ -12,11 +13,20 @@ export interface Target {
   /** Base URLs of the nodes clients connect to (one, or three in the cluster scenario). */
   nodes: string[];
   pids: number[];
-  /** The backing services this system uses in the run (Redis, Cassandra), where known. */
-  servicePids?: number[];
+  /** The backing services this system uses in the run, for what they do during each step. */
+  services?: TargetServices;
   /** This service only: the application and users set up for the run. */
   app?: Provisioned;
   stop(): Promise<void>;
+}
+
+/** Redis and Cassandra as one system uses them: process ids where known (their CPU), Cassandra's counters. */
+export interface TargetServices {
+  redisPid?: number;
+  /** This service on Cassandra only. */
+  cassandraPid?: number;
+  /** Snapshots of Cassandra's counters, with the run's keyspace (this service on Cassandra only). */
+  cassandra?: CassandraStats;
 }
 
 const PEERS = { uws: 'uws.ts', socketio: 'socketio.ts' } as const;
@@ -107,19 +117,21 @@ export interface ClusterServices {
 export async function startThree(system: SystemName, services: ClusterServices, options: StartOptions): Promise<Target> {
   if (system !== 'chat') {
     const peers = await Promise.all([0, 1, 2].map(() => startPeer(system, { REDIS_URL: services.redisUrl }, options.nofile)));
-    return tracked({ system, nodes: peers.map((p) => p.url), pids: peers.map((p) => p.child.pid!), servicePids: known([services.redisPid]), stop: async () => void (await Promise.all(peers.map((p) => stopChild(p.child)))) });
+    return tracked({ system, nodes: peers.map((p) => p.url), pids: peers.map((p) => p.child.pid!), services: { redisPid: services.redisPid }, stop: async () => void (await Promise.all(peers.map((p) => stopChild(p.child)))) });
   }
   const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: BENCH_ENV, nodeArgs: profiling(options.profileDir) });
+  let stats: CassandraStats | undefined;
+  const stop = async () => {
+    await stats?.close().catch(() => undefined);
+    await cluster.stop();
+  };
   try {
+    stats = await CassandraStats.open(services.cassandra, cluster.env.CASSANDRA_KEYSPACE!);
     const nodes = cluster.nodes.map((n) => n.url);
     const app = await provisionApp(cluster.control.controlUrl, nodes, options.users, options.onProgress);
-    return tracked({ system, nodes, pids: cluster.nodes.map((n) => n.process.pid), servicePids: known([services.redisPid, services.cassandraPid]), app, stop: () => cluster.stop() });
+    return tracked({ system, nodes, pids: cluster.nodes.map((n) => n.process.pid), services: { redisPid: services.redisPid, cassandraPid: services.cassandraPid, cassandra: stats }, app, stop });
   } catch (error) {
-    await cluster.stop();
+    await stop();
     throw error;
   }
-}
-
-function known(pids: (number | undefined)[]): number[] {
-  return pids.filter((p): p is number => p !== undefined);
 }

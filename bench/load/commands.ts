@@ -42,7 +42,16 @@ export interface WorkerResult {
   /** Fanout: deliveries of measured messages; sends: acks of measured sends; http: 2xx answers to measured requests. */
   measuredDelivered: number;
   acked: number;
+  /** Acks of measured sends (fanout and sends over WebSocket). */
+  measuredAcked: number;
+  /** Sends answered with an error frame (refused), in the whole run. */
   errors: number;
+  /** Measured sends refused, by the error's code. */
+  refused: Record<string, number>;
+  /** Time from each measured send's intended send time to its refusal (µs), encoded. */
+  refusalHistogram: string;
+  /** Measured sends that got neither an ack nor an error by the end of the drain (timeouts). */
+  unanswered: number;
   /** Message ids kept while sending (history cursors). */
   ids: string[];
   statuses?: Record<string, number>;

@@ -12,7 +12,14 @@ export interface Merged {
   delivered: number;
   measuredDelivered: number;
   acked: number;
+  measuredAcked: number;
   errors: number;
+  /** Measured sends refused, by the error's code. */
+  refused: Record<string, number>;
+  /** Time from a measured send to its refusal (µs). */
+  refusalHistogram: Histogram;
+  /** Measured sends with no answer by the end of the drain. */
+  unanswered: number;
   ids: string[];
   statuses: Record<string, number>;
   histogram: Histogram;
@@ -74,15 +81,18 @@ export class LoadPool {
   /** Runs one phase in every process; `perWorker` may vary the command by process. */
   async run(cmd: Command | ((i: number) => Command)): Promise<Merged> {
     const answers = await Promise.all(this.workers.map((w, i) => this.ask<WorkerResult>(w, typeof cmd === 'function' ? cmd(i) : cmd)));
-    const statuses: Record<string, number> = {};
-    for (const a of answers) for (const [k, v] of Object.entries(a.statuses ?? {})) statuses[k] = (statuses[k] ?? 0) + v;
+    const statuses = addUp(answers.map((a) => a.statuses ?? {}));
     return {
       sent: sum(answers.map((a) => a.sent)),
       measuredSent: sum(answers.map((a) => a.measuredSent)),
       delivered: sum(answers.map((a) => a.delivered)),
       measuredDelivered: sum(answers.map((a) => a.measuredDelivered)),
       acked: sum(answers.map((a) => a.acked)),
+      measuredAcked: sum(answers.map((a) => a.measuredAcked)),
       errors: sum(answers.map((a) => a.errors)),
+      refused: addUp(answers.map((a) => a.refused)),
+      refusalHistogram: mergeHistograms(answers.map((a) => a.refusalHistogram)),
+      unanswered: sum(answers.map((a) => a.unanswered)),
       ids: answers.flatMap((a) => a.ids),
       statuses,
       histogram: mergeHistograms(answers.map((a) => a.histogram)),
@@ -102,3 +112,10 @@ export class LoadPool {
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** Counts by name, added up over the processes. */
+function addUp(counts: Record<string, number>[]): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const c of counts) for (const [k, v] of Object.entries(c)) total[k] = (total[k] ?? 0) + v;
+  return total;
+}

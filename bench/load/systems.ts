@@ -2,8 +2,9 @@
  * How the generator speaks to each system measured: the same actions (join a room, send a message
  * that every member of the room receives, get an acknowledgement) in each one's own protocol.
  *
- * - `chat`: this service. WebSocket `/ws?token=<user JWT>`, `message.send` acked once durable,
- *   `message.new` to every member; HTTP `POST /api/messages/{chatId}`.
+ * - `chat`: this service. WebSocket `/ws?token=<user JWT>`, `message.send` acked once durable or
+ *   refused with an `error` frame carrying its id and a code, `message.new` to every member; HTTP
+ *   `POST /api/messages/{chatId}`.
  * - `uws`: bare uWebSockets.js pub/sub (bench/peers/uws.ts): no auth, no storage; the ceiling.
  * - `socketio`: Socket.IO 4 (bench/peers/socketio.ts), rooms over the websocket transport, spoken
  *   at the Engine.IO/Socket.IO packet level (`0` open, `40` connect, `2`/`3` ping/pong, `42` event,
@@ -25,6 +26,14 @@ export interface ConnSpec {
   sender?: boolean;
 }
 
+/** A frame that answers a send: an ack, or a refusal (an error frame) with its code. */
+export interface Answer {
+  /** The id of the send answered; -1 when the frame names none. */
+  id: number;
+  /** The error's code when the send was refused (`RATE_LIMITED`, `UNAVAILABLE`, …). */
+  refused?: string;
+}
+
 export interface Protocol {
   url(spec: ConnSpec): string;
   /** What to send once the socket is open, before joining (Socket.IO's connect packet). */
@@ -36,8 +45,8 @@ export interface Protocol {
   send(room: string, id: number, content: string): string;
   /** Whether a frame is a message delivered to this member. */
   isDelivery(payload: Buffer): boolean;
-  /** The id of the send a frame acknowledges, -1 for an error answer, undefined if it is not an answer. */
-  answer(payload: Buffer): number | undefined;
+  /** The send a frame answers, undefined if it is not an answer. The peers only ever ack. */
+  answer(payload: Buffer): Answer | undefined;
   /** HTTP send: path and headers. */
   httpSend(spec: ConnSpec): { path: string; headers: Record<string, string> };
 }
@@ -59,12 +68,26 @@ const CHAT_NEW = Buffer.from('{"v":1,"type":"message.new"');
 const CHAT_ACK = Buffer.from('{"v":1,"type":"ack","id":"');
 const CHAT_ERROR = Buffer.from('{"v":1,"type":"error"');
 
+/**
+ * An error frame (`{"v":1,"type":"error","id":"7","code":"RATE_LIMITED",…}`): parsed whole, since
+ * the order of its fields is not part of the protocol and refusals are far rarer than acks.
+ */
+function chatRefusal(payload: Buffer): Answer {
+  try {
+    const frame = JSON.parse(payload.toString('utf8')) as { id?: unknown; code?: unknown };
+    const id = typeof frame.id === 'string' && /^\d+$/.test(frame.id) ? Number(frame.id) : -1;
+    return { id, refused: typeof frame.code === 'string' ? frame.code : 'UNKNOWN' };
+  } catch {
+    return { id: -1, refused: 'UNREADABLE' };
+  }
+}
+
 const chat: Protocol = {
   url: (s) => `${s.base.replace(/^http/, 'ws')}/ws?token=${s.token}`,
   joined: (p) => startsWith(p, CHAT_READY),
   send: (room, id, content) => `{"type":"message.send","id":"${id}","chatId":"${room}","content":"${content}"}`,
   isDelivery: (p) => startsWith(p, CHAT_NEW),
-  answer: (p) => (startsWith(p, CHAT_ACK) ? digitsAt(p, CHAT_ACK.length) : startsWith(p, CHAT_ERROR) ? -1 : undefined),
+  answer: (p) => (startsWith(p, CHAT_ACK) ? { id: digitsAt(p, CHAT_ACK.length) } : startsWith(p, CHAT_ERROR) ? chatRefusal(p) : undefined),
   httpSend: (s) => ({ path: `/api/messages/${s.room}`, headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' } }),
 };
 
@@ -77,7 +100,7 @@ const uws: Protocol = {
   joined: (p) => startsWith(p, UWS_HELLO),
   send: (room, id, content) => `{"room":"${room}","id":${id},"content":"${content}"}`,
   isDelivery: (p) => startsWith(p, UWS_MSG),
-  answer: (p) => (startsWith(p, UWS_ACK) ? digitsAt(p, UWS_ACK.length) : undefined),
+  answer: (p) => (startsWith(p, UWS_ACK) ? { id: digitsAt(p, UWS_ACK.length) } : undefined),
   httpSend: (s) => ({ path: `/rooms/${s.room}/messages`, headers: { 'content-type': 'application/json' } }),
 };
 
@@ -94,7 +117,7 @@ const socketio: Protocol = {
   reply: (p) => (p.length === 1 && startsWith(p, SIO_PING) ? '3' : undefined),
   send: (room, id, content) => `42${id}["send",{"room":"${room}","content":"${content}"}]`,
   isDelivery: (p) => startsWith(p, SIO_MSG),
-  answer: (p) => (startsWith(p, SIO_ACK) ? digitsAt(p, SIO_ACK.length) : undefined),
+  answer: (p) => (startsWith(p, SIO_ACK) ? { id: digitsAt(p, SIO_ACK.length) } : undefined),
   httpSend: (s) => ({ path: `/rooms/${s.room}/messages`, headers: { 'content-type': 'application/json' } }),
 };
 

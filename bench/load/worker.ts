@@ -2,7 +2,7 @@ import { Pool } from 'undici';
 import { encodeHistogram, newHistogram, type Histogram } from '../lib/histogram.ts';
 import { now } from './clock.ts';
 import { RawWs } from './raw-ws.ts';
-import { PROTOCOLS, sentAt, type ConnSpec, type Protocol } from './systems.ts';
+import { PROTOCOLS, sentAt, type Answer, type ConnSpec, type Protocol } from './systems.ts';
 import type { Command, HttpRequest, WorkerResult } from './commands.ts';
 
 /**
@@ -15,13 +15,13 @@ interface Conn {
   spec: ConnSpec;
   protocol: Protocol;
   ws: RawWs;
-  /** In-flight sends: id → time sent (sends phase), for ack latency. */
+  /** Sends not answered yet: id → time sent (sends) or intended send time (fanout). */
   inflight: Map<number, number>;
 }
 
 const conns: Conn[] = [];
 let onDelivery: (payload: Buffer, at: number) => void = () => undefined;
-let onAnswer: (conn: Conn, id: number, at: number, payload: Buffer) => void = () => undefined;
+let onAnswer: (conn: Conn, answer: Answer, at: number, payload: Buffer) => void = () => undefined;
 let nextId = 1;
 
 const reply = (message: unknown) => process.send!(message);
@@ -86,8 +86,37 @@ const cpuSince = (from: NodeJS.CpuUsage) => {
   return (used.user + used.system) / 1e6;
 };
 
-function result(fields: Omit<WorkerResult, 'op' | 'histogram' | 'cpuSeconds' | 'open'>, histogram: Histogram, cpu: NodeJS.CpuUsage): WorkerResult {
-  return { op: 'result', ...fields, histogram: encodeHistogram(histogram), cpuSeconds: cpuSince(cpu), open: conns.filter((c) => c.ws.isOpen).length };
+type Counts = Omit<WorkerResult, 'op' | 'histogram' | 'cpuSeconds' | 'open' | 'measuredAcked' | 'refused' | 'refusalHistogram' | 'unanswered'>;
+type Answers = Pick<WorkerResult, 'measuredAcked' | 'refused' | 'unanswered'> & { refusals: Histogram };
+
+function result(fields: Counts, histogram: Histogram, cpu: NodeJS.CpuUsage, answers?: Answers): WorkerResult {
+  return {
+    op: 'result',
+    ...fields,
+    measuredAcked: answers?.measuredAcked ?? 0,
+    refused: answers?.refused ?? {},
+    refusalHistogram: answers ? encodeHistogram(answers.refusals) : '',
+    unanswered: answers?.unanswered ?? 0,
+    histogram: encodeHistogram(histogram),
+    cpuSeconds: cpuSince(cpu),
+    open: conns.filter((c) => c.ws.isOpen).length,
+  };
+}
+
+/**
+ * The send an answer is for, taken out of its connection's in-flight sends: by its id, or, for an
+ * error frame that names none, the oldest in flight. Undefined for an answer to no send of this run.
+ */
+function settle(c: Conn, answer: Answer): number | undefined {
+  let id = answer.id;
+  if (id < 0 && answer.refused !== undefined) {
+    const first = c.inflight.keys().next();
+    if (first.done) return undefined;
+    id = first.value;
+  }
+  const t = c.inflight.get(id);
+  if (t !== undefined) c.inflight.delete(id);
+  return t;
 }
 
 /**
@@ -99,8 +128,14 @@ async function fanout(cmd: Extract<Command, { op: 'fanout' }>): Promise<void> {
   const measureFrom = cmd.start + cmd.warmupMs;
   const end = measureFrom + cmd.durationMs;
   const hist = newHistogram();
-  let sent = 0, measuredSent = 0, delivered = 0, measuredDelivered = 0, acked = 0, errors = 0;
+  const refusals = newHistogram();
+  const refused: Record<string, number> = {};
+  let sent = 0, measuredSent = 0, delivered = 0, measuredDelivered = 0, acked = 0, measuredAcked = 0, errors = 0, pending = 0, lostOnClosed = 0;
   let lastDelivery = 0;
+  let lastAnswer = 0;
+  const measured = (t: number) => t >= measureFrom && t < end;
+  // Answers to an earlier run's sends find nothing here and are ignored.
+  for (const c of conns) c.inflight.clear();
   onDelivery = (payload, at) => {
     delivered++;
     lastDelivery = at;
@@ -109,7 +144,21 @@ async function fanout(cmd: Extract<Command, { op: 'fanout' }>): Promise<void> {
     measuredDelivered++;
     hist.recordValue(Math.max(1, Math.round((at - t) * 1000)));
   };
-  onAnswer = (_conn, id) => (id < 0 ? errors++ : acked++);
+  onAnswer = (c, answer, at) => {
+    const t = settle(c, answer);
+    if (t === undefined) return;
+    pending--;
+    lastAnswer = at;
+    if (answer.refused === undefined) {
+      acked++;
+      if (measured(t)) measuredAcked++;
+      return;
+    }
+    errors++;
+    if (!measured(t)) return;
+    refused[answer.refused] = (refused[answer.refused] ?? 0) + 1;
+    refusals.recordValue(Math.max(1, Math.round((at - t) * 1000)));
+  };
   const interval = 1000 / cmd.ratePerSender;
   const senders = conns.filter((c) => c.spec.sender).map((c) => ({ c, next: cmd.start + Math.random() * interval }));
   await sleep(cmd.start - now());
@@ -121,7 +170,13 @@ async function fanout(cmd: Extract<Command, { op: 'fanout' }>): Promise<void> {
       if (!cpu && t >= measureFrom) cpu = process.cpuUsage();
       for (const s of senders) {
         while (s.next <= t && s.next < end) {
-          s.c.ws.send(s.c.protocol.send(s.c.spec.room, nextId++, `t${s.next.toFixed(3)}`));
+          const id = nextId++;
+          // A send on a closed socket goes nowhere: it is not waited for, and counts as unanswered.
+          if (s.c.ws.isOpen) {
+            s.c.inflight.set(id, s.next);
+            pending++;
+          } else if (s.next >= measureFrom) lostOnClosed++;
+          s.c.ws.send(s.c.protocol.send(s.c.spec.room, id, `t${s.next.toFixed(3)}`));
           sent++;
           if (s.next >= measureFrom) measuredSent++;
           s.next += interval;
@@ -132,10 +187,16 @@ async function fanout(cmd: Extract<Command, { op: 'fanout' }>): Promise<void> {
     };
     tick();
   });
-  // Drain: until nothing has arrived for a while, or the bound.
+  // Drain: until every send is answered and nothing has arrived for a while, or the bound.
   const drainEnd = end + cmd.drainMs;
-  while (now() < drainEnd && now() - Math.max(lastDelivery, end) < cmd.quietMs) await sleep(20);
-  reply(result({ sent, measuredSent, delivered, measuredDelivered, acked, errors, ids: [] }, hist, cpu ?? process.cpuUsage()));
+  while (now() < drainEnd && (pending > 0 || now() - Math.max(lastDelivery, lastAnswer, end) < cmd.quietMs)) await sleep(20);
+  let unanswered = lostOnClosed;
+  for (const c of conns) {
+    for (const t of c.inflight.values()) if (measured(t)) unanswered++;
+    c.inflight.clear();
+  }
+  onAnswer = () => undefined;
+  reply(result({ sent, measuredSent, delivered, measuredDelivered, acked, errors, ids: [] }, hist, cpu ?? process.cpuUsage(), { measuredAcked, refused, refusals, unanswered }));
 }
 
 /** Closed loop: each sender keeps `window` sends in flight; the ack latency is measured. */
@@ -163,15 +224,17 @@ async function sends(cmd: Extract<Command, { op: 'sends' }>): Promise<void> {
   const finished = new Promise<void>((resolve) => (finish = resolve));
   onDelivery = () => undefined;
   const mark = Buffer.from('"messageId":"');
-  onAnswer = (c, id, at, payload) => {
-    const t = c.inflight.get(id);
-    if (id < 0) {
+  const refused: Record<string, number> = {};
+  const refusals = newHistogram();
+  onAnswer = (c, answer, at, payload) => {
+    const t = settle(c, answer);
+    if (answer.refused !== undefined) {
       errors++;
-      // An error frame names its id too, but only acks are counted: drop the oldest in flight.
-      const first = c.inflight.keys().next();
-      if (!first.done) c.inflight.delete(first.value);
+      if (t !== undefined && t >= measureFrom && t < end) {
+        refused[answer.refused] = (refused[answer.refused] ?? 0) + 1;
+        refusals.recordValue(Math.max(1, Math.round((at - t) * 1000)));
+      }
     } else if (t !== undefined) {
-      c.inflight.delete(id);
       acked++;
       // The ack carries the stored message: every n-th id is kept (history cursors).
       if (cmd.collectIdsEvery && acked % cmd.collectIdsEvery === 0) {
@@ -191,7 +254,13 @@ async function sends(cmd: Extract<Command, { op: 'sends' }>): Promise<void> {
   for (const c of senders) for (let i = 0; i < cmd.window; i++) sendOne(c);
   if (senders.length === 0) finish();
   await Promise.race([finished, sleep(end - now() + cmd.drainMs)]);
-  reply(result({ sent, measuredSent, delivered: 0, measuredDelivered: done, acked, errors, ids }, hist, cpu));
+  let unanswered = 0;
+  for (const c of senders) {
+    for (const t of c.inflight.values()) if (t >= measureFrom && t < end) unanswered++;
+    c.inflight.clear();
+  }
+  onAnswer = () => undefined;
+  reply(result({ sent, measuredSent, delivered: 0, measuredDelivered: done, acked, errors, ids }, hist, cpu, { measuredAcked: done, refused, refusals, unanswered }));
 }
 
 /** Closed loop over HTTP: `concurrency` requests in flight, taken round-robin from the list. */

@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fanout } from './fanout.ts';
+import { connect } from 'node:net';
+import { fanout, OVERLOAD_NOTE, overloadGoal } from './fanout.ts';
 import { round, type Context } from './context.ts';
 import type { ScenarioOptions, ScenarioOutput } from './options.ts';
 import { whileRunning } from '../lib/cleanup.ts';
@@ -18,14 +19,37 @@ function servicePid(name: 'redis' | 'cassandra'): number | undefined {
   }
 }
 
+/** Whether something accepts connections at `host:port` (within 2 s). */
+function reachable(address: string): Promise<boolean> {
+  const url = new URL(address.includes('://') ? address : `tcp://${address}`);
+  return new Promise((resolve) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(2000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** The cluster goal: this service's rate, latency and what a message costs the nodes and Cassandra. */
+const GOAL = { maxRate: 2500, p99At70PctMs: 100, cassandraCpuUsPerPersisted: 200, nodeCpuUsPerMessage: 500, stretchVsUws: 0.5 };
+
 /**
- * Fanout across three nodes of each system: this service on Cassandra and Redis (started with
- * scripts/services.sh when not running, and stopped again after), Socket.IO with its Redis
- * adapter, uws publishing through Redis. The members of each room are spread over the nodes.
+ * Fanout across three nodes of each system: this service on Cassandra and Redis (those the
+ * environment names when they answer, else started with scripts/services.sh and stopped again
+ * after), Socket.IO with its Redis adapter, uws publishing through Redis. The members of each room
+ * are spread over the nodes. Besides the fanout figures: Redis's and Cassandra's CPU, what a message
+ * costs the nodes and Cassandra, Cassandra's statements per message, and the overload run.
  */
 export async function cluster(ctx: Context, o: ScenarioOptions): Promise<ScenarioOutput> {
-  // `status` exits 0 only when both answer (and 1 when either is stopped or not ready yet).
-  const wasReady = spawnSync(SERVICES, ['status'], { stdio: 'ignore' }).status === 0;
+  const cassandra = process.env.CASSANDRA_CONTACT_POINTS ?? `127.0.0.1:${process.env.CASSANDRA_PORT ?? 9042}`;
+  const redisUrl = process.env.REDIS_URL ?? `redis://127.0.0.1:${process.env.REDIS_PORT ?? 6379}`;
+  // `status` exits 0 only when both answer (and 1 when either is stopped or not ready yet); both
+  // answering where the environment says (started some other way) will do as well.
+  const wasReady = spawnSync(SERVICES, ['status'], { stdio: 'ignore' }).status === 0 || ((await reachable(cassandra.split(',')[0]!)) && (await reachable(redisUrl)));
   let stopServices = () => undefined as void;
   if (!wasReady) {
     ctx.progress.plan(1, 'starting Redis and Cassandra (scripts/services.sh)');
@@ -36,8 +60,8 @@ export async function cluster(ctx: Context, o: ScenarioOptions): Promise<Scenari
   const untrack = whileRunning(stopServices);
   try {
     const services = {
-      cassandra: process.env.CASSANDRA_CONTACT_POINTS ?? `127.0.0.1:${process.env.CASSANDRA_PORT ?? 9042}`,
-      redisUrl: process.env.REDIS_URL ?? `redis://127.0.0.1:${process.env.REDIS_PORT ?? 6379}`,
+      cassandra,
+      redisUrl,
       redisPid: servicePid('redis'),
       cassandraPid: servicePid('cassandra'),
     };
@@ -54,14 +78,34 @@ export async function cluster(ctx: Context, o: ScenarioOptions): Promise<Scenari
       maxSteps: o.num('max-steps', o.smoke ? 2 : 12),
       // Every system gets a first unrecorded run: Cassandra's JIT (and the nodes') warms up in it.
       primeMs: o.smoke ? 0 : 15_000,
+      overload: o.overload,
       ...(o.list('rate') ? { rate: o.num('rate', 0) } : o.smoke ? { rate: 20 } : {}),
     };
     const { rows, summary } = await fanout(ctx, plan, services);
+    const withRatio = withRatios(summary);
+    const chat = summary.chat;
+    const vsUws = (withRatio.ratios as Record<string, number | null>).chatVsuws ?? null;
+    const atMost = (got: unknown, want: number) => ({ want: `≤ ${want}`, got: got ?? null, met: typeof got === 'number' && got <= want });
+    const goal = chat
+      ? {
+          maxRate: { want: `≥ ${GOAL.maxRate} with p99 < ${plan.p99LimitMs} ms`, got: chat.maxRate, met: chat.maxRate >= GOAL.maxRate },
+          p99At70PctMs: { want: `< ${GOAL.p99At70PctMs}`, got: chat.at70?.p99Ms ?? null, met: Number(chat.at70?.p99Ms ?? Infinity) < GOAL.p99At70PctMs },
+          // At the highest rate that passed.
+          cassandraCpuUsPerPersisted: atMost(chat.atMax?.cassandraCpuUsPerPersisted, GOAL.cassandraCpuUsPerPersisted),
+          nodeCpuUsPerMessage: atMost(chat.atMax?.nodeCpuUsPerMessage, GOAL.nodeCpuUsPerMessage),
+          overload: overloadGoal(chat, plan.p99LimitMs),
+          stretchVsUws: { want: GOAL.stretchVsUws, got: vsUws, met: (vsUws ?? 0) >= GOAL.stretchVsUws },
+        }
+      : undefined;
     return {
       parameters: { ...plan, nodes: 3, cassandra: services.cassandra, redis: services.redisUrl, workers: ctx.pool.size },
       rows,
-      summary: withRatios(summary),
-      notes: ['Everything runs on this one machine: 3 nodes of each system, Redis, Cassandra and the load generator share its cores.'],
+      summary: { ...withRatio, ...(goal ? { goal } : {}) },
+      notes: [
+        'Everything runs on this one machine: 3 nodes of each system, Redis, Cassandra and the load generator share its cores.',
+        'Per message: node CPU is the three nodes\' CPU over the step (warmup, window and drain) divided by the sends acknowledged in it; Cassandra CPU per persisted message divides Cassandra\'s CPU over the same time by the same sends (this service acknowledges a send once Cassandra has it). Cassandra\'s CPU and statement counts are of the whole process: compaction and anything else it did during the step are included.',
+        OVERLOAD_NOTE,
+      ],
     };
   } finally {
     untrack();

@@ -1,5 +1,6 @@
 import type { LoadPool } from '../load/pool.ts';
 import type { ConnSpec, SystemName } from '../load/systems.ts';
+import { statementsPerMessage } from '../lib/cassandra-stats.ts';
 import { percentiles } from '../lib/histogram.ts';
 import type { Row } from '../lib/output.ts';
 import type { Progress } from '../lib/progress.ts';
@@ -20,6 +21,9 @@ export interface Context {
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const round = (x: number, digits = 0) => Number(x.toFixed(digits));
+
+/** How long a step waits after its last send for answers and deliveries, at most. */
+export const DRAIN_MS = 8000;
 
 /**
  * `rooms` rooms of `members` connections each on `target`, the first member of each the sender.
@@ -57,49 +61,108 @@ export interface FanoutPlan {
   warmupMs: number;
   durationMs: number;
   p99LimitMs: number;
+  /** How long a step waits after its last send for answers and deliveries, at most (default DRAIN_MS). */
+  drainMs?: number;
 }
+
+/** How many of a step's sends may be refused or go unanswered, as of deliveries lost: 0.1%. */
+const TOLERANCE = 0.001;
+
+/** CPU seconds one process has used so far, or undefined when its pid is not known. */
+const cpuOf = async (pid: number | undefined) => (pid === undefined ? undefined : (await processStats([pid])).cpuSeconds);
+const used = (after: number | undefined, before: number | undefined) => (after === undefined || before === undefined ? undefined : after - before);
+
+/** Counts by code as one cell: `RATE_LIMITED 12, UNAVAILABLE 3`, or null when there are none. */
+const byCode = (counts: Record<string, number>): string | null => {
+  const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
+  return entries.length === 0 ? null : entries.map(([code, n]) => `${code} ${n}`).join(', ');
+};
 
 /**
  * One open-loop run at `rate` messages per second in total (spread evenly over the rooms' senders):
- * delivered messages per second, end-to-end latency percentiles, server and generator CPU.
- * It passes if p99 stays under the limit and at least 99.9% of the expected deliveries arrived.
+ * delivered messages per second, end-to-end latency percentiles, server and generator CPU, what
+ * each acknowledged message cost the nodes (and Redis and Cassandra where the target names them),
+ * and the sends the server refused (error frames, by code) or never answered within the drain.
+ * It passes if p99 stays under the limit, at least 99.9% of the deliveries expected from the
+ * accepted (not refused) sends arrived, and at most 0.1% of the sends were refused or unanswered
+ * (a server that sheds load could otherwise pass at any rate by refusing what it cannot carry).
  */
 export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan, rate: number): Promise<FanoutStep> {
-  const services = target.servicePids ?? [];
+  const services = target.services ?? {};
+  const counters = () =>
+    services.cassandra?.snapshot().catch((error: unknown) => {
+      ctx.log(`${target.system}: Cassandra's counters not read: ${(error as Error).message}`);
+      return undefined;
+    });
   const before = await processStats(target.pids);
-  const servicesBefore = services.length > 0 ? await processStats(services) : undefined;
+  const redisBefore = await cpuOf(services.redisPid);
+  const cassandraBefore = await cpuOf(services.cassandraPid);
+  const countersBefore = await counters();
   const start = Date.now() + 300;
-  const r = await ctx.pool.run({ op: 'fanout', start, warmupMs: plan.warmupMs, durationMs: plan.durationMs, ratePerSender: rate / plan.rooms, drainMs: 8000, quietMs: 600 });
+  const r = await ctx.pool.run({ op: 'fanout', start, warmupMs: plan.warmupMs, durationMs: plan.durationMs, ratePerSender: rate / plan.rooms, drainMs: plan.drainMs ?? DRAIN_MS, quietMs: 600 });
   const after = await processStats(target.pids);
-  const servicesAfter = servicesBefore ? await processStats(services) : undefined;
+  const redisCpu = used(await cpuOf(services.redisPid), redisBefore);
+  const cassandraCpu = used(await cpuOf(services.cassandraPid), cassandraBefore);
+  const countersAfter = await counters();
   const seconds = plan.durationMs / 1000;
-  const expected = r.measuredSent * plan.members;
+  const refused = Object.values(r.refused).reduce((a, b) => a + b, 0);
+  // A refused send is answered, not lost: only the accepted ones are expected at every member.
+  const expected = (r.measuredSent - refused) * plan.members;
   const p = percentiles(r.histogram);
+  const refusals = percentiles(r.refusalHistogram);
   const delivered = r.measuredDelivered;
-  // Server CPU covers warmup, window and drain; so do the deliveries it is divided by.
+  // Server, Redis and Cassandra CPU cover warmup, window and drain; so do the deliveries and the
+  // acknowledged sends (messages) they are divided by.
   const serverCpu = after.cpuSeconds - before.cpuSeconds;
   const wall = (plan.warmupMs + plan.durationMs) / 1000;
-  const ok = p.count > 0 && p.p99Ms < plan.p99LimitMs && delivered >= expected * 0.999;
+  const perMessage = (cpu: number) => (r.acked === 0 ? null : round((cpu * 1e6) / r.acked, 1));
+  const statements = countersBefore && countersAfter && services.cassandra ? statementsPerMessage(countersBefore, countersAfter, services.cassandra.keyspace, r.acked) : undefined;
+  const ok = p.count > 0 && p.p99Ms < plan.p99LimitMs && delivered >= expected * (1 - TOLERANCE) && refused + r.unanswered <= r.measuredSent * TOLERANCE;
   return {
     ok,
     row: {
       system: target.system,
       offeredPerSecond: rate,
       sentPerSecond: round(r.measuredSent / seconds),
+      ackedPerSecond: round(r.measuredAcked / seconds),
       deliveredPerSecond: round(delivered / seconds),
+      deliveredMsgsPerSecond: round(delivered / plan.members / seconds, 1),
       deliveredPct: expected === 0 ? 0 : round((100 * delivered) / expected, 2),
       p50Ms: p.p50Ms,
       p99Ms: p.p99Ms,
       p999Ms: p.p999Ms,
       maxMs: p.maxMs,
       serverCpuUsPerDelivery: r.delivered === 0 ? null : round((serverCpu * 1e6) / r.delivered, 2),
+      nodeCpuUsPerMessage: perMessage(serverCpu),
       serverCpuCores: round(serverCpu / wall, 2),
       generatorCpuCores: round(r.generatorCpuSeconds / wall, 2),
-      ...(servicesBefore && servicesAfter ? { servicesCpuCores: round((servicesAfter.cpuSeconds - servicesBefore.cpuSeconds) / wall, 2) } : {}),
+      ...(redisCpu === undefined ? {} : { redisCpuCores: round(redisCpu / wall, 2) }),
+      ...(cassandraCpu === undefined ? {} : { cassandraCpuCores: round(cassandraCpu / wall, 2), cassandraCpuUsPerPersisted: perMessage(cassandraCpu) }),
+      ...(statements
+        ? {
+            cassandraRequestsPerMessage: statements.requests,
+            cassandraMutationsPerMessage: statements.mutations,
+            cassandraReadsPerMessage: statements.reads,
+            cassandraPaxosWritesPerMessage: statements.paxosWrites,
+            cassandraKeyspaceWritesPerMessage: statements.keyspaceWrites,
+            cassandraWritesPerMessageByTable: Object.entries(statements.byTable).map(([table, n]) => `${table} ${n}`).join(', ') || null,
+          }
+        : {}),
       sendErrors: r.errors,
+      refused,
+      refusedByCode: byCode(r.refused),
+      refusalP99Ms: refused === 0 ? null : refusals.p99Ms,
+      unanswered: r.unanswered,
       ok,
     },
   };
+}
+
+/** A step's figures in one line, for the log. */
+export function describe(row: Row): string {
+  const refusals = Number(row.refused) > 0 ? `, refused ${row.refusedByCode} (p99 ${row.refusalP99Ms} ms)` : '';
+  const unanswered = Number(row.unanswered) > 0 ? `, ${row.unanswered} unanswered` : '';
+  return `delivered ${row.deliveredPerSecond}/s (${row.deliveredPct}%), p99 ${row.p99Ms} ms${refusals}${unanswered}, server ${row.serverCpuCores} cores, generator ${row.generatorCpuCores} cores`;
 }
 
 /**
@@ -116,7 +179,7 @@ export async function sweep(ctx: Context, target: Target, plan: FanoutPlan, star
     const step = await fanoutStep(ctx, target, plan, rate);
     ctx.progress.step();
     steps.push({ ...step.row, phase: 'sweep' });
-    ctx.log(`${target.system} ${rate}/s: delivered ${step.row.deliveredPerSecond}/s (${step.row.deliveredPct}%), p99 ${step.row.p99Ms} ms, server ${step.row.serverCpuCores} cores, generator ${step.row.generatorCpuCores} cores${step.ok ? '' : ' (fails)'}`);
+    ctx.log(`${target.system} ${rate}/s: ${describe(step.row)}${step.ok ? '' : ' (fails)'}`);
     if (step.ok) good = rate;
     else bad = rate;
     if (bad === 0) rate = Math.round(rate * 1.5);

@@ -1,7 +1,7 @@
 import { cluster, withRatios } from './cluster.ts';
 import { connections } from './connections.ts';
 import type { Context } from './context.ts';
-import { fanout } from './fanout.ts';
+import { fanout, OVERLOAD_NOTE, overloadGoal } from './fanout.ts';
 import { history } from './history.ts';
 import type { ScenarioOptions, ScenarioOutput } from './options.ts';
 import { sends } from './sends.ts';
@@ -17,6 +17,7 @@ const singleFanout = async (ctx: Context, o: ScenarioOptions): Promise<ScenarioO
     p99LimitMs: o.num('p99', 50, false),
     startRate: o.num('start-rate', o.smoke ? 50 : 200),
     maxSteps: o.num('max-steps', o.smoke ? 3 : 14),
+    overload: o.overload,
     ...(o.list('rate') ? { rate: o.num('rate', 0) } : {}),
   };
   const { rows, summary } = await fanout(ctx, plan);
@@ -27,6 +28,7 @@ const singleFanout = async (ctx: Context, o: ScenarioOptions): Promise<ScenarioO
         vsUws: { want: 0.6, got: ratios.chatVsuws ?? null, met: (ratios.chatVsuws ?? 0) >= 0.6 },
         vsSocketio: { want: 5, got: ratios.chatVssocketio ?? null, met: (ratios.chatVssocketio ?? 0) >= 5 },
         p99At70PctMs: { want: `< ${plan.p99LimitMs}`, got: chat.at70?.p99Ms ?? null, met: Number(chat.at70?.p99Ms ?? Infinity) < plan.p99LimitMs },
+        overload: overloadGoal(chat, plan.p99LimitMs),
       }
     : undefined;
   return {
@@ -36,6 +38,7 @@ const singleFanout = async (ctx: Context, o: ScenarioOptions): Promise<ScenarioO
     notes: [
       'Open loop: each message carries its intended send time, and latency is measured from it to its arrival at each member (no coordinated omission).',
       'This service persists every message (LMDB, group commit) before fanning it out; uws and socketio store nothing.',
+      OVERLOAD_NOTE,
     ],
   };
 };

@@ -72,7 +72,7 @@ export async function sends(ctx: Context, o: ScenarioOptions): Promise<ScenarioO
           serverCpuCores: round((after.cpuSeconds - before.cpuSeconds) / wall, 2),
           generatorCpuCores: round(r.generatorCpuSeconds / wall, 2),
         };
-        if (r.errors) ctx.log(`${system} ${transport}: ${r.errors} errors ${JSON.stringify(r.statuses)}`);
+        if (r.errors) ctx.log(`${system} ${transport}: ${r.errors} errors ${JSON.stringify({ ...r.statuses, ...r.refused })}`);
         rows.push(row);
         (summary[system] ??= {})[transport] = row.ackedPerSecond;
         ctx.log(`${system} over ${transport}: ${row.ackedPerSecond} acked sends/s, p99 ${row.p99Ms} ms, server ${row.serverCpuCores} cores, generator ${row.generatorCpuCores} cores`);

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { writeReport } from '../../bench/lib/report.ts';
 import { bench } from '../helpers/bench.ts';
 
 const SUMMARY = new URL('../../bench/lib/profile-summary.ts', import.meta.url).pathname;
@@ -10,7 +11,7 @@ const SUMMARY = new URL('../../bench/lib/profile-summary.ts', import.meta.url).p
 t.test('--help lists every scenario and option group; a wrong call exits 2 and says why', async (t) => {
   const help = await bench(['--help']);
   t.equal(help.code, 0);
-  for (const word of ['connections', 'fanout', 'sends', 'history', 'cluster', 'all', 'report', '--systems', '--smoke', '--max-minutes', '--rate', '--depths']) t.match(help.stdout, word);
+  for (const word of ['connections', 'fanout', 'sends', 'history', 'cluster', 'all', 'report', '--systems', '--smoke', '--max-minutes', '--rate', '--depths', 'overload', '--no-overload']) t.match(help.stdout, word);
   help.cleanup();
   const unknown = await bench(['fly']);
   t.equal(unknown.code, 2);
@@ -35,6 +36,30 @@ t.test('report with no results says how to get some', async (t) => {
   t.equal(run.code, 0);
   t.match(run.file('RESULTS.md'), /No results yet/);
   run.cleanup();
+});
+
+t.test('report renders results written before a column existed, with – in its cells', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-legacy-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // A cluster result as written before Redis and Cassandra were split and per-message costs, refusals and the overload run were measured.
+  const row = (system: string, phase: string, offeredPerSecond: number) => ({ system, offeredPerSecond, sentPerSecond: offeredPerSecond, deliveredPerSecond: offeredPerSecond * 24, deliveredPct: 100, p50Ms: 15, p99Ms: 66, p999Ms: 81, maxMs: 90, serverCpuUsPerDelivery: 107, serverCpuCores: 0.49, generatorCpuCores: 0.11, servicesCpuCores: 0.71, sendErrors: 0, ok: true, phase });
+  const rows = [row('chat', 'sweep', 268), row('chat', '70% of max', 188), row('uws', 'sweep', 8675), row('uws', '70% of max', 6073)];
+  const legacy = {
+    scenario: 'cluster',
+    meta: { date: '2026-11-23T00:56:18.744Z', commit: '9db267ea8cd1', dirty: false, machine: { os: 'Linux', cpu: 'cpu', cores: 2, memoryGiB: 8, freeMemoryGiB: 4 }, versions: { node: 'v20.20.2', 'uWebSockets.js': '1.5.0', 'socket.io': '4.8.4' } },
+    command: 'npm run bench -- cluster --no-progress',
+    parameters: { rooms: 12, members: 24 },
+    rows,
+    summary: { chat: { maxRate: 268, maxDeliveredPerSecond: 6432, capped: false, at70: rows[1] }, uws: { maxRate: 8675, maxDeliveredPerSecond: 208200, capped: true, at70: rows[3] }, ratios: { chatVsuws: 0.031 } },
+    notes: [],
+  };
+  writeFileSync(join(dir, 'cluster.json'), JSON.stringify(legacy));
+  await writeReport(dir, join(dir, 'RESULTS.md'));
+  const report = readFileSync(join(dir, 'RESULTS.md'), 'utf8');
+  t.match(report, /\| chat \| 268 \| 6,432 \| ≤ 0\.03× \| 66 \| 81 \| 107 \| – \| – \| – \| – \| 0\.11 \|/, 'the new cost columns show – for an old run');
+  t.match(report, 'Redis + Cassandra cores', 'the old combined column is still shown');
+  t.notMatch(report, '### Overload', 'no overload table without an overload run');
+  t.notMatch(report, '### Cassandra statements', 'no statements table without counts');
 });
 
 t.test('--profile writes a CPU profile of the service that summarises by function', async (t) => {

@@ -1,0 +1,61 @@
+import t from 'tap';
+import { statementsPerMessage } from '../../bench/lib/cassandra-stats.ts';
+import { bench } from '../helpers/bench.ts';
+import { requireService } from '../helpers/index.ts';
+import { checkOutputs } from './smoke-checks.ts';
+
+t.test('statements per message: deltas of the node-wide counters, the run keyspace per table', async (t) => {
+  const before = { pools: { 'Native-Transport-Requests': 100, MutationStage: 50, ReadStage: 10 }, writes: { 'system.paxos': 20, 'ks.chat_messages': 5, 'other.t': 1 } };
+  const after = { pools: { 'Native-Transport-Requests': 400, MutationStage: 650, ReadStage: 10 }, writes: { 'system.paxos': 320, 'ks.chat_messages': 205, 'ks.chats': 50, 'other.t': 900 } };
+  t.same(statementsPerMessage(before, after, 'ks', 200), { requests: 1.5, mutations: 3, reads: 0, paxosWrites: 1.5, keyspaceWrites: 1.25, byTable: { chat_messages: 1, chats: 0.25 } });
+  t.equal(statementsPerMessage(before, after, 'ks', 0), undefined, 'nothing to divide by');
+});
+
+// This service on Cassandra and Redis, and the peers over Redis: the services must be running
+// (scripts/services.sh start); outside CI the smoke run is skipped when they are not.
+const cassandra = await requireService('cassandra', (line) => t.comment(line));
+const redis = await requireService('redis', (line) => t.comment(line));
+if (!cassandra || !redis) t.pass('skipped: cassandra or redis not running');
+else {
+  t.test('cluster smoke: three nodes per system, what each message costs, Cassandra statements, and an overload run', async (t) => {
+    // The run uses the services found here (the CLI reads the same variables).
+    process.env.CASSANDRA_CONTACT_POINTS = `${cassandra.host}:${cassandra.port}`;
+    process.env.REDIS_URL = `redis://${redis.host}:${redis.port}`;
+    // A loose latency limit: this checks what is measured, not how fast a busy machine is.
+    const run = await bench(['cluster', '--smoke', '--workers', '1', '--p99', '2000'], 110_000);
+    t.teardown(run.cleanup);
+    checkOutputs(t, run, 'cluster', ['cluster-latency', 'cluster-throughput']);
+    const { rows, summary } = run.result('cluster');
+    for (const system of ['chat', 'uws', 'socketio']) {
+      const mine = rows.filter((r) => r.system === system);
+      t.same(mine.map((r) => r.phase), ['fixed', 'overload (2× max)'], `${system}: the run at the fixed rate, then at twice it`);
+      for (const r of mine) {
+        t.equal(r.deliveredPct, 100, `${system} ${r.phase}: every accepted send reached every member`);
+        t.ok(Number(r.nodeCpuUsPerMessage) > 0, `${system} ${r.phase}: node CPU per message`);
+        t.match(r, { refused: 0, unanswered: 0 }, `${system} ${r.phase}: every send answered, none refused at this rate`);
+      }
+    }
+    const chat = rows.filter((r) => r.system === 'chat');
+    for (const r of chat) {
+      t.ok(typeof r.cassandraCpuCores === 'number' && typeof r.cassandraCpuUsPerPersisted === 'number', `chat ${r.phase}: Cassandra CPU, per persisted message`);
+      t.ok(typeof r.redisCpuCores === 'number', `chat ${r.phase}: Redis CPU apart`);
+      t.ok(Number(r.cassandraRequestsPerMessage) >= 1, `chat ${r.phase}: at least one Cassandra request per message (${r.cassandraRequestsPerMessage})`);
+      t.ok(Number(r.cassandraMutationsPerMessage) >= 1, `chat ${r.phase}: mutations per message (${r.cassandraMutationsPerMessage})`);
+      t.ok(typeof r.cassandraReadsPerMessage === 'number' && typeof r.cassandraPaxosWritesPerMessage === 'number', `chat ${r.phase}: reads and Paxos writes per message`);
+      t.match(r.cassandraWritesPerMessageByTable, /\w+ [\d.]+/, `chat ${r.phase}: writes per table of the run's keyspace (${r.cassandraWritesPerMessageByTable})`);
+    }
+    for (const r of rows.filter((x) => x.system !== 'chat')) {
+      t.equal(r.cassandraCpuCores, undefined, `${r.system}: no Cassandra figures for a peer`);
+      t.ok(typeof r.redisCpuCores === 'number', `${r.system}: Redis CPU`);
+    }
+    t.match(summary.goal, {
+      maxRate: { want: /≥ 2500/, got: 20, met: false },
+      cassandraCpuUsPerPersisted: { want: '≤ 200' },
+      nodeCpuUsPerMessage: { want: '≤ 500' },
+      stretchVsUws: { want: 0.5 },
+      overload: { offeredPerSecond: 40, deliveredPctOfMax: { want: '≥ 80' }, unanswered: { want: 0, got: 0, met: true }, refusalP99Ms: { want: '< 500' } },
+    });
+    const report = run.file('RESULTS.md')!;
+    for (const heading of ['Cassandra CPU µs / persisted msg', 'node CPU µs / msg', 'Redis cores', 'requests/msg', 'mutations/msg', 'reads/msg', 'paxos writes/msg', 'node-wide', '### Overload', 'refusal p99 ms', 'unanswered']) t.match(report, heading, `RESULTS.md shows ${heading}`);
+  });
+}
