@@ -49,7 +49,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       publicUrl: nodeUrl,
       ...(joined ? { cluster: joined.cluster } : {}),
     });
-    const { port } = await node.listen(config.HOST, config.NODE_PORT, config.NODE_INTERNAL_URL || undefined);
+    const { port } = await node.listen(config.HOST, config.NODE_PORT);
     clusterEndpoint = publicUrl(config.NODE_PUBLIC_URL, config.HOST, port);
     deployment.node = { service: node, port, url: clusterEndpoint };
     const nodeId = joined?.cluster.nodeId;

@@ -66,7 +66,8 @@ export async function startCluster(options: { size: number; cassandra: string; r
   const startNode = async (i: number): Promise<ClusterNode> => {
     const port = ports[i]!;
     const url = `http://127.0.0.1:${port}`;
-    const process = await startService({ ...env, ROLE: 'node', NODE_PORT: String(port), NODE_PUBLIC_URL: url }, undefined, { services: ['node'], nodeArgs: options.nodeArgs });
+    // Each node's node-to-node listener takes a free port of its own (whatever the caller's environment says).
+    const process = await startService({ ...env, ROLE: 'node', NODE_PORT: String(port), NODE_PUBLIC_URL: url, NODE_RPC_PORT: '0', NODE_RPC_ADDRESS: '' }, undefined, { services: ['node'], nodeArgs: options.nodeArgs });
     const node = { url, port, nodeId: nodeIdOf(process), process };
     nodes[i] = node;
     return node;

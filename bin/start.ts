@@ -1,16 +1,24 @@
-import { createLogger, loadConfigOrExit } from '../common/index.ts';
+import { ConfigSchema, createLogger, loadConfigOrExit } from '../common/index.ts';
 import { startDeployment } from './deployment.ts';
+
+/** The variables the help names, with a short gloss; their defaults come from the config schema. */
+const MAIN: readonly [keyof typeof ConfigSchema.properties, string][] = [
+  ['ROLE', 'standalone | control | node'],
+  ['CONTROL_PORT', 'management interface port'],
+  ['NODE_PORT', 'cluster node port, REST and WebSocket'],
+  ['DATA_DIR', 'embedded store directory'],
+  ['STORE', 'embedded | cassandra'],
+  ['BUS', 'memory | redis: several nodes as one cluster (needs STORE=cassandra)'],
+  ['NODE_RPC_PORT', 'cluster only: node-to-node listener port (0: a free port)'],
+  ['NODE_RPC_ADDRESS', 'cluster only: host:port the other nodes dial (empty: HOST and that port)'],
+];
+const defaultOf = (name: keyof typeof ConfigSchema.properties) => String((ConfigSchema.properties[name] as { default?: unknown }).default);
 
 const HELP = `Usage: npm start  (or: node --import tsx bin/start.ts)
 
 Starts the chat service. Configuration comes from environment variables; see README.md,
 section "Configuration", for every variable and its default. The main ones:
-  ROLE          standalone (default) | control | node
-  CONTROL_PORT  management interface port (default 8080)
-  NODE_PORT     cluster node port, REST and WebSocket (default 8081)
-  DATA_DIR      embedded store directory (default ./data)
-  STORE         embedded (default) | cassandra
-  BUS           memory (default) | redis: several nodes as one cluster (needs STORE=cassandra)
+${MAIN.map(([name, gloss]) => `  ${name.padEnd(17)} ${gloss} (default ${defaultOf(name) || 'empty'})`).join('\n')}
 `;
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {

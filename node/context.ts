@@ -11,8 +11,8 @@ export interface NodeContext {
   apiKeys: ApiKeyVerifier;
   chats: ChatService;
   log: Logger;
-  /** Per-user send rate shared by REST and WebSocket. */
-  allowSend: (p: Principal) => ApiError | undefined;
+  /** Whether a send is taken (per-user rate and the node's load, shared by REST and WebSocket); taken: call the function once it is answered. */
+  admitSend: (p: Principal) => ApiError | (() => void);
   /** Authenticator of user routes: JWT plus the per-user request rate. */
   authenticateUser: (request: import('../common/index.ts').RequestInfo) => UserPrincipal | ApiError;
   /** Closes a deleted user's sockets. */

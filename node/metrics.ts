@@ -9,6 +9,7 @@ export function nodeMetrics(base: ServiceMetrics, actorCount: () => number) {
   const actionsIn = new Counter({ name: 'chat_ws_actions_total', help: 'WebSocket actions received', labelNames: ['type'], registers });
   const eventsOut = new Counter({ name: 'chat_events_out_total', help: 'Event deliveries handed to sockets (subscribers per publish)', registers });
   const dropped = new Counter({ name: 'chat_ws_slow_consumers_dropped_total', help: 'Sockets closed because their send buffer passed the limit', registers });
+  const shed = new Counter({ name: 'chat_sends_shed_total', help: 'Sends refused at once because this node was overloaded (RATE_LIMITED)', registers });
   new Gauge({ name: 'chat_actors', help: 'Chat actors in memory', registers, collect() { this.set(actorCount()); } });
   const ack = new Histogram({
     name: 'chat_ack_latency_seconds',
@@ -20,6 +21,7 @@ export function nodeMetrics(base: ServiceMetrics, actorCount: () => number) {
     connections: (delta: number) => connections.inc(delta),
     actionIn: (type: string) => actionsIn.inc({ type }),
     slowConsumerDropped: () => dropped.inc(),
+    shed: () => shed.inc(),
     eventOut: (n: number) => eventsOut.inc(n),
     observeAck: (seconds: number) => {
       ack.observe(seconds);

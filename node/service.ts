@@ -11,8 +11,10 @@ import {
   defineRoute,
   generateSigningKey,
   listen,
+  LoadShedder,
   opsRoutes,
   parseOrigins,
+  publicUrl,
   WindowLimiter,
   type AnyRoute,
   type Config,
@@ -27,7 +29,7 @@ import { decodeControl, encodeControl, type Bus, type Membership, type Presence 
 import type { EventSink } from './chat/events.ts';
 import { ActorRegistry } from './chat/registry.ts';
 import { CHAT_OPS, ChatService, runHere, type Principal } from './chat/service.ts';
-import { attachRpc, ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter } from './cluster/index.ts';
+import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
 import { messageRoutes } from './http/message-routes.ts';
@@ -66,10 +68,11 @@ export interface NodeService {
   /** Drop a key's cached status at once (called on revocation announcements). */
   invalidateKey(appId: string, keyId: string): void;
   /**
-   * Listens; in a cluster then joins the live node list under `url` (where the other nodes reach
-   * this one), so no chat is placed here before it can serve.
+   * Listens; in a cluster also opens the node-to-node listener (NODE_RPC_PORT, not the public
+   * port), then joins the live node list with its address (NODE_RPC_ADDRESS, or HOST and the bound
+   * port), so no chat is placed here before it can serve.
    */
-  listen(host: string, port: number, url?: string): Promise<Listening>;
+  listen(host: string, port: number): Promise<Listening>;
   /**
    * Graceful shutdown: stop accepting, finish in-flight requests, make every pending write durable,
    * then close sockets with 4000 (reconnect) so clients resume elsewhere or after the restart.
@@ -110,10 +113,14 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const chats = new ChatService(store, actors, now);
   chats.local.deliverReplay = replays.deliver;
   let stopControl = () => {};
-  if (cluster && placement) {
-    const secret = clusterSecret(signingKey.privateKeyPem);
-    chats.router = new ClusterRouter(placement, { failoverMs: cluster.failoverMs, secret, local: (op, args) => runHere(chats.local, op, args) });
-    attachRpc(app, secret, Object.fromEntries(CHAT_OPS.map((op) => [op, (_appId: string, _chatId: string, args: unknown[]) => runHere(chats.local, op, args as never)])), log);
+  // In a cluster: the node-to-node connections (calls out) and listener (calls in, opened by listen()).
+  const secret = clusterSecret(signingKey.privateKeyPem);
+  const rpcLog = log.child({ component: 'rpc' });
+  const rpcClient = cluster && new RpcClient({ nodeId: cluster.nodeId, secret, log: rpcLog });
+  const rpcHandlers: Record<string, RpcHandler> = Object.fromEntries(CHAT_OPS.map((op) => [op, (_appId: string, _chatId: string, args: unknown[]) => runHere(chats.local, op, args as never)]));
+  let rpcServer: RpcServer | undefined;
+  if (cluster && placement && rpcClient) {
+    chats.router = new ClusterRouter(placement, { failoverMs: cluster.failoverMs, rpc: rpcClient, local: (op, args) => runHere(chats.local, op, args) });
     placement.onChange(() => {
       const dropped = actors!.dropUnowned((appId, chatId) => placement.owns(appId, chatId));
       log.info({ nodes: placement.nodes().map((n) => n.nodeId), droppedActors: dropped }, 'cluster membership changed');
@@ -126,9 +133,18 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   }
   const sends = new WindowLimiter(config.USER_SENDS_PER_SECOND, 1000);
   const requests = new WindowLimiter(config.USER_REQUESTS_PER_SECOND, 1000);
-  const allowSend = (p: Principal) => {
+  // Load shedding at the edge: a node that cannot keep up refuses part of the new sends at once,
+  // before any work is done for them, so what it takes keeps bounded latency (common/limits).
+  const shedder = new LoadShedder();
+  const admitSend = (p: Principal): ApiError | (() => void) => {
     const d = sends.hit(`${p.appId}/${p.userId}`);
-    return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.USER_SENDS_PER_SECOND} messages per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
+    if (!d.allowed) return new ApiError('RATE_LIMITED', `at most ${config.USER_SENDS_PER_SECOND} messages per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
+    const done = shedder.begin();
+    if (!done) {
+      m.shed();
+      return new ApiError('RATE_LIMITED', 'this node is overloaded: retry shortly', { retryAfterSeconds: 1 });
+    }
+    return done;
   };
   const authenticateUser = (request: RequestInfo) => {
     const p = tokens.authenticate(request);
@@ -140,7 +156,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     closeSockets(appId, userId);
     clusterEvents?.userGone(appId, userId);
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, chats, log, allowSend, authenticateUser, disconnectUser, now };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, chats, log, admitSend, authenticateUser, disconnectUser, now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -155,7 +171,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     ...(cluster ? { presence: cluster.presence } : {}),
     log,
     metrics: m,
-    allowSend,
+    admitSend,
     actionsPerSecond: config.WS_ACTIONS_PER_SECOND,
   });
   const routes: AnyRoute[] = [
@@ -200,12 +216,21 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   return {
     routes,
     invalidateKey: (appId, keyId) => apiKeys.invalidate(appId, keyId),
-    listen: async (host, port, url) => {
-      listening = await listen(app, host, port);
+    listen: async (host, port) => {
+      let rpc: string | undefined;
       if (cluster) {
-        const self = url ?? `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${listening.port}`;
+        // Before anything is served: the store names this node, and where to reach it, to a node
+        // that finds a chat this one holds (FencedError.holder), so it can forward there.
+        rpcServer = await RpcServer.listen(host, config.NODE_RPC_PORT, { nodeId: cluster.nodeId, secret, handlers: rpcHandlers, log: rpcLog });
+        rpc = rpcAddress(config.NODE_RPC_ADDRESS, host, rpcServer.port);
+        store.writers.announce({ id: cluster.nodeId, address: rpc });
+      }
+      listening = await listen(app, host, port);
+      if (cluster && rpcServer && rpc) {
+        const url = publicUrl('', host, listening.port);
+        log.info({ rpc, rpcPort: rpcServer.port }, `node-to-node listener on port ${rpcServer.port}, announced as ${rpc}`);
         // A failed first beat is retried by the heartbeat: the node joins once Redis answers.
-        await cluster.membership.join(cluster.nodeId, { url: self, version: NODE_VERSION }).catch((error: unknown) => log.warn({ err: String(error) }, 'cannot join the cluster yet; retrying'));
+        await cluster.membership.join(cluster.nodeId, { url, rpc, version: NODE_VERSION }).catch((error: unknown) => log.warn({ err: String(error) }, 'cannot join the cluster yet; retrying'));
       }
       return listening;
     },
@@ -217,12 +242,16 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
         cluster.bus.publish({ kind: 'control' }, encodeControl({ type: 'node.leaving', nodeId: cluster.nodeId }));
       }
       listening?.close();
-      await http.drained(5_000);
+      // Calls other nodes forwarded here before they saw this node leave finish; later ones are
+      // refused unrun (`leaving`), and their callers send them to the chat's new owner.
+      await Promise.all([http.drained(5_000), rpcServer?.close(5_000)]);
       await actors.flushAll();
       gateway.closeAll('SHUTDOWN');
       actors.close();
+      shedder.close();
       stopControl();
       placement?.close();
+      await rpcClient?.close();
       closeApp(app);
     },
   };

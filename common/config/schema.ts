@@ -26,9 +26,16 @@ export const ConfigSchema = Type.Object({
     description: 'How nodes exchange events: `memory` (one process) or `redis` (between the nodes of a cluster; needs STORE=cassandra).',
   }),
   REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', minLength: 1, description: 'Redis to route events through (BUS=redis).' }),
-  NODE_INTERNAL_URL: Type.String({
+  NODE_RPC_PORT: Type.Integer({
+    default: 0,
+    minimum: 0,
+    maximum: 65535,
+    description: 'Port on HOST of the node-to-node listener (BUS=redis): the authenticated TCP connection over which nodes forward chat operations to the chat\'s owner. Never the public port; 0 picks a free port.',
+  }),
+  NODE_RPC_ADDRESS: Type.String({
     default: '',
-    description: 'URL at which the other nodes reach this node (BUS=redis), announced in the live node list. Defaults to http://HOST:port (127.0.0.1 when HOST is 0.0.0.0).',
+    pattern: '^$|^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$',
+    description: '`host:port` at which the other nodes reach this node\'s node-to-node listener (BUS=redis), announced in the live node list. Defaults to HOST and the bound NODE_RPC_PORT (127.0.0.1 when HOST is 0.0.0.0 or ::): set it when nodes run on several machines.',
   }),
   CONTROL_PUBLIC_URL: Type.String({ default: '', description: 'URL at which clients reach the control service; defaults to http://HOST:CONTROL_PORT.' }),
   NODE_PUBLIC_URL: Type.String({ default: '', description: 'URL at which clients reach the cluster; returned as `clusterEndpoint`. Defaults to http://HOST:NODE_PORT.' }),

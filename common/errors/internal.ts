@@ -11,3 +11,20 @@ export class BackendUnavailableError extends Error {
     super(`${backend} is unavailable`, options);
   }
 }
+
+/**
+ * A backend refused work because it is at its bound (calls in flight, queue length): nothing was
+ * done, and the same request may succeed after `retryAfterSeconds`. The HTTP layer answers 503
+ * with `Retry-After`.
+ */
+export class OverloadedError extends BackendUnavailableError {
+  override readonly name = 'OverloadedError';
+  constructor(
+    backend: string,
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown },
+  ) {
+    super(backend, options);
+    this.message = `${backend} is overloaded; retry after ${retryAfterSeconds} s`;
+  }
+}

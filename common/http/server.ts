@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import { ApiError, BackendUnavailableError, isApiError } from '../errors/index.ts';
+import { ApiError, isApiError, toClientError } from '../errors/index.ts';
 
 import type { Logger } from '../log/index.ts';
 import { readBody } from './body.ts';
@@ -119,12 +119,10 @@ export function attachRoutes(app: TemplatedApp, options: HttpOptions): AttachedR
       send(reply, pattern);
     };
     run().catch((error: unknown) => {
-      if (error instanceof BackendUnavailableError) {
-        options.log.warn({ err: error.message, route: pattern }, 'backend unavailable');
-        return send(new ApiError('UNAVAILABLE', 'a backend is unavailable; retry later'), pattern);
-      }
-      options.log.error({ err: error instanceof Error ? error.stack : String(error), route: pattern }, 'handler failed');
-      send(new ApiError('INTERNAL', 'internal error'), pattern);
+      const reply = toClientError(error);
+      if (reply.code === 'UNAVAILABLE') options.log.warn({ err: (error as Error).message, route: pattern }, 'backend unavailable');
+      else options.log.error({ err: error instanceof Error ? error.stack : String(error), route: pattern }, 'handler failed');
+      send(reply, pattern);
     }).finally(finished);
   });
   return {

@@ -61,7 +61,7 @@ export class HeartbeatMembership implements Membership {
   async join(nodeId: string, details: NodeDetails): Promise<void> {
     if (this.closed) throw new Error('membership is closed');
     if (this.self) throw new Error(`already joined as ${this.self.info.nodeId}`);
-    const info: NodeInfo = { nodeId, url: details.url, version: details.version, joinedAt: new Date().toISOString() };
+    const info: NodeInfo = { nodeId, url: details.url, rpc: details.rpc, version: details.version, joinedAt: new Date().toISOString() };
     const timer = setInterval(() => this.beat(), this.heartbeatMs);
     timer.unref();
     this.self = { info, timer };
@@ -155,8 +155,9 @@ export class HeartbeatMembership implements Membership {
 function parseInfo(nodeId: string, value: string): NodeInfo | undefined {
   try {
     const v = JSON.parse(value) as Partial<Record<keyof NodeInfo, unknown>>;
-    if (v.nodeId !== nodeId || typeof v.url !== 'string' || typeof v.version !== 'string' || typeof v.joinedAt !== 'string') return undefined;
-    return { nodeId, url: v.url, version: v.version, joinedAt: v.joinedAt };
+    // An entry without `rpc` is a node of a version that forwards over HTTP: it cannot take calls.
+    if (v.nodeId !== nodeId || typeof v.url !== 'string' || typeof v.rpc !== 'string' || typeof v.version !== 'string' || typeof v.joinedAt !== 'string') return undefined;
+    return { nodeId, url: v.url, rpc: v.rpc, version: v.version, joinedAt: v.joinedAt };
   } catch {
     return undefined;
   }

@@ -17,4 +17,4 @@ export { HeartbeatPresence, PRESENCE_DEFAULTS, type PresenceOptions } from './he
 export type { Membership, MembershipListener, NodeDetails, NodeInfo } from './membership.ts';
 export { HeartbeatMembership, MEMBERSHIP_DEFAULTS, type MembershipOptions } from './heartbeat-membership.ts';
 export { ownerOf } from './placement.ts';
-export type { BusLogger } from './log.ts';
+export { throttled, type BusLogger } from './log.ts';

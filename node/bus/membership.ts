@@ -1,7 +1,9 @@
 /** What a node announces about itself. */
 export interface NodeDetails {
-  /** Where other nodes (and clients sent elsewhere) reach this node. */
+  /** The node's HTTP and WebSocket URL (informational: for operators and tools). */
   url: string;
+  /** `host:port` of the node's node-to-node listener, where the other nodes forward chat operations. */
+  rpc: string;
   /** The node's software version, so a rolling upgrade is visible. */
   version: string;
 }

@@ -59,23 +59,30 @@ export class ActorRegistry {
     return this.actors.get(`${appId}/${chatId}`);
   }
 
+  /**
+   * Evicts actors unused for `idleMs`, and actors of chats placed on another node even while busy:
+   * an operation forwarded here because this node still held such a chat brings its actor back,
+   * and evicting it again hands the chat to its owner once that owner writes first.
+   */
   sweep(now = Date.now()): void {
     for (const [key, actor] of this.actors) {
       const unowned = this.options.owns !== undefined && !this.options.owns(actor.appId, actor.chatId);
       if (actor.status !== 'live') this.actors.delete(key);
-      else if (actor.idle && (unowned || now - actor.lastUsed > this.options.idleMs)) this.evict(key, actor);
+      else if (unowned || (actor.idle && now - actor.lastUsed > this.options.idleMs)) this.evict(key, actor);
     }
   }
 
   /**
    * Drops an actor and, once its writes have settled, hands its chat back (ChatWriters.release), so
-   * the next node to write the chat does not wait for this one's hold to time out.
+   * the next node to write the chat does not wait for this one's hold to time out. An actor made
+   * for the chat meanwhile (an operation forwarded here) takes the chat again with its next write
+   * if it is still free, or finds its new holder.
    */
   private evict(key: string, actor: ChatActor): void {
     this.actors.delete(key);
     void actor
       .drain()
-      .then(() => (this.actors.has(key) ? undefined : this.deps.store.writers.release(actor.appId, actor.chatId)))
+      .then(() => this.deps.store.writers.release(actor.appId, actor.chatId))
       .catch(() => undefined);
   }
 

@@ -1,15 +1,17 @@
 import { BackendUnavailableError } from '../../common/index.ts';
 import { ownerOf, type Membership, type NodeInfo } from '../bus/index.ts';
 import type { ChatOpArgs, ChatOpName, ChatOpResult, ChatRouter } from '../chat/service.ts';
-import { callNode, NodeUnreachableError } from './rpc.ts';
+import { FencedError } from '../store/index.ts';
+import { HeldElsewhereError, NodeUnreachableError } from './rpc.ts';
+import type { RpcCaller } from './rpc-client.ts';
 
 /**
  * Which node owns each chat: rendezvous hashing of `appId/chatId` over the live nodes, which every
  * node computes alike from the shared membership list, with no coordination. While the list is
  * unknown (at start, or with Redis down from the start) a node owns everything it is asked about.
  * Two nodes may briefly disagree while a change spreads (up to one membership poll): both may then
- * run an actor for the same chat, and the fenced writes of the message store keep seqs unique;
- * the loser's write fails, its actor reloads and its client retries.
+ * run an actor for the same chat; the store's holds let only one of them write it (ChatWriters),
+ * the other's fenced writes are refused naming the holder, and the router forwards there.
  */
 export class ChatPlacement {
   private live: readonly NodeInfo[] = [];
@@ -58,12 +60,29 @@ export class ChatPlacement {
 export interface ClusterRouterOptions {
   /** How long a call keeps trying while its owner cannot be reached (a dead node leaves the list within one membership TTL). */
   failoverMs: number;
-  secret: Buffer;
+  /** The node-to-node connections (an RpcClient). */
+  rpc: RpcCaller;
   /** Runs an operation on this node. */
   local: <K extends ChatOpName>(op: K, args: ChatOpArgs<K>) => Promise<ChatOpResult<K>>;
 }
 
-/** Runs each chat operation on the chat's owner: here, or forwarded over HTTP. */
+/** A node a call may go to: its id (for messages) and node-to-node address. */
+interface Destination {
+  nodeId: string;
+  address: string;
+}
+
+/** How many times one operation follows "another node holds the chat" before giving up (ownership is moving). */
+const MAX_REDIRECTS = 4;
+
+/**
+ * Runs each chat operation on the node that writes the chat: by placement, the chat's owner
+ * (here, or forwarded to its node-to-node address over the connection the RpcClient keeps to it);
+ * but the store has the last word. When the node tried finds that another node holds the chat
+ * (two nodes briefly disagree about the node list, or a chat is still held by its previous owner),
+ * nothing ran there and the operation follows to the holder, a few times at most. A holder that
+ * cannot be reached (it crashed) is tried again until its hold times out, within `failoverMs`.
+ */
 export class ClusterRouter implements ChatRouter {
   constructor(
     private readonly placement: ChatPlacement,
@@ -72,18 +91,31 @@ export class ClusterRouter implements ChatRouter {
 
   async run<K extends ChatOpName>(appId: string, chatId: string, op: K, args: ChatOpArgs<K>): Promise<ChatOpResult<K>> {
     const deadline = Date.now() + this.options.failoverMs;
+    let redirect: Destination | undefined;
+    let redirects = 0;
     for (;;) {
       const owner = this.placement.owner(appId, chatId);
-      if (!owner) return this.options.local(op, args);
+      const to: Destination | undefined = redirect ?? (owner ? { nodeId: owner.nodeId, address: owner.rpc } : undefined);
       try {
-        return (await callNode(owner.url, this.options.secret, op, appId, chatId, args)) as ChatOpResult<K>;
+        if (!to || to.nodeId === this.placement.selfId) return await this.options.local(op, args);
+        return (await this.options.rpc.call(to.address, op, appId, chatId, args)) as ChatOpResult<K>;
       } catch (error) {
-        if (!(error instanceof NodeUnreachableError)) throw error;
-        // Nothing ran there. The node is dead or leaving: once the membership drops it, the chat
-        // has a new owner; until then, try again.
-        if (Date.now() >= deadline) throw new BackendUnavailableError(`node ${owner.nodeId}`, { cause: error });
-        void this.placement.membership.refresh();
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        const holder = error instanceof FencedError || error instanceof HeldElsewhereError ? error.holder : undefined;
+        if (holder?.address && holder.id !== this.placement.selfId && redirects < MAX_REDIRECTS) {
+          redirect = { nodeId: holder.id, address: holder.address };
+          redirects++;
+          continue;
+        }
+        if (holder || error instanceof NodeUnreachableError) {
+          // Nothing ran. The node is dead or leaving, or the chat is between holders: once the
+          // membership drops a dead node (or its hold times out), the chat has a writer again.
+          if (Date.now() >= deadline) throw new BackendUnavailableError(`chat ${chatId} (${to ? `node ${to.nodeId}` : 'moving between nodes'})`, { cause: error });
+          redirect = undefined;
+          void this.placement.membership.refresh();
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          continue;
+        }
+        throw error;
       }
     }
   }

@@ -1,109 +1,94 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { TemplatedApp } from 'uWebSockets.js';
-import { ApiError, BackendUnavailableError, readBody, type ErrorCode, type Logger } from '../../common/index.ts';
+import { createHmac } from 'node:crypto';
+import type { WriterId } from '../store/index.ts';
 
-/** The path of node-to-node calls; refused unless signed with the cluster's key. */
-export const RPC_PATH = '/internal/v1/op';
-const MAX_BODY = 1 << 20;
-const HEADER = 'x-cluster-signature';
+/**
+ * Node-to-node calls: the owner of a chat runs the chat's operations for the other nodes. One
+ * persistent TCP connection per peer, on a port of its own (never the public HTTP port), mutually
+ * authenticated with the cluster key, multiplexing every call to that peer (rpc-client.ts,
+ * rpc-server.ts; the wire format is in rpc-frames.ts).
+ */
 
-/** An operation a node runs for another: the owner of a chat runs the chat's operations. */
+/** Protocol version, checked in the handshake: peers of another version do not connect. */
+export const RPC_PROTOCOL_VERSION = 1;
+
+/** The bounds of node-to-node calls (stated in the README's cluster section). */
+export const RPC_LIMITS = Object.freeze({
+  /** Largest frame body. A peer that announces a larger one is disconnected. */
+  maxFrameBytes: 1 << 20,
+  /**
+   * Calls in flight on one connection, on each side. Past it the caller refuses a call at once,
+   * without sending it, and the callee answers an excess call at once without running it: both
+   * with OverloadedError.
+   */
+  maxInFlight: 2048,
+  /** Bytes the callee may leave unwritten on a socket; past it it stops reading that socket until it drains. */
+  maxUnwrittenBytes: 8 << 20,
+  /** Time to connect and authenticate; a connection that has not completed its handshake by then is closed. */
+  handshakeMs: 5_000,
+  /** Default time a caller waits for an answer. */
+  callTimeoutMs: 10_000,
+  /** Retry hint of an OverloadedError. */
+  overloadedRetrySeconds: 1,
+  /** A reply larger than one frame travels in parts of this size... */
+  replyPartBytes: 512 << 10,
+  /** ...up to this size in all; a larger one fails on the callee. */
+  maxReplyBytes: 16 << 20,
+});
+
+export type RpcLimits = { -readonly [K in keyof typeof RPC_LIMITS]: number };
+
+/**
+ * An operation a node runs for another. Resolves with its result (an ApiError as a value);
+ * throws BackendUnavailableError when a backend is down; anything else it throws is a bug.
+ */
 export type RpcHandler = (appId: string, chatId: string, args: unknown[]) => Promise<unknown>;
 
-/** The node could not be reached at all (nothing was sent): the call can go elsewhere. */
+/**
+ * The node could not be reached, or refused the call before running it (it is leaving): nothing
+ * ran there, so the call may go to another node or be tried again.
+ */
 export class NodeUnreachableError extends Error {
-  constructor(readonly url: string, options?: { cause?: unknown }) {
-    super(`node ${url} is unreachable`, options);
+  override readonly name = 'NodeUnreachableError';
+  readonly code = 'NODE_UNREACHABLE';
+  constructor(
+    readonly address: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`node ${address} is unreachable`, options);
   }
-}
-
-const sign = (secret: Buffer, body: string | Buffer) => createHmac('sha256', secret).update(body).digest('hex');
-
-type Reply = { ok: unknown } | { error: { code: ErrorCode; detail: string; extra?: ApiError['extra'] } };
-
-/**
- * Serves other nodes' calls on this node's port. The body is JSON `{op, appId, chatId, args}`
- * signed with an HMAC of the cluster key (every node derives it from the signing key they share
- * through the store), so only nodes of the cluster can call; the caller has already authenticated
- * and rate-limited the user. ApiErrors travel as values; a backend outage answers 503.
- */
-export function attachRpc(app: TemplatedApp, secret: Buffer, handlers: Readonly<Record<string, RpcHandler>>, log: Logger): void {
-  app.post(RPC_PATH, (res, req) => {
-    const signature = req.getHeader(HEADER);
-    let aborted = false;
-    res.onAborted(() => {
-      aborted = true;
-    });
-    const reply = (status: string, body: Reply) => {
-      if (aborted) return;
-      res.cork(() => res.writeStatus(status).writeHeader('content-type', 'application/json').end(JSON.stringify(body)));
-    };
-    void readBody(res, MAX_BODY, () => aborted).then(async (read) => {
-      if (read.kind !== 'ok') return reply('413 Payload Too Large', { error: { code: 'PAYLOAD_TOO_LARGE', detail: 'call too large' } });
-      const expected = Buffer.from(sign(secret, read.body));
-      const given = Buffer.from(signature);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        return reply('401 Unauthorized', { error: { code: 'TOKEN_INVALID', detail: 'not signed by a node of this cluster' } });
-      }
-      let call: { op?: unknown; appId?: unknown; chatId?: unknown; args?: unknown };
-      try {
-        call = JSON.parse(read.body.toString('utf8')) as typeof call;
-      } catch {
-        return reply('400 Bad Request', { error: { code: 'MALFORMED_JSON', detail: 'call is not JSON' } });
-      }
-      const handler = typeof call.op === 'string' && Object.hasOwn(handlers, call.op) ? handlers[call.op] : undefined;
-      if (!handler || typeof call.appId !== 'string' || typeof call.chatId !== 'string' || !Array.isArray(call.args)) {
-        return reply('400 Bad Request', { error: { code: 'VALIDATION_FAILED', detail: `unknown call ${String(call.op).slice(0, 40)}` } });
-      }
-      try {
-        // JSON has no `undefined`: an absent optional argument arrives as null.
-        const result = await handler(call.appId, call.chatId, call.args.map((a: unknown) => (a === null ? undefined : a)));
-        if (result instanceof ApiError) return reply('200 OK', { error: { code: result.code, detail: result.detail, extra: result.extra } });
-        return reply('200 OK', { ok: result ?? null });
-      } catch (error) {
-        if (error instanceof BackendUnavailableError) return reply('503 Service Unavailable', { error: { code: 'UNAVAILABLE', detail: 'a backend is unavailable; retry later' } });
-        log.error({ err: error instanceof Error ? error.stack : String(error), op: call.op }, 'forwarded call failed');
-        return reply('500 Internal Server Error', { error: { code: 'INTERNAL', detail: 'internal error' } });
-      }
-    });
-  });
 }
 
 /**
- * Calls `op` on the node at `url`. Resolves with the result, or the ApiError the owner returned.
- * Rejects with NodeUnreachableError when no connection could be made (nothing ran there, so the
- * caller may try another node), and with BackendUnavailableError when the call was sent but its
- * outcome is unknown (the node died mid-call, or timed out): the client retries, with its
- * idempotency key where it has one.
+ * The callee does not write the chat: another node, `holder`, does (a node's hold on a chat, see
+ * ChatWriters). Nothing ran; the call may go to `holder.address`.
  */
-export async function callNode(url: string, secret: Buffer, op: string, appId: string, chatId: string, args: unknown[], timeoutMs = 10_000): Promise<unknown> {
-  const body = JSON.stringify({ op, appId, chatId, args });
-  let response: Response;
-  try {
-    response = await fetch(new URL(RPC_PATH, url), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [HEADER]: sign(secret, body) },
-      body,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  } catch (error) {
-    const code = (error as { cause?: { code?: string } }).cause?.code;
-    if (code === 'ECONNREFUSED' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND') throw new NodeUnreachableError(url, { cause: error });
-    throw new BackendUnavailableError(`node ${url}`, { cause: error });
+export class HeldElsewhereError extends Error {
+  override readonly name = 'HeldElsewhereError';
+  constructor(readonly holder: WriterId) {
+    super(`the chat is written by node ${holder.id}${holder.address ? ` at ${holder.address}` : ''}`);
   }
-  let reply: Reply;
-  try {
-    reply = (await response.json()) as Reply;
-  } catch (error) {
-    throw new BackendUnavailableError(`node ${url}`, { cause: error });
-  }
-  if ('ok' in reply) return reply.ok;
-  if (response.status === 503) throw new BackendUnavailableError(`node ${url}`);
-  if (response.status !== 200) throw new Error(`node ${url} refused ${op}: ${response.status} ${reply.error.code}`);
-  return new ApiError(reply.error.code, reply.error.detail, reply.error.extra ?? {});
 }
 
-/** The key nodes sign their calls with, derived from the user-JWT signing key they all share. */
+/** The key nodes authenticate each other with, derived from the user-JWT signing key they all share. */
 export function clusterSecret(privateKeyPem: string): Buffer {
   return createHmac('sha256', 'chat-service cluster calls').update(privateKeyPem).digest();
+}
+
+/** `host:port` (`[v6]:port` for IPv6), or undefined when it is not one. */
+export function parseAddress(address: string): { host: string; port: number } | undefined {
+  const colon = address.lastIndexOf(':');
+  if (colon <= 0) return undefined;
+  let host = address.slice(0, colon);
+  const port = Number(address.slice(colon + 1));
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  else if (host.includes(':')) return undefined;
+  if (!host || !Number.isInteger(port) || port < 1 || port > 65535) return undefined;
+  return { host, port };
+}
+
+/** The address other nodes dial: the configured one, or HOST:port (loopback for a wildcard HOST). */
+export function rpcAddress(configured: string, host: string, port: number): string {
+  if (configured) return configured;
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return reachable.includes(':') ? `[${reachable}]:${port}` : `${reachable}:${port}`;
 }

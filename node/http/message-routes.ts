@@ -48,11 +48,9 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
         200: { description: 'A retry of an earlier send with the same idempotency key', schema: MessageResult },
         400: { description: 'Invalid fields' },
         ...common,
-        429: { description: 'Sending too fast (RATE_LIMITED)' },
+        429: { description: 'Sending too fast, or the chat or node is overloaded (RATE_LIMITED, with Retry-After)' },
       },
       handler: async ({ params, body, auth, request }) => {
-        const limited = ctx.allowSend(auth);
-        if (limited) return limited;
         const headerKey = request.headers['idempotency-key'];
         if (headerKey !== undefined && (headerKey.length === 0 || headerKey.length > 64)) return new ApiError('VALIDATION_FAILED', 'Idempotency-Key must be 1–64 characters');
         if (headerKey !== undefined && body.idempotencyKey !== undefined && headerKey !== body.idempotencyKey) {
@@ -62,8 +60,14 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
         if (body.replyTo !== undefined) input.replyTo = body.replyTo;
         const key = body.idempotencyKey ?? headerKey;
         if (key !== undefined) input.clientKey = key;
-        const r = await ctx.chats.send(auth, params.chatId, input);
-        return isApiError(r) ? r : { status: r.created ? 201 : 200, body: { message: r.message } };
+        const admitted = ctx.admitSend(auth);
+        if (admitted instanceof ApiError) return admitted;
+        try {
+          const r = await ctx.chats.send(auth, params.chatId, input);
+          return isApiError(r) ? r : { status: r.created ? 201 : 200, body: { message: r.message } };
+        } finally {
+          admitted();
+        }
       },
     }),
     defineRoute({

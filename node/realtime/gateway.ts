@@ -37,8 +37,11 @@ export interface GatewayDeps {
   metrics: GatewayMetrics;
   /** Token bucket per connection: sustained actions per second (bursts of twice that). */
   actionsPerSecond: number;
-  /** Shared with REST: a user's sends per second across connections and transports. */
-  allowSend: (p: Principal) => ApiError | undefined;
+  /**
+   * Shared with REST: whether a send is taken (a user's sends per second across connections and
+   * transports, and the node's load). Taken: a function to call once the send is answered.
+   */
+  admitSend: (p: Principal) => ApiError | (() => void);
 }
 
 export interface SocketState extends Connection {
@@ -159,7 +162,10 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       // The client's id is echoed only when it is one it could have sent: 1–64 characters.
       const rawId = frame && typeof frame === 'object' ? (frame as { id?: unknown }).id : undefined;
       const id = typeof rawId === 'string' && rawId.length >= 1 && rawId.length <= 64 ? rawId : undefined;
-      const fail = (error: ApiError) => hub.send(ws, { type: 'error', ...(id !== undefined ? { id } : {}), code: error.code, message: error.detail });
+      const fail = (error: ApiError) => {
+        const retryAfter = error.extra.retryAfterSeconds;
+        hub.send(ws, { type: 'error', ...(id !== undefined ? { id } : {}), code: error.code, message: error.detail, ...(retryAfter === undefined ? {} : { retryAfter: Math.max(1, Math.ceil(retryAfter)) }) });
+      };
       if (!takeToken(c, deps.actionsPerSecond)) return fail(new ApiError('RATE_LIMITED', `at most ${deps.actionsPerSecond} actions per second per connection`));
       const type = frame && typeof frame === 'object' ? (frame as { type?: unknown }).type : undefined;
       if (!isActionType(type)) return fail(new ApiError('UNKNOWN_ACTION', `unknown action type ${JSON.stringify(type)?.slice(0, 40)}`));
@@ -222,13 +228,17 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
   const { chats } = deps;
   switch (action.type) {
     case 'message.send': {
-      const limited = deps.allowSend(p);
-      if (limited) return limited;
+      const admitted = deps.admitSend(p);
+      if (admitted instanceof ApiError) return admitted;
       const input: { content: string; replyTo?: string; clientKey?: string } = { content: action.content };
       if (action.replyTo !== undefined) input.replyTo = action.replyTo;
       if (action.idempotencyKey !== undefined) input.clientKey = action.idempotencyKey;
-      const r = await chats.send(p, action.chatId, input);
-      return isApiError(r) ? r : { message: r.message, created: r.created };
+      try {
+        const r = await chats.send(p, action.chatId, input);
+        return isApiError(r) ? r : { message: r.message, created: r.created };
+      } finally {
+        admitted();
+      }
     }
     case 'message.edit': {
       const r = await chats.edit(p, action.chatId, action.messageId, action.content);

@@ -49,7 +49,13 @@ export const controlFrameSchemas = {
   ready: Type.Object({ type: Type.Literal('ready'), connectionId: Uuid, userId: Uuid }, { description: 'First frame after the upgrade; the socket is subscribed to your chats.' }),
   ack: Type.Object({ type: Type.Literal('ack'), id: Id, result: Type.Object({}, { additionalProperties: true }) }, { description: 'The action with this `id` succeeded; `result` as listed per action.' }),
   error: Type.Object(
-    { type: Type.Literal('error'), id: Type.Optional(Id), code: Type.String({ description: 'A code of the README error table' }), message: Type.String() },
+    {
+      type: Type.Literal('error'),
+      id: Type.Optional(Id),
+      code: Type.String({ description: 'A code of the README error table' }),
+      message: Type.String(),
+      retryAfter: Type.Optional(Type.Number({ description: 'With RATE_LIMITED and UNAVAILABLE: seconds to wait before retrying' })),
+    },
     { description: 'The action with this `id` failed (no `id` when the frame could not be read).' },
   ),
   'resume.gap': Type.Object(

@@ -197,8 +197,13 @@ export class FencedError extends Error {
  * serialized by the head they name, as before: of two puts from the same head exactly one applies.
  */
 export interface ChatWriters {
-  /** This instance, as FencedError names it to the others. */
+  /** This instance, as FencedError names it to the others (a random id until announced). */
   readonly self: WriterId;
+  /**
+   * Names this instance (its node id, and the node-to-node address where others forward what it
+   * holds). Call it before this instance writes: holds already taken keep the name they had.
+   */
+  announce(self: WriterId): void;
   /**
    * Ends this instance's hold on the chat once its fenced writes in flight have settled, so another
    * instance's fenced write applies at once rather than after the hold times out. Idempotent;

@@ -163,7 +163,7 @@ export class MemoryNodeStore {
       changedSince: async (appId, chatId, afterRev, limit) => this.list(appId, chatId).filter((m) => (m.rev ?? 0) > afterRev).sort((a, b) => (a.rev ?? 0) - (b.rev ?? 0)).slice(0, limit),
       byClientKey: async (appId, chatId, senderId, clientKey) => this.list(appId, chatId).find((m) => m.senderId === senderId && m.clientKey === clientKey),
     },
-    writers: { self: { id: randomUUID() }, release: async () => undefined },
+    writers: { self: { id: randomUUID() }, announce: () => undefined, release: async () => undefined },
     signingKeys: {
       ensure: async (candidate) => candidate,
       list: async () => [],

@@ -42,7 +42,7 @@ export function membershipConformance(t: Test, name: string, open: (n: number) =
       await body(t, nodes);
     });
 
-  const joinAll = (nodes: Node[]) => Promise.all(nodes.map((n) => n.membership.join(n.id, { url: `http://${n.id}.test`, version: '1.0.0' })));
+  const joinAll = (nodes: Node[]) => Promise.all(nodes.map((n) => n.membership.join(n.id, { url: `http://${n.id}.test`, rpc: `${n.id}.test:9000`, version: '1.0.0' })));
 
   withNodes('joined nodes are live, with their details, in the same order everywhere', 3, async (t, nodes) => {
     await joinAll(nodes);
@@ -52,12 +52,13 @@ export function membershipConformance(t: Test, name: string, open: (n: number) =
       t.same(ids(live), everyone, `${node.id} sees all three`);
       const self = live.find((n) => n.nodeId === node.id);
       t.equal(self?.url, `http://${node.id}.test`);
+      t.equal(self?.rpc, `${node.id}.test:9000`, 'the node-to-node address travels with the entry');
       t.equal(self?.version, '1.0.0');
       t.ok(self && !Number.isNaN(Date.parse(self.joinedAt)), 'joinedAt is a timestamp');
     }
     await eventually('every listener has heard of all three', () => nodes.every((n) => last(n).join() === everyone.join()), 2_000);
     t.pass('listeners told');
-    await t.rejects(nodes[0]!.membership.join('again', { url: 'x', version: '1' }), 'one join per instance');
+    await t.rejects(nodes[0]!.membership.join('again', { url: 'x', rpc: 'x:1', version: '1' }), 'one join per instance');
     const late: string[][] = [];
     nodes[1]!.membership.onChange((live) => void late.push(ids(live)));
     await nodes[1]!.membership.refresh();

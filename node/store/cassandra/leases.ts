@@ -15,17 +15,17 @@ export interface HoldTiming {
 
 export const HOLD: Readonly<HoldTiming> = Object.freeze({
   /** TTL of the `writer` cell: a crashed node's chats are free again at most this long after its last renewal. */
-  ttlSeconds: 6,
+  ttlSeconds: 4,
   /**
    * How much sooner than the cell's expiry its holder stops trusting it. Cassandra counts a TTL in
    * whole seconds from when it applied the write (so up to 1 s sooner than from when we sent it),
    * and node and database clocks may run at slightly different rates.
    */
-  marginMs: 2000,
+  marginMs: 1500,
   /** A write waits for a renewal when less than this is left of the hold (a write must land inside it). */
-  minRemainingMs: 1000,
-  /** A renewal starts in the background once less than this is left. */
-  renewBelowMs: 2500,
+  minRemainingMs: 500,
+  /** A renewal starts in the background once less than this is left: about once a second for a busy chat. */
+  renewBelowMs: 1500,
   /**
    * Numbers (seqs and revisions) taken ahead of the head at a claim or renewal: twice what the chat
    * used since the last renewal, within these bounds. They bound what a crashed writer makes the
@@ -85,7 +85,7 @@ interface Stored {
  * released, or expired), moving `writer_epoch` to e+1 and taking `minReserve` numbers beyond the head
  * it found. It renews by compare-and-set on `writer_epoch = e` (renewing the TTL and taking more
  * numbers when its head nears them), in the background while it keeps writing, so a busy chat
- * costs one compare-and-set per ~1.5 s and none per message. It releases (writer null, numbers
+ * costs one compare-and-set a second and none per message. It releases (writer null, numbers
  * taken lowered to its exact head once every write of its has settled) when its actor goes.
  * Message rows are then written without any compare-and-set; membership writes carry the
  * condition `writer_epoch = e` in their own compare-and-set (see chats.ts).
@@ -119,9 +119,17 @@ export class CassandraLeases implements ChatWriters {
   constructor(
     private readonly db: Cql,
     private readonly ks: string,
-    readonly self: WriterId,
+    private named: WriterId,
     private readonly timing: Readonly<HoldTiming> = HOLD,
   ) {}
+
+  get self(): WriterId {
+    return this.named;
+  }
+
+  announce(self: WriterId): void {
+    this.named = { ...self };
+  }
 
   /** The hold this instance has on the chat, if it has one it has not lost or started to release. */
   held(appId: string, chatId: string): Hold | undefined {

@@ -30,12 +30,20 @@ export class LmdbWriters implements ChatWriters {
 
   constructor(
     path: string,
-    readonly self: WriterId = { id: randomUUID() },
+    private named: WriterId = { id: randomUUID() },
   ) {
     const key = resolve(path);
     let holds = byPath.get(key);
     if (!holds) byPath.set(key, (holds = new Map()));
     this.holds = holds;
+  }
+
+  get self(): WriterId {
+    return this.named;
+  }
+
+  announce(self: WriterId): void {
+    this.named = { ...self };
   }
 
   /** Inside a write transaction: holds the chat for this instance, or throws FencedError naming its holder. */

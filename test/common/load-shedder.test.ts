@@ -1,0 +1,71 @@
+import t from 'tap';
+import { LoadShedder, type LagSource } from '../../common/limits/index.ts';
+
+/** A lag source the test sets by hand. */
+function lagOf(initial = 0): LagSource & { lag: number } {
+  return { lag: initial, sample() { return this.lag; }, close: () => undefined };
+}
+const options = { targetLagMs: 30, windowMs: 60_000, maxInFlight: 1000, minShare: 0.05 };
+const taken = (shedder: LoadShedder, n: number) => {
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const done = shedder.begin();
+    if (done) {
+      count++;
+      done();
+    }
+  }
+  return count;
+};
+
+t.test('load shedder: takes everything while the event loop keeps up', async (t) => {
+  const lag = lagOf(5);
+  const shedder = new LoadShedder(options, lag);
+  t.teardown(() => shedder.close());
+  shedder.adjust();
+  t.equal(taken(shedder, 1000), 1000);
+});
+
+t.test('load shedder: a saturated loop takes a shrinking share, evenly, never none; it recovers once the delay falls', async (t) => {
+  const lag = lagOf(80);
+  const shedder = new LoadShedder(options, lag);
+  t.teardown(() => shedder.close());
+  shedder.adjust();
+  t.equal(shedder.taking, 0.75);
+  t.equal(taken(shedder, 1000), 750, 'a quarter refused after one window over the target');
+  const spread = Array.from({ length: 8 }, () => (shedder.begin() ? 1 : 0));
+  t.same(spread.reduce((a: number, b) => a + b, 0), 6, 'spread evenly: 6 of every 8');
+  for (let i = 0; i < 30; i++) shedder.adjust();
+  t.equal(shedder.taking, 0.05, 'down to the floor, not to zero');
+  t.equal(taken(shedder, 1000), 50);
+  lag.lag = 10;
+  for (let i = 0; i < 3; i++) shedder.adjust();
+  t.ok(Math.abs(shedder.taking - 0.35) < 1e-9, 'grows back a tenth per window');
+  for (let i = 0; i < 10; i++) shedder.adjust();
+  t.equal(shedder.taking, 1);
+});
+
+t.test('load shedder: work in progress is bounded', async (t) => {
+  const shedder = new LoadShedder({ ...options, maxInFlight: 3 }, lagOf(0));
+  t.teardown(() => shedder.close());
+  const held = [shedder.begin(), shedder.begin(), shedder.begin()];
+  t.ok(held.every((d) => d !== undefined));
+  t.equal(shedder.begin(), undefined, 'the fourth is refused');
+  held[0]!();
+  held[0]!();
+  t.equal(shedder.busy, 2, 'ending one twice counts once');
+  t.ok(shedder.begin(), 'and a slot is free again');
+});
+
+t.test('load shedder: measures the real event loop', async (t) => {
+  const shedder = new LoadShedder({ ...options, windowMs: 20 });
+  t.teardown(() => shedder.close());
+  const until = Date.now() + 300;
+  // Block the loop in slices, so the timer sees the delay.
+  while (Date.now() < until) {
+    const sliceEnd = Date.now() + 60;
+    while (Date.now() < sliceEnd);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  t.ok(shedder.taking < 1, `a blocked loop lowers the share taken (${shedder.taking})`);
+});
