@@ -1,6 +1,10 @@
 
 export interface LoadShedderOptions {
-  /** Event-loop delay (the mean lateness of a 10 ms timer over a window, ms) above which the process takes less new work. */
+  /**
+   * Event-loop delay above which the process takes less new work: the least lateness of a 10 ms
+   * timer over a window (ms). The least, not the mean: a pause (a collection, a burst) makes a few
+   * ticks late, while a process that cannot keep up makes every one late.
+   */
   targetLagMs: number;
   /** How often the share of work taken is adjusted (ms). */
   windowMs: number;
@@ -10,34 +14,31 @@ export interface LoadShedderOptions {
   minShare: number;
 }
 
-export const LOAD_SHEDDING: Readonly<LoadShedderOptions> = Object.freeze({ targetLagMs: 30, windowMs: 100, maxInFlight: 20_000, minShare: 0.05 });
+export const LOAD_SHEDDING: Readonly<LoadShedderOptions> = Object.freeze({ targetLagMs: 75, windowMs: 100, maxInFlight: 20_000, minShare: 0.05 });
 
-/** Where the event-loop delay comes from: its mean over the last window in ms (injectable for tests). */
+/** Where the event-loop delay comes from: its least value over the last window in ms (injectable for tests). */
 export interface LagSource {
   sample(): number;
   close(): void;
 }
 
-/** How late a 10 ms timer fires, on average since the last sample: how long work waits for the loop. */
+/** How late a 10 ms timer fires, at the least since the last sample: how long work always waits for the loop. */
 function eventLoopLag(): LagSource {
   const tickMs = 10;
   let last = performance.now();
-  let total = 0;
-  let ticks = 0;
+  let least = Infinity;
   const timer = setInterval(() => {
     const now = performance.now();
-    total += Math.max(0, now - last - tickMs);
-    ticks++;
+    least = Math.min(least, Math.max(0, now - last - tickMs));
     last = now;
   }, tickMs);
   timer.unref();
   return {
     sample: () => {
       // A window with no tick at all was one long stall: count the time since the last tick.
-      const mean = ticks > 0 ? total / ticks : Math.max(0, performance.now() - last - tickMs);
-      total = 0;
-      ticks = 0;
-      return mean;
+      const lag = least === Infinity ? Math.max(0, performance.now() - last - tickMs) : least;
+      least = Infinity;
+      return lag;
     },
     close: () => clearInterval(timer),
   };

@@ -20,6 +20,8 @@ export interface ActorDeps {
   observeAck?: (seconds: number) => void;
   /** Whether a chat takes one more write (default: a bounded queue and delay, see admission.ts). */
   admission?: AdmissionPolicy;
+  /** Wait for larger batches after a write (see GroupCommitOptions.linger); none by default. */
+  linger?: { ms: number; minBatch: number };
 }
 
 export interface SendInput {
@@ -109,7 +111,12 @@ export class ChatActor {
       cache: () => this.cache,
       published: () => ({ seq: this.publishedSeq, rev: this.publishedRev }),
     });
-    this.commit = new GroupCommit<PendingWrite>({ maxBatch: CHAT_LIMITS.batchMessages, write: (batch) => this.write(batch), onDurable: (batch) => this.durable(batch) });
+    this.commit = new GroupCommit<PendingWrite>({
+      maxBatch: CHAT_LIMITS.batchMessages,
+      write: (batch) => this.write(batch),
+      onDurable: (batch) => this.durable(batch),
+      ...(deps.linger ? { linger: deps.linger } : {}),
+    });
     this.activity = new ChatActivity(() => deps.store.chats.update({ ...this.chat }), CHAT_LIMITS.activityWriteMs);
   }
 

@@ -1,9 +1,9 @@
 /**
  * Writes a chat row's activity fields (last seq, last activity time) behind its messages: they
  * order chat lists, and a list read from the store takes the newest message's seq and time where
- * they are ahead, so they may trail. At most one write is in flight, and writes start at most once
- * per `intervalMs` (on Cassandra each is a compare-and-set, `IF EXISTS`, so a deleted chat is not
- * brought back); the latest state is always written eventually. Failures are ignored: the next
+ * they are ahead, so they may trail. At most one write is in flight, and writes start at least
+ * `intervalMs` apart however the changes are spaced (on Cassandra each is a compare-and-set, `IF
+ * EXISTS`, so a deleted chat is not brought back); the latest state is always written eventually. Failures are ignored: the next
  * write carries the newer state anyway.
  */
 export class ChatActivity {
@@ -11,6 +11,7 @@ export class ChatActivity {
   private dirty = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private lastStart = -Infinity;
 
   constructor(
     /** Writes the current state (read when it starts). */
@@ -18,11 +19,21 @@ export class ChatActivity {
     private readonly intervalMs: number,
   ) {}
 
-  /** The state changed: write it now if nothing is in flight or waiting, else after the interval. */
+  /** The state changed: write it once nothing is in flight and the interval since the last write has passed. */
   touch(): void {
     this.dirty = true;
     if (this.writing || this.timer || this.stopped) return;
-    this.start();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    const wait = this.lastStart + this.intervalMs - performance.now();
+    if (wait <= 0) return this.start();
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.dirty && !this.stopped) this.start();
+    }, Math.ceil(wait));
+    this.timer.unref();
   }
 
   /** A write in flight, if any: another write of the same row must land after it. */
@@ -50,18 +61,14 @@ export class ChatActivity {
 
   private start(): void {
     this.dirty = false;
+    this.lastStart = performance.now();
     const written = this.write().then(
       () => undefined,
       () => undefined,
     );
     this.writing = written.then(() => {
       this.writing = undefined;
-      if (!this.dirty || this.stopped) return;
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        if (this.dirty && !this.stopped) this.start();
-      }, this.intervalMs);
-      this.timer.unref();
+      if (this.dirty && !this.stopped) this.schedule();
     });
   }
 }

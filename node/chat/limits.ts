@@ -14,6 +14,12 @@ export const CHAT_LIMITS = Object.freeze({
   preloadMessages: 64,
   /** Largest write batch an actor hands the store at once. */
   batchMessages: 256,
+  /**
+   * On Cassandra, where each write request costs far more than a row: after a write, a chat whose
+   * next batch has fewer than `lingerMinBatch` messages waits up to `lingerMs` for more.
+   */
+  lingerMs: 30,
+  lingerMinBatch: 16,
   /** Least time between two writes of a chat row's activity (last seq, last activity time). */
   activityWriteMs: 1000,
 });

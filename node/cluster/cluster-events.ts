@@ -4,7 +4,9 @@ import type { ChatEvent, EventSink, UserEvent } from '../chat/events.ts';
 import type { Replay, ReplayTarget } from '../chat/replay.ts';
 import type { HubInterest, RealtimeHub } from '../realtime/hub.ts';
 import { ReplayWaiters, type Replays, type ReplayWaiter } from '../realtime/replays.ts';
-import { decodeChatWire, decodeUserWire, encodeWire } from './wire.ts';
+import { eventFrame } from '../realtime/hub.ts';
+import { PROTOCOL_VERSION } from '../realtime/protocol.ts';
+import { decodeChatWire, decodeUserWire, encodeFrames, encodeWire } from './wire.ts';
 
 interface Subscription {
   count: number;
@@ -21,6 +23,12 @@ interface Subscription {
 export class ClusterEvents implements EventSink, HubInterest, Replays {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly waiters = new ReplayWaiters();
+  /**
+   * Each chat's event frames of this turn of the event loop, in publication order, not yet on the
+   * bus: a group commit's events cross Redis as one message (see flushOutbox).
+   */
+  private readonly outbox = new Map<string, { appId: string; chatId: string; frames: string[] }>();
+  private flushing = false;
 
   constructor(
     private readonly bus: Bus,
@@ -33,8 +41,34 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
   // ---- EventSink: what the actors of this node produce ---------------------------------------
 
   chatEvent(appId: string, event: ChatEvent): void {
-    this.hub.chatEvent(appId, event);
-    this.bus.publish({ kind: 'chat', appId, chatId: event.chatId }, encodeWire({ t: 'e', e: event }));
+    const json = eventFrame(event);
+    this.hub.chatFrame(appId, event.chatId, json, () => ({ v: PROTOCOL_VERSION, ...event }));
+    const key = `${appId}/${event.chatId}`;
+    const pending = this.outbox.get(key);
+    if (pending) pending.frames.push(json);
+    else this.outbox.set(key, { appId, chatId: event.chatId, frames: [json] });
+    if (!this.flushing) {
+      this.flushing = true;
+      // At the end of this turn of the event loop: the events of every write that completed in
+      // it (several chats, several group commits) leave together.
+      setImmediate(() => this.flushOutbox());
+    }
+  }
+
+  /** Publishes every chat's pending frames, one bus message per chat. */
+  private flushOutbox(): void {
+    this.flushing = false;
+    for (const { appId, chatId, frames } of this.outbox.values()) this.bus.publish({ kind: 'chat', appId, chatId }, encodeFrames(frames));
+    this.outbox.clear();
+  }
+
+  /** A chat's pending frames go out now: something published after them must arrive after them. */
+  private flushChat(appId: string, chatId: string): void {
+    const key = `${appId}/${chatId}`;
+    const pending = this.outbox.get(key);
+    if (!pending) return;
+    this.outbox.delete(key);
+    this.bus.publish({ kind: 'chat', appId, chatId }, encodeFrames(pending.frames));
   }
 
   userEvent(appId: string, userId: string, event: UserEvent): void {
@@ -43,6 +77,8 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
   }
 
   membershipMoved(appId: string, chatId: string, userId: string, member: boolean): void {
+    // After the chat's events so far (a removed member hears of its removal before it is unsubscribed).
+    this.flushChat(appId, chatId);
     this.hub.membershipMoved(appId, chatId, userId, member);
     this.bus.publish({ kind: 'user', appId, userId }, encodeWire({ t: 'm', chatId, member }));
   }
@@ -58,8 +94,10 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
 
   /** The owner of a chat hands a resuming socket what it missed (see node/chat/replay.ts). */
   deliver = (appId: string, chatId: string, to: ReplayTarget, replay: Replay): void => {
-    if (to.nodeId === this.bus.nodeId) this.waiters.deliver(chatId, to, replay);
-    else this.bus.publish({ kind: 'chat', appId, chatId }, encodeWire({ t: 'r', to, frames: replay.frames, entry: replay.entry }));
+    if (to.nodeId === this.bus.nodeId) return this.waiters.deliver(chatId, to, replay);
+    // In order with the chat's events: those already published go first, as the replay assumes.
+    this.flushChat(appId, chatId);
+    this.bus.publish({ kind: 'chat', appId, chatId }, encodeWire({ t: 'r', to, frames: replay.frames, entry: replay.entry }));
   };
 
   // ---- HubInterest: which topics this node listens to ----------------------------------------
@@ -110,6 +148,10 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
   private onChat(appId: string, chatId: string, payload: Uint8Array | string): void {
     const message = decodeChatWire(payload);
     if (!message) return this.log.debug({ chatId }, 'bus: ignored a chat message of an unknown shape');
+    if (message.t === 'f') {
+      for (const json of message.frames) this.hub.chatFrame(appId, chatId, json);
+      return;
+    }
     if (message.t === 'e') return this.hub.chatEvent(appId, message.e);
     if (message.to.nodeId === this.bus.nodeId) this.waiters.deliver(chatId, message.to, { frames: message.frames, entry: message.entry });
   }

@@ -5,6 +5,9 @@ import { FencedError } from '../store/index.ts';
 import { HeldElsewhereError, NodeUnreachableError } from './rpc.ts';
 import type { RpcCaller } from './rpc-client.ts';
 
+/** Chats whose owner is kept at most, for the current node list. */
+const OWNER_CACHE = 100_000;
+
 /**
  * Which node owns each chat: rendezvous hashing of `appId/chatId` over the live nodes, which every
  * node computes alike from the shared membership list, with no coordination. While the list is
@@ -15,7 +18,10 @@ import type { RpcCaller } from './rpc-client.ts';
  */
 export class ChatPlacement {
   private live: readonly NodeInfo[] = [];
+  private liveIds: readonly string[] = [];
   private readonly byId = new Map<string, NodeInfo>();
+  /** Owners computed for the current list (a hash per node per chat is worth keeping): cleared on every change. */
+  private readonly owners = new Map<string, string | undefined>();
   private readonly listeners = new Set<() => void>();
   private readonly stop: () => void;
 
@@ -25,6 +31,8 @@ export class ChatPlacement {
   ) {
     this.stop = membership.onChange((live) => {
       this.live = live;
+      this.liveIds = live.map((n) => n.nodeId);
+      this.owners.clear();
       this.byId.clear();
       for (const n of live) this.byId.set(n.nodeId, n);
       for (const listener of this.listeners) listener();
@@ -34,7 +42,13 @@ export class ChatPlacement {
   /** The owner of a chat, or undefined when it is this node. */
   owner(appId: string, chatId: string): NodeInfo | undefined {
     if (this.live.length === 0) return undefined;
-    const id = ownerOf(`${appId}/${chatId}`, this.live.map((n) => n.nodeId));
+    const key = `${appId}/${chatId}`;
+    let id = this.owners.get(key);
+    if (id === undefined && !this.owners.has(key)) {
+      id = ownerOf(key, this.liveIds);
+      if (this.owners.size >= OWNER_CACHE) this.owners.clear();
+      this.owners.set(key, id);
+    }
     return id === undefined || id === this.selfId ? undefined : this.byId.get(id);
   }
 

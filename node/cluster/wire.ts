@@ -8,13 +8,51 @@ import type { ChatEvent, UserEvent } from '../chat/events.ts';
  * A replay rides the chat's topic so that it reaches the socket's node in order with the chat's
  * events: everything published before it is in the replay, everything after arrives live.
  */
-export type ChatWire = { t: 'e'; e: ChatEvent } | { t: 'r'; to: ReplayTarget; frames: object[]; entry: ResumeEntry | null };
+export type ChatWire = { t: 'e'; e: ChatEvent } | { t: 'f'; frames: string[] } | { t: 'r'; to: ReplayTarget; frames: object[]; entry: ResumeEntry | null };
 export type UserWire = { t: 'e'; e: UserEvent } | { t: 'm'; chatId: string; member: boolean } | { t: 'x' };
 
 export const encodeWire = (message: ChatWire | UserWire): string => JSON.stringify(message);
 
+/** First byte of a chat's event frames on the bus (binary: JSON text never starts with it). */
+const FRAMES = 0x46;
+
+/**
+ * A chat's events as the JSON frames its sockets receive, in order, in one binary message:
+ * `F` then, per frame, its UTF-8 length (u32, big-endian) and bytes. A receiving node hands each
+ * frame to its sockets as it is: nothing is parsed or encoded again.
+ */
+export function encodeFrames(frames: readonly string[]): Buffer {
+  const bodies = frames.map((f) => Buffer.from(f, 'utf8'));
+  const out = Buffer.allocUnsafe(1 + bodies.reduce((n, b) => n + 4 + b.length, 0));
+  out[0] = FRAMES;
+  let at = 1;
+  for (const b of bodies) {
+    out.writeUInt32BE(b.length, at);
+    b.copy(out, at + 4);
+    at += 4 + b.length;
+  }
+  return out;
+}
+
+function decodeFrames(payload: Uint8Array): string[] | undefined {
+  const buf = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  const frames: string[] = [];
+  for (let at = 1; at < buf.length; ) {
+    if (at + 4 > buf.length) return undefined;
+    const length = buf.readUInt32BE(at);
+    if (at + 4 + length > buf.length) return undefined;
+    frames.push(buf.toString('utf8', at + 4, at + 4 + length));
+    at += 4 + length;
+  }
+  return frames;
+}
+
 /** The message, or undefined for anything this version does not know (a newer node's). */
 export function decodeChatWire(payload: Uint8Array | string): ChatWire | undefined {
+  if (typeof payload !== 'string' && payload[0] === FRAMES) {
+    const frames = decodeFrames(payload);
+    return frames ? { t: 'f', frames } : undefined;
+  }
   const m = parse(payload);
   if (m?.t === 'e' && typeof m.e === 'object' && m.e !== null) return m as ChatWire;
   if (m?.t === 'r' && typeof m.to === 'object' && m.to !== null && Array.isArray(m.frames)) return m as ChatWire;

@@ -28,6 +28,9 @@ export interface Connection {
 export const chatTopic = (enc: Encoding, appId: string, chatId: string) => `${enc}:c:${appId}:${chatId}`;
 export const userTopic = (enc: Encoding, appId: string, userId: string) => `${enc}:u:${appId}:${userId}`;
 
+/** An event's JSON frame, as sockets receive it. */
+export const eventFrame = (event: ChatEvent | UserEvent): string => JSON.stringify({ v: PROTOCOL_VERSION, ...event });
+
 export function encode(enc: Encoding, frame: object): string | Buffer {
   return enc === 'json' ? JSON.stringify(frame) : pack(frame);
 }
@@ -136,6 +139,28 @@ export class RealtimeHub implements EventSink {
 
   chatEvent(appId: string, event: ChatEvent): void {
     this.publish((enc) => chatTopic(enc, appId, event.chatId), event);
+  }
+
+  /**
+   * A chat event already encoded as its JSON frame (see eventFrame): published as it is to the
+   * chat's JSON sockets, and packed for MessagePack ones from `event()` (or from the JSON, parsed,
+   * when not given). How events that crossed the bus are delivered without being re-encoded.
+   */
+  chatFrame(appId: string, chatId: string, json: string, event?: () => object): void {
+    const topic = chatTopic('json', appId, chatId);
+    const subscribers = this.app.numSubscribers(topic);
+    if (subscribers > 0) {
+      this.app.publish(topic, json, false);
+      this.counters.eventOut(subscribers);
+      this.sent(json);
+    }
+    const packedTopic = chatTopic('msgpack', appId, chatId);
+    const packedSubscribers = this.app.numSubscribers(packedTopic);
+    if (packedSubscribers === 0) return;
+    const data = pack(event ? event() : (JSON.parse(json) as object));
+    this.app.publish(packedTopic, data, true);
+    this.counters.eventOut(packedSubscribers);
+    this.sent(data);
   }
 
   userEvent(appId: string, userId: string, event: UserEvent): void {

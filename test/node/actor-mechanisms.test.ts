@@ -108,6 +108,33 @@ t.test('group commit: a failed write refuses its batch, everything queued behind
   await commit.drained();
 });
 
+t.test('group commit with a linger: a busy stream writes fewer, larger batches; a quiet one writes at once', async (t) => {
+  const batches: { at: number; items: number[] }[] = [];
+  const commit = new GroupCommit<number>({
+    maxBatch: 100,
+    linger: { ms: 40, minBatch: 5 },
+    write: async (batch) => void batches.push({ at: performance.now(), items: batch }),
+    onDurable: () => undefined,
+  });
+  const started = performance.now();
+  await commit.add(1);
+  t.ok(batches[0]!.at - started < 20, 'the first item after a quiet spell is written at once');
+  const stream = [2, 3, 4].map((n) => commit.add(n));
+  await ticks();
+  t.equal(batches.length, 1, 'the next ones wait for the linger');
+  await Promise.all(stream);
+  t.same(batches[1]!.items, [2, 3, 4], 'and go out together');
+  t.ok(batches[1]!.at - batches[0]!.at >= 35, `about the linger after the previous write (${Math.round(batches[1]!.at - batches[0]!.at)} ms)`);
+  const full = [5, 6, 7, 8, 9].map((n) => commit.add(n));
+  await Promise.all(full);
+  t.same(batches[2]!.items, [5, 6, 7, 8, 9], 'a batch of minBatch does not wait');
+  t.ok(batches[2]!.at - batches[1]!.at < 35, 'it is written before the linger is over');
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  const before = performance.now();
+  await commit.add(10);
+  t.ok(performance.now() - before < 20, 'after a quiet spell longer than the linger, at once again');
+});
+
 t.test('chat activity: one write in flight, spaced by the interval, always ending with the latest state', async (t) => {
   let state = 0;
   const written: number[] = [];
@@ -135,6 +162,8 @@ t.test('chat activity: one write in flight, spaced by the interval, always endin
   state = 4;
   activity.touch();
   const flushed = activity.flush();
+  await ticks();
+  t.equal(written.at(-1), 4, 'flush starts the write at once, without waiting out the interval');
   inFlight.at(-1)!.resolve();
   await flushed;
   t.equal(written.at(-1), 4, 'flush writes the latest state now and waits for it');
@@ -143,6 +172,22 @@ t.test('chat activity: one write in flight, spaced by the interval, always endin
   activity.touch();
   await ticks();
   t.equal(written.at(-1), 4, 'nothing after stop');
+});
+
+t.test('chat activity: changes spaced wider than a write still start writes at most once per interval', async (t) => {
+  const starts: number[] = [];
+  const activity = new ChatActivity(async () => void starts.push(performance.now()), 50);
+  t.teardown(() => activity.stop());
+  const until = performance.now() + 260;
+  while (performance.now() < until) {
+    activity.touch();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const spaced = [...starts];
+  await activity.flush();
+  t.ok(spaced.length <= 6, `${spaced.length} writes for ~50 changes over 260 ms`);
+  t.ok(spaced.every((at, i) => i === 0 || at - spaced[i - 1]! >= 48), 'each about the interval after the one before (timers round to the millisecond)');
+  t.equal(starts.length, spaced.length + 1, 'and flush writes the latest state at once');
 });
 
 t.test('message cache: keeps the last writes, and says which changes it covers', async (t) => {
