@@ -105,6 +105,7 @@ const fanoutSection: Section = async (r, chart) => {
       ['nodeCpuUsPerMessage', 'node µs/msg'],
       ['serverCpuCores', 'server cores'],
       ['generatorCpuCores', 'generator cores'],
+      ...present(r.rows, [['generatorLagP99Ms', 'generator send lag p99 ms']]),
       // Older results summed Redis and Cassandra in one column.
       ...present(r.rows, [['servicesCpuCores', 'Redis + Cassandra cores']]),
       ...(cluster ? ([['redisCpuCores', 'Redis cores'], ['cassandraCpuCores', 'Cassandra cores'], ['cassandraCpuUsPerPersisted', 'Cassandra µs/msg']] as Column[]) : []),

@@ -52,6 +52,8 @@ export interface WorkerResult {
   refusalHistogram: string;
   /** Measured sends that got neither an ack nor an error by the end of the drain (timeouts). */
   unanswered: number;
+  /** Fanout: how late each measured send left the generator after its intended time (µs), encoded. */
+  sendLagHistogram: string;
   /** Message ids kept while sending (history cursors). */
   ids: string[];
   statuses?: Record<string, number>;

@@ -20,6 +20,8 @@ export interface Merged {
   refusalHistogram: Histogram;
   /** Measured sends with no answer by the end of the drain. */
   unanswered: number;
+  /** How late measured sends left the generator after their intended time (µs): its own lag. */
+  sendLagHistogram: Histogram;
   ids: string[];
   statuses: Record<string, number>;
   histogram: Histogram;
@@ -93,6 +95,7 @@ export class LoadPool {
       refused: addUp(answers.map((a) => a.refused)),
       refusalHistogram: mergeHistograms(answers.map((a) => a.refusalHistogram)),
       unanswered: sum(answers.map((a) => a.unanswered)),
+      sendLagHistogram: mergeHistograms(answers.map((a) => a.sendLagHistogram)),
       ids: answers.flatMap((a) => a.ids),
       statuses,
       histogram: mergeHistograms(answers.map((a) => a.histogram)),

@@ -86,8 +86,8 @@ const cpuSince = (from: NodeJS.CpuUsage) => {
   return (used.user + used.system) / 1e6;
 };
 
-type Counts = Omit<WorkerResult, 'op' | 'histogram' | 'cpuSeconds' | 'open' | 'measuredAcked' | 'refused' | 'refusalHistogram' | 'unanswered'>;
-type Answers = Pick<WorkerResult, 'measuredAcked' | 'refused' | 'unanswered'> & { refusals: Histogram };
+type Counts = Omit<WorkerResult, 'op' | 'histogram' | 'cpuSeconds' | 'open' | 'measuredAcked' | 'refused' | 'refusalHistogram' | 'unanswered' | 'sendLagHistogram'>;
+type Answers = Pick<WorkerResult, 'measuredAcked' | 'refused' | 'unanswered'> & { refusals: Histogram; sendLag?: Histogram };
 
 function result(fields: Counts, histogram: Histogram, cpu: NodeJS.CpuUsage, answers?: Answers): WorkerResult {
   return {
@@ -97,6 +97,7 @@ function result(fields: Counts, histogram: Histogram, cpu: NodeJS.CpuUsage, answ
     refused: answers?.refused ?? {},
     refusalHistogram: answers ? encodeHistogram(answers.refusals) : '',
     unanswered: answers?.unanswered ?? 0,
+    sendLagHistogram: answers?.sendLag ? encodeHistogram(answers.sendLag) : '',
     histogram: encodeHistogram(histogram),
     cpuSeconds: cpuSince(cpu),
     open: conns.filter((c) => c.ws.isOpen).length,
@@ -129,6 +130,7 @@ async function fanout(cmd: Extract<Command, { op: 'fanout' }>): Promise<void> {
   const end = measureFrom + cmd.durationMs;
   const hist = newHistogram();
   const refusals = newHistogram();
+  const sendLag = newHistogram();
   const refused: Record<string, number> = {};
   let sent = 0, measuredSent = 0, delivered = 0, measuredDelivered = 0, acked = 0, measuredAcked = 0, errors = 0, pending = 0, lostOnClosed = 0;
   let lastDelivery = 0;
@@ -178,7 +180,10 @@ async function fanout(cmd: Extract<Command, { op: 'fanout' }>): Promise<void> {
           } else if (s.next >= measureFrom) lostOnClosed++;
           s.c.ws.send(s.c.protocol.send(s.c.spec.room, id, `t${s.next.toFixed(3)}`));
           sent++;
-          if (s.next >= measureFrom) measuredSent++;
+          if (measured(s.next)) {
+            measuredSent++;
+            sendLag.recordValue(Math.max(1, Math.round((t - s.next) * 1000)));
+          }
           s.next += interval;
         }
       }
@@ -196,7 +201,7 @@ async function fanout(cmd: Extract<Command, { op: 'fanout' }>): Promise<void> {
     c.inflight.clear();
   }
   onAnswer = () => undefined;
-  reply(result({ sent, measuredSent, delivered, measuredDelivered, acked, errors, ids: [] }, hist, cpu ?? process.cpuUsage(), { measuredAcked, refused, refusals, unanswered }));
+  reply(result({ sent, measuredSent, delivered, measuredDelivered, acked, errors, ids: [] }, hist, cpu ?? process.cpuUsage(), { measuredAcked, refused, refusals, unanswered, sendLag }));
 }
 
 /** Closed loop: each sender keeps `window` sends in flight; the ack latency is measured. */

@@ -110,6 +110,7 @@ export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan,
   const expected = (r.measuredSent - refused) * plan.members;
   const p = percentiles(r.histogram);
   const refusals = percentiles(r.refusalHistogram);
+  const lag = percentiles(r.sendLagHistogram);
   const delivered = r.measuredDelivered;
   // Server, Redis and Cassandra CPU cover warmup, window and drain; so do the deliveries and the
   // acknowledged sends (messages) they are divided by.
@@ -152,6 +153,8 @@ export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan,
       refused,
       refusedByCode: byCode(r.refused),
       refusalP99Ms: refused === 0 ? null : refusals.p99Ms,
+      // The generator's own lateness: latency it adds to every system alike (a saturated machine).
+      generatorLagP99Ms: lag.count === 0 ? null : lag.p99Ms,
       unanswered: r.unanswered,
       ok,
     },
@@ -162,7 +165,7 @@ export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan,
 export function describe(row: Row): string {
   const refusals = Number(row.refused) > 0 ? `, refused ${row.refusedByCode} (p99 ${row.refusalP99Ms} ms)` : '';
   const unanswered = Number(row.unanswered) > 0 ? `, ${row.unanswered} unanswered` : '';
-  return `delivered ${row.deliveredPerSecond}/s (${row.deliveredPct}%), p99 ${row.p99Ms} ms${refusals}${unanswered}, server ${row.serverCpuCores} cores, generator ${row.generatorCpuCores} cores`;
+  return `delivered ${row.deliveredPerSecond}/s (${row.deliveredPct}%), p99 ${row.p99Ms} ms${refusals}${unanswered}, server ${row.serverCpuCores} cores, generator ${row.generatorCpuCores} cores (its send lag p99 ${row.generatorLagP99Ms ?? '–'} ms)`;
 }
 
 /**
