@@ -6,12 +6,6 @@ export interface LoadShedderOptions {
    * ticks late, while a process that cannot keep up makes every one late.
    */
   targetLagMs: number;
-  /**
-   * Least time a unit of work took from begin() to its end within a window (ms) above which the
-   * process takes less new work: every send of the window waited that long, so the delay is a
-   * standing queue (in this node, the chat's owner or the database), not a passing burst.
-   */
-  targetServiceMs: number;
   /** How often the share of work taken is adjusted (ms). */
   windowMs: number;
   /** Units of work in progress at most (a bound on memory); past it everything new is refused. */
@@ -20,7 +14,7 @@ export interface LoadShedderOptions {
   minShare: number;
 }
 
-export const LOAD_SHEDDING: Readonly<LoadShedderOptions> = Object.freeze({ targetLagMs: 75, targetServiceMs: 150, windowMs: 100, maxInFlight: 20_000, minShare: 0.05 });
+export const LOAD_SHEDDING: Readonly<LoadShedderOptions> = Object.freeze({ targetLagMs: 75, windowMs: 100, maxInFlight: 20_000, minShare: 0.05 });
 
 /** Where the event-loop delay comes from: its least value over the last window in ms (injectable for tests). */
 export interface LagSource {
@@ -54,11 +48,10 @@ function eventLoopLag(): LagSource {
  * Sheds new work at the edge of a process that cannot keep up, so that what it does take is
  * served with bounded latency instead of everything queueing until it times out. Two bounds:
  * - work in progress (`maxInFlight`): past it, new work is refused outright;
- * - standing delay, seen as event-loop delay (this process's CPU) or as the least time work took
- *   (queues anywhere behind it): each window, the share of new work taken shrinks by a quarter
- *   while either is above its target, and grows back by a tenth of the whole while both are below
- *   (additive increase, multiplicative decrease), never below `minShare`. The share is applied
- *   evenly (every n-th unit), not at random.
+ * - CPU saturation, seen as event-loop delay: each window, the share of new work taken shrinks by
+ *   a quarter while the delay is above `targetLagMs`, and grows back by a tenth of the whole
+ *   while it is below (additive increase, multiplicative decrease), never below `minShare`. The
+ *   share is applied evenly (every n-th unit), not at random.
  * Refusing costs a fraction of serving, so under twice the load a process keeps serving about
  * what it can.
  */
@@ -66,8 +59,6 @@ export class LoadShedder {
   private share = 1;
   private credit = 0;
   private inFlight = 0;
-  /** The least time a unit of work took in this window (ms). */
-  private leastService = Infinity;
   private readonly timer: NodeJS.Timeout;
   private readonly lag: LagSource;
 
@@ -92,10 +83,7 @@ export class LoadShedder {
   /** Re-reads the delay and adjusts the share (called every window; public for tests). */
   adjust(): void {
     const lag = this.lag.sample();
-    const service = this.leastService;
-    this.leastService = Infinity;
-    const overloaded = lag > this.options.targetLagMs || (service !== Infinity && service > this.options.targetServiceMs);
-    this.share = overloaded ? Math.max(this.options.minShare, this.share * 0.75) : Math.min(1, this.share + 0.1);
+    this.share = lag > this.options.targetLagMs ? Math.max(this.options.minShare, this.share * 0.75) : Math.min(1, this.share + 0.1);
   }
 
   /**
@@ -108,13 +96,11 @@ export class LoadShedder {
     if (this.credit < 1) return undefined;
     this.credit -= 1;
     this.inFlight++;
-    const began = performance.now();
     let done = false;
     return () => {
       if (done) return;
       done = true;
       this.inFlight--;
-      this.leastService = Math.min(this.leastService, performance.now() - began);
     };
   }
 
