@@ -169,12 +169,15 @@ export class CassandraLeases implements ChatWriters {
     try {
       const result = await pending;
       const completedAt = performance.now();
-      if (completedAt >= hold.validUntil) {
-        // Past the hold's time: only a renewal that still finds our epoch proves no one took over.
+      // Past the hold's time: only a renewal sent after the write completed, and still finding our
+      // epoch, proves no one took over before it did (one already in flight may have been applied
+      // before; its success counts only if the validity it gives covers the completion).
+      for (let round = 0; completedAt >= hold.validUntil && round < 2; round++) {
         await this.renew(hold).catch((error: unknown) => {
           throw new BackendUnavailableError('chat ownership (lost while writing)', { cause: error });
         });
       }
+      if (completedAt >= hold.validUntil) throw new BackendUnavailableError('chat ownership (unconfirmed after a write)');
       return result;
     } catch (error) {
       hold.unsettled = true;
