@@ -26,8 +26,9 @@ Scenarios:
   history      getMessages latency and throughput at several history depths (this service only)
   cluster      fanout across 3 nodes: this service on Cassandra and Redis (started with
                scripts/services.sh unless running), Socket.IO with its Redis adapter, uws over Redis;
-               each system first gets 15 s of unrecorded load to warm up; Redis and Cassandra CPU
-               per step, Cassandra CPU and statements per persisted message
+               each system first gets 15 s of unrecorded load to warm up (this service
+               90 s at 1,000 msgs/s: Cassandra's JVM warms slowly); Redis and Cassandra
+               CPU per step, Cassandra CPU and statements per persisted message
   all          connections, fanout, sends, history and cluster, in that order
   report       only render RESULTS.md and the charts from the results in --out
 

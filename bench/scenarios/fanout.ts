@@ -10,6 +10,8 @@ export interface FanoutOptions extends FanoutPlan {
   maxSteps: number;
   /** A run of this long at the first rate before measuring anything, not recorded: warms up JITs. */
   primeMs?: number;
+  /** Per system, a longer or faster warmup than `primeMs` at the first rate (cluster: Cassandra's). */
+  prime?: Partial<Record<SystemName, { ms: number; rate: number }>>;
   /** After the sweep, one run offered at twice the highest rate that passed (default true). */
   overload?: boolean;
 }
@@ -67,9 +69,10 @@ export async function fanout(ctx: Context, options: FanoutOptions, cluster?: Clu
       const conns = await roomConnections(target, options.rooms, options.members);
       const opened = await ctx.pool.open(conns);
       if (opened.failed > 0) throw new Error(`${system}: ${opened.failed} connections failed: ${JSON.stringify(opened.errors)}`);
-      if (options.primeMs) {
-        ctx.progress.stage(`${system}: warming up for ${options.primeMs / 1000} s`);
-        await fanoutStep(ctx, target, { ...options, warmupMs: options.primeMs, durationMs: 1000 }, options.rate ?? options.startRate);
+      const prime = options.prime?.[system] ?? (options.primeMs ? { ms: options.primeMs, rate: options.rate ?? options.startRate } : undefined);
+      if (prime) {
+        ctx.progress.stage(`${system}: warming up for ${prime.ms / 1000} s at ${prime.rate}/s`);
+        await fanoutStep(ctx, target, { ...options, warmupMs: prime.ms, durationMs: 1000 }, prime.rate);
       }
       ctx.progress.step();
       let mine: SystemFanout;
