@@ -12,9 +12,15 @@ export interface LoadShedderOptions {
   maxInFlight: number;
   /** The smallest share of new work still taken while overloaded (so the process keeps serving). */
   minShare: number;
+  /**
+   * Below this many units in progress nothing is refused, whatever the lag: shedding bounds
+   * queues, and refusing one of a handful of sends relieves nothing (after a burst of other work,
+   * such as hundreds of sockets opening, a lone send must not get a 429).
+   */
+  floor: number;
 }
 
-export const LOAD_SHEDDING: Readonly<LoadShedderOptions> = Object.freeze({ targetLagMs: 75, windowMs: 100, maxInFlight: 20_000, minShare: 0.05 });
+export const LOAD_SHEDDING: Readonly<LoadShedderOptions> = Object.freeze({ targetLagMs: 75, windowMs: 100, maxInFlight: 20_000, minShare: 0.05, floor: 32 });
 
 /** Where the event-loop delay comes from: its least value over the last window in ms (injectable for tests). */
 export interface LagSource {
@@ -92,9 +98,11 @@ export class LoadShedder {
    */
   begin(): (() => void) | undefined {
     if (this.inFlight >= this.options.maxInFlight) return undefined;
-    this.credit += this.share;
-    if (this.credit < 1) return undefined;
-    this.credit -= 1;
+    if (this.inFlight >= this.options.floor) {
+      this.credit += this.share;
+      if (this.credit < 1) return undefined;
+      this.credit -= 1;
+    }
     this.inFlight++;
     let done = false;
     return () => {

@@ -175,7 +175,11 @@ else {
     t.ok(members.some((m) => m.repairs > 0), `clients repaired gaps from history (${members.map((m) => m.repairs).join(', ')})`);
     const probes = (await fullHistory(cluster.nodes[1]!.url, chat.chatId, users[0]!.jwt)).filter((m) => m.content.startsWith('probe-'));
     for (const p of probes) load.acked.set(p.content, { messageId: p.messageId, seq: p.seq });
-    await checkOutcome(t, cluster, load, members, chat.chatId, users[0]!.jwt, 0);
+    // No node dies here, but the chat may still change writers without a clean handover (a hold
+    // that lapses while its renewal waits on a loaded database, as the node list changes; seen
+    // once with the whole suite sharing two cores): the next writer then skips the numbers the
+    // previous one had taken, as after a crash, and never reuses one.
+    await checkOutcome(t, cluster, load, members, chat.chatId, users[0]!.jwt, HOLD.maxReserve);
     await Promise.all(members.map((m) => m.stop()));
   });
 }

@@ -5,7 +5,7 @@ import { LoadShedder, type LagSource } from '../../common/limits/index.ts';
 function lagOf(initial = 0): LagSource & { lag: number } {
   return { lag: initial, sample() { return this.lag; }, close: () => undefined };
 }
-const options = { targetLagMs: 30, windowMs: 60_000, maxInFlight: 1000, minShare: 0.05 };
+const options = { targetLagMs: 30, windowMs: 60_000, maxInFlight: 1000, minShare: 0.05, floor: 0 };
 const taken = (shedder: LoadShedder, n: number) => {
   let count = 0;
   for (let i = 0; i < n; i++) {
@@ -43,6 +43,19 @@ t.test('load shedder: a saturated loop takes a shrinking share, evenly, never no
   t.ok(Math.abs(shedder.taking - 0.35) < 1e-9, 'grows back a tenth per window');
   for (let i = 0; i < 10; i++) shedder.adjust();
   t.equal(shedder.taking, 1);
+});
+
+t.test('load shedder: below its floor of work in progress it refuses nothing, however late the loop', async (t) => {
+  const shedder = new LoadShedder({ ...options, floor: 3 }, lagOf(500));
+  t.teardown(() => shedder.close());
+  for (let i = 0; i < 20; i++) shedder.adjust();
+  t.equal(shedder.taking, 0.05);
+  const lone = shedder.begin();
+  t.ok(lone, 'a lone send after a burst of other work is taken');
+  lone!();
+  const held = [shedder.begin(), shedder.begin(), shedder.begin()];
+  t.ok(held.every((d) => d !== undefined), 'up to the floor, all are taken');
+  t.equal(taken(shedder, 100), 5, 'past it, the share applies');
 });
 
 t.test('load shedder: work in progress is bounded', async (t) => {
