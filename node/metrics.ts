@@ -17,7 +17,14 @@ export function nodeMetrics(base: ServiceMetrics, actorCount: () => number) {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers,
   });
+  const write = new Histogram({
+    name: 'chat_store_write_seconds',
+    help: 'How long one batch of message writes (a group commit) took in the store',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers,
+  });
   return {
+    observeWrite: (seconds: number) => write.observe(seconds),
     connections: (delta: number) => connections.inc(delta),
     actionIn: (type: string) => actionsIn.inc({ type }),
     slowConsumerDropped: () => dropped.inc(),

@@ -113,6 +113,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       events,
       now,
       observeAck: m.observeAck,
+      observeWrite: m.observeWrite,
       // A Cassandra request costs far more than a row: busy chats write fewer, larger batches.
       ...(config.STORE === 'cassandra' ? { linger: { ms: CHAT_LIMITS.lingerMs, minBatch: CHAT_LIMITS.lingerMinBatch } } : {}),
     },

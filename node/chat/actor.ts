@@ -18,6 +18,8 @@ export interface ActorDeps {
   now: () => Date;
   /** Seconds from enqueue to durable, for the ack-latency histogram. */
   observeAck?: (seconds: number) => void;
+  /** Seconds one batch of message writes took in the store, for the store-write histogram. */
+  observeWrite?: (seconds: number) => void;
   /** Whether a chat takes one more write (default: a bounded queue and delay, see admission.ts). */
   admission?: AdmissionPolicy;
   /** Wait for larger batches after a write (see GroupCommitOptions.linger); none by default. */
@@ -298,8 +300,10 @@ export class ChatActor {
       to.rev = Math.max(to.rev, w.message.rev ?? 0);
       if (w.event.type === 'message.new') to.seq = Math.max(to.seq, w.message.seq);
     }
+    const started = performance.now();
     try {
       await this.deps.store.messages.put(batch.map((w) => w.message), { from: this.head, to });
+      this.deps.observeWrite?.((performance.now() - started) / 1000);
     } catch (error) {
       this.status = 'broken';
       throw error;

@@ -22,6 +22,7 @@ t.test('health, readiness and metrics', async (t) => {
   t.equal(metric(text, 'chat_messages_in_total'), 1);
   t.equal(metric(text, 'chat_actors'), 1);
   t.equal(metric(text, 'chat_ack_latency_seconds_count'), 1);
+  t.equal(metric(text, 'chat_store_write_seconds_count'), 1, 'the one send was one store write');
   t.ok(metric(text, 'chat_events_out_total') >= 1);
   t.equal(metric(text, 'chat_ws_slow_consumers_dropped_total'), 0);
 });
