@@ -30,6 +30,7 @@ import type { EventSink } from './chat/events.ts';
 import { CHAT_LIMITS } from './chat/limits.ts';
 import { ActorRegistry } from './chat/registry.ts';
 import { CHAT_OPS, ChatService, runHere, type Principal } from './chat/service.ts';
+import { UserWriteLimits } from './chat/write-limits.ts';
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
@@ -120,6 +121,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     { idleMs: config.ACTOR_IDLE_SECONDS * 1000, ...(placement ? { owns: (appId: string, chatId: string) => placement.owns(appId, chatId) } : {}) },
   );
   const chats = new ChatService(store, actors, now);
+  chats.limits = new UserWriteLimits({ write: config.USER_WRITES_PER_SECOND, typing: config.USER_TYPING_PER_SECOND });
   chats.local.deliverReplay = replays.deliver;
   let stopControl = () => {};
   // In a cluster: the node-to-node connections (calls out) and listener (calls in, opened by listen()).

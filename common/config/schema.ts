@@ -49,6 +49,8 @@ export const ConfigSchema = Type.Object({
   KEY_STATUS_TTL_MS: Type.Integer({ default: 500, minimum: 0, maximum: 1000, description: 'How long a node trusts a cached API-key status; bounds how late a revocation is seen.' }),
   USER_JWT_TTL_SECONDS: Type.Integer({ default: 900, minimum: 5, maximum: 86400, description: 'Lifetime of user JWTs; clients refresh them with their refresh token.' }),
   USER_SENDS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'Messages one chat user may send per second (REST and WebSocket together) before 429 / RATE_LIMITED.' }),
+  USER_WRITES_PER_SECOND: Type.Integer({ default: 20, minimum: 1, description: 'Edits, deletes, reactions, read marks and chat changes (create, rename, delete, members, roles) one chat user may make per second, REST and WebSocket together, before 429 / RATE_LIMITED.' }),
+  USER_TYPING_PER_SECOND: Type.Integer({ default: 5, minimum: 1, description: 'Typing indicators one chat user may send per second before RATE_LIMITED.' }),
   USER_REQUESTS_PER_SECOND: Type.Integer({ default: 200, minimum: 1, description: 'REST requests one chat user may make per second before 429.' }),
   WS_ACTIONS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'WebSocket actions per connection per second (bursts of twice that) before RATE_LIMITED error frames.' }),
   ACTOR_IDLE_SECONDS: Type.Integer({ default: 60, minimum: 1, description: 'A chat actor with nothing pending is evicted after this long unused.' }),

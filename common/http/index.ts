@@ -6,3 +6,4 @@ export { readBody, type BodyResult } from './body.ts';
 export { parseOrigins, type CorsPolicy } from './cors.ts';
 export { buildOpenApi, type OpenApiInfo } from './openapi.ts';
 export { compileValidator, type Validator } from './validate.ts';
+export { DisplayText, EmailAddress, isDisplayText, isEmailAddress } from './text-formats.ts';

@@ -1,30 +1,16 @@
 import Type from 'typebox';
+import { DisplayText, EmailAddress } from '../../common/index.ts';
 
 /** Validation rules of the management interface (spec §4.1 rule 4 leaves them to us; README lists them). */
-export const Email = Type.String({
-  minLength: 3,
-  maxLength: 254,
-  pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
-  description: 'E-mail address, 3–254 characters; compared case-insensitively.',
-});
+export const Email = EmailAddress();
 export const Password = Type.String({
   minLength: 8,
   maxLength: 128,
   pattern: '\\S',
   description: '8–128 characters, not only whitespace.',
 });
-export const CompanyName = Type.String({
-  minLength: 1,
-  maxLength: 100,
-  pattern: '^\\S(.*\\S)?$',
-  description: '1–100 characters, no leading or trailing whitespace.',
-});
-export const AppName = Type.String({
-  minLength: 1,
-  maxLength: 64,
-  pattern: '^\\S(.*\\S)?$',
-  description: '1–64 characters, no leading or trailing whitespace.',
-});
+export const CompanyName = DisplayText(1, 100);
+export const AppName = DisplayText(1, 64);
 const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' });
 

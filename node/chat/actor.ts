@@ -59,6 +59,20 @@ async function settle<T>(result: Promise<T | ApiError | Later<T>>): Promise<T | 
   return value instanceof Later ? value.promise : value;
 }
 
+/**
+ * Why one more reaction cannot go on a message, if it cannot: its size is bounded (a message and
+ * its reactions are stored and rewritten as one value) in distinct values, per user and in all.
+ */
+function reactionRefused(reactions: StoredMessage['reactions'], userId: string, reaction: string): ApiError | undefined {
+  const refuse = (rule: string) => new ApiError('VALIDATION_FAILED', `a message takes ${rule}`, { errors: [{ path: '/body/reaction', message: rule }] });
+  if (reactions.length >= CHAT_LIMITS.reactionEntries) return refuse(`at most ${CHAT_LIMITS.reactionEntries} reactions in all`);
+  if (reactions.filter((r) => r.userId === userId).length >= CHAT_LIMITS.reactionsPerUser) return refuse(`at most ${CHAT_LIMITS.reactionsPerUser} reactions per user`);
+  if (!reactions.some((r) => r.reaction === reaction) && new Set(reactions.map((r) => r.reaction)).size >= CHAT_LIMITS.reactionsPerMessage) {
+    return refuse(`at most ${CHAT_LIMITS.reactionsPerMessage} distinct reactions`);
+  }
+  return undefined;
+}
+
 /** Membership writes apply only while this node writes the chat (see ChatWriters). */
 const FENCED = Object.freeze({ fenced: true });
 const notFound = () => new ApiError('CHAT_NOT_FOUND', 'no such chat, or you are not a member');
@@ -243,9 +257,8 @@ export class ChatActor {
       const existing = m.reactions.find((r) => r.userId === userId && r.reaction === reaction);
       if (add) {
         if (existing) return { message: m, event: undefined };
-        if (new Set(m.reactions.map((r) => r.reaction)).size >= CHAT_LIMITS.reactionsPerMessage && !m.reactions.some((r) => r.reaction === reaction)) {
-          return new ApiError('VALIDATION_FAILED', `a message takes at most ${CHAT_LIMITS.reactionsPerMessage} distinct reactions`);
-        }
+        const refused = reactionRefused(m.reactions, userId, reaction);
+        if (refused) return refused;
         const added = { reactionId: randomUUID(), userId, reaction, createdAt: this.deps.now().toISOString() };
         return { message: { ...m, reactions: [...m.reactions, added] }, event: 'reaction.added', reaction: added };
       }

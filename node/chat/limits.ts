@@ -8,6 +8,10 @@ export const CHAT_LIMITS = Object.freeze({
   groupMembers: 1000,
   /** Distinct reaction values on one message. */
   reactionsPerMessage: 100,
+  /** Reactions one user may leave on one message (of distinct values). */
+  reactionsPerUser: 20,
+  /** Reactions on one message in all (a message and its reactions are stored as one value). */
+  reactionEntries: 500,
   /** Messages an actor keeps in memory for resume and replies. */
   recentMessages: 512,
   /** Messages read into memory when an actor starts (the rest load on demand). */

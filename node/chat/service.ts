@@ -6,6 +6,7 @@ import { LocalChatOps, loadedSummary, type ChatSummary, type Principal } from '.
 import type { ActorRegistry } from './registry.ts';
 import type { ReplayTarget, ResumePoint } from './replay.ts';
 import { chatView, messageView, type MemberView, type MessageView } from './views.ts';
+import type { LimitedOperation, UserWriteLimits } from './write-limits.ts';
 
 export { PAGE, type ChatSummary, type Principal } from './local-ops.ts';
 export const CHAT_LIST = Object.freeze({ defaultSize: 20, maxSize: 100 });
@@ -65,6 +66,8 @@ export const localRouter = (ops: LocalChatOps): ChatRouter => ({
 export class ChatService {
   readonly local: LocalChatOps;
   router: ChatRouter;
+  /** Per-user write rates (see write-limits.ts); none when absent. */
+  limits: UserWriteLimits | undefined;
 
   constructor(
     private readonly store: NodeStore,
@@ -79,28 +82,34 @@ export class ChatService {
     return this.router.run(appId, chatId, op, args);
   }
 
+  /** A user's write: refused at once beyond its rate, else run on the chat's owner. */
+  private limited<K extends ChatOpName & LimitedOperation>(p: Principal, chatId: string, op: K, ...args: ChatOpArgs<K>): Promise<ChatOpResult<K> | ApiError> {
+    const refused = this.limits?.admit(op, p);
+    return refused ? Promise.resolve(refused) : this.on(p.appId, chatId, op, ...args);
+  }
+
   send(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
     return this.on(p.appId, chatId, 'send', p, chatId, input);
   }
 
   edit(p: Principal, chatId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
-    return this.on(p.appId, chatId, 'edit', p, chatId, messageId, content);
+    return this.limited(p, chatId, 'edit', p, chatId, messageId, content);
   }
 
   deleteMessage(p: Principal, chatId: string, messageId: string): Promise<MessageView | ApiError> {
-    return this.on(p.appId, chatId, 'deleteMessage', p, chatId, messageId);
+    return this.limited(p, chatId, 'deleteMessage', p, chatId, messageId);
   }
 
   react(p: Principal, chatId: string, messageId: string, reaction: string, add: boolean): Promise<MessageView | ApiError> {
-    return this.on(p.appId, chatId, 'react', p, chatId, messageId, reaction, add);
+    return this.limited(p, chatId, 'react', p, chatId, messageId, reaction, add);
   }
 
   markRead(p: Principal, chatId: string, seq: number): Promise<number | ApiError> {
-    return this.on(p.appId, chatId, 'markRead', p, chatId, seq);
+    return this.limited(p, chatId, 'markRead', p, chatId, seq);
   }
 
   async typing(p: Principal, chatId: string, started: boolean): Promise<ApiError | undefined> {
-    return (await this.on(p.appId, chatId, 'typing', p, chatId, started)) ?? undefined;
+    return (await this.limited(p, chatId, 'typing', p, chatId, started)) ?? undefined;
   }
 
   history(p: Principal, chatId: string, size: number, lastMessage: string | undefined): Promise<MessageView[] | ApiError> {
@@ -112,11 +121,11 @@ export class ChatService {
   }
 
   rename(p: Principal, chatId: string, name: string): Promise<ChatSummary | ApiError> {
-    return this.on(p.appId, chatId, 'rename', p, chatId, name);
+    return this.limited(p, chatId, 'rename', p, chatId, name);
   }
 
   remove(p: Principal, chatId: string): Promise<true | ApiError> {
-    return this.on(p.appId, chatId, 'remove', p, chatId);
+    return this.limited(p, chatId, 'remove', p, chatId);
   }
 
   members(p: Principal, chatId: string): Promise<MemberView[] | ApiError> {
@@ -124,15 +133,15 @@ export class ChatService {
   }
 
   addMembers(p: Principal, chatId: string, userIds: string[], role: MemberRole): Promise<MemberView[] | ApiError> {
-    return this.on(p.appId, chatId, 'addMembers', p, chatId, userIds, role);
+    return this.limited(p, chatId, 'addMembers', p, chatId, userIds, role);
   }
 
   removeMember(p: Principal, chatId: string, userId: string): Promise<true | ApiError> {
-    return this.on(p.appId, chatId, 'removeMember', p, chatId, userId);
+    return this.limited(p, chatId, 'removeMember', p, chatId, userId);
   }
 
   setRole(p: Principal, chatId: string, userId: string, role: MemberRole): Promise<MemberView | ApiError> {
-    return this.on(p.appId, chatId, 'setRole', p, chatId, userId, role);
+    return this.limited(p, chatId, 'setRole', p, chatId, userId, role);
   }
 
   /** Asks the chat's owner to replay what a resuming socket missed (see LocalChatOps.replay). */
@@ -143,6 +152,8 @@ export class ChatService {
   // ---- chats ------------------------------------------------------------------------------------
 
   async createDirect(p: Principal, otherId: string): Promise<{ chat: Chat; created: boolean } | ApiError> {
+    const refused = this.limits?.admit('createDirect', p);
+    if (refused) return refused;
     if (otherId === p.userId) return new ApiError('VALIDATION_FAILED', 'a direct chat needs another user', { errors: [{ path: '/body/userId', message: 'is yourself' }] });
     if (!(await this.store.users.get(p.appId, p.userId))) return new ApiError('USER_NOT_FOUND', 'your user no longer exists');
     if (!(await this.store.users.get(p.appId, otherId))) return new ApiError('USER_NOT_FOUND', `no user ${otherId} in this application`);
@@ -155,6 +166,8 @@ export class ChatService {
   }
 
   async createGroup(p: Principal, name: string, memberIds: string[]): Promise<Chat | ApiError> {
+    const refused = this.limits?.admit('createGroup', p);
+    if (refused) return refused;
     const others = [...new Set(memberIds)].filter((id) => id !== p.userId);
     if (!(await this.store.users.get(p.appId, p.userId))) return new ApiError('USER_NOT_FOUND', 'your user no longer exists');
     for (const id of others) if (!(await this.store.users.get(p.appId, id))) return new ApiError('USER_NOT_FOUND', `no user ${id} in this application`);

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { DisplayText } from '../../common/index.ts';
 import { CHAT_LIMITS } from '../chat/limits.ts';
 import { ChatSchema, MemberSchema, MessageSchema, Role } from '../chat/schemas.ts';
 import { CHAT_LIST, PAGE } from '../chat/service.ts';
@@ -8,8 +9,8 @@ const Uuid = Type.String({ format: 'uuid' });
 const Timestamp = Type.String({ format: 'date-time' });
 
 export const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$', description: '1–64 of A–Z a–z 0–9 . _ @ -; unique per application' });
-export const DisplayName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$', description: '1–100 characters, no leading or trailing whitespace' });
-export const GroupName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$', description: '1–100 characters, no leading or trailing whitespace' });
+export const DisplayName = DisplayText(1, 100);
+export const GroupName = DisplayText(1, 100);
 
 export const User = Type.Object({ userId: Uuid, username: Type.String(), displayName: Type.String(), createdAt: Timestamp, updatedAt: Timestamp });
 export const RegisterUserBody = Type.Object({ username: Username, displayName: Type.Optional(DisplayName) }, { additionalProperties: false });
