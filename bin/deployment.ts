@@ -18,7 +18,7 @@ export interface Deployment {
  * announces revocations to all of them on the bus.
  */
 export async function startDeployment(config: Readonly<Config>, log: Logger): Promise<Deployment> {
-  const stores = await openStores(config);
+  const stores = await openStores(config, log);
   const { control: store, node: nodeStore } = stores;
   const runControl = config.ROLE !== 'node';
   const runNode = config.ROLE !== 'control';
@@ -46,6 +46,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       store: nodeStore,
       keys: { publicKeys: async () => (await store.signingKeys.list()).map(({ kid, publicKeyPem }) => ({ kid, publicKeyPem })) },
       keyStatus: store.keys,
+      appStatus: { isLive: async (appId) => (await store.applications.getById(appId)) !== undefined },
       publicUrl: nodeUrl,
       ...(joined ? { cluster: joined.cluster } : {}),
     });
@@ -65,6 +66,10 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       onKeyRevoked: (appId, keyId) => {
         node?.invalidateKey(appId, keyId);
         announcer?.publish({ kind: 'control' }, encodeControl({ type: 'apiKey.revoked', appId, keyId }));
+      },
+      onAppDeleted: (appId) => {
+        node?.appDeleted(appId);
+        announcer?.publish({ kind: 'control' }, encodeControl({ type: 'app.deleted', appId }));
       },
     });
     const { port } = await service.listen(config.HOST, config.CONTROL_PORT);

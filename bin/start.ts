@@ -1,4 +1,4 @@
-import { ConfigSchema, createLogger, loadConfigOrExit } from '../common/index.ts';
+import { ConfigSchema, createLogger, ListenError, loadConfigOrExit, type Config } from '../common/index.ts';
 import { startDeployment } from './deployment.ts';
 
 /** The variables the help names, with a short gloss; their defaults come from the config schema. */
@@ -19,6 +19,10 @@ const HELP = `Usage: npm start  (or: node --import tsx bin/start.ts)
 Starts the chat service. Configuration comes from environment variables; see README.md,
 section "Configuration", for every variable and its default. The main ones:
 ${MAIN.map(([name, gloss]) => `  ${name.padEnd(17)} ${gloss} (default ${defaultOf(name) || 'empty'})`).join('\n')}
+
+Exits with status 1 when a port is in use (ports are never shared with another process).
+Operator commands, with the same environment: npm run ctl -- help (applications),
+npm run keys -- help (signing keys: list, rotate).
 `;
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -29,7 +33,19 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
 const config = loadConfigOrExit(process.env);
 
 const log = createLogger(config.LOG_LEVEL, 'chat-service');
-const deployment = await startDeployment(config, log);
+const deployment = await startDeployment(config, log).catch((error: unknown) => {
+  // Startup failed (a port in use, a store that cannot be opened): say why, exit non-zero.
+  const why = error instanceof ListenError ? `${error.message}${portSetting(config, error.port)}` : error instanceof Error ? error.message : String(error);
+  log.fatal({ event: 'start_failed', code: (error as { code?: unknown } | undefined)?.code, err: error instanceof Error ? error.stack : String(error) }, `cannot start: ${why}`);
+  process.stderr.write(`cannot start: ${why}\n`);
+  process.exit(1);
+});
+
+/** Which variable set the port that failed, as a hint for the message. */
+function portSetting(config: Readonly<Config>, port: number): string {
+  const names = (['NODE_PORT', 'CONTROL_PORT', 'NODE_RPC_PORT'] as const).filter((name) => config[name] === port);
+  return names.length ? ` (${names.join(' / ')}); is another instance running? Stop it or choose another port` : '';
+}
 
 let stopping = false;
 const stop = async (signal: string) => {

@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectCassandra, ensureKeyspace, migrate, type CassandraClient } from '../common/cassandra/index.ts';
-import type { Config } from '../common/index.ts';
+import { ensurePrivateDir, octal, tightenPrivateDir, type Config, type Logger } from '../common/index.ts';
 import { CassandraControlStore, controlMigrations, LmdbControlStore, type ControlStore } from '../control/index.ts';
 import { CassandraNodeStore, LmdbNodeStore, nodeMigrations, type NodeStore } from '../node/index.ts';
 
@@ -20,8 +19,15 @@ export async function prepareCassandra(config: Readonly<Config>): Promise<{ clie
   return { client, applied };
 }
 
-/** The stores `STORE` names: LMDB under DATA_DIR, or one shared Cassandra/ScyllaDB keyspace. */
-export async function openStores(config: Readonly<Config>): Promise<Stores> {
+/**
+ * The stores `STORE` names: LMDB under DATA_DIR, or one shared Cassandra/ScyllaDB keyspace.
+ *
+ * The embedded stores hold the signing keys' private halves, so DATA_DIR and the store directories
+ * are owner-only (0700) and their files owner read-write (0600): created so, and narrowed to that
+ * on every start if they allow more (each change logged as a warning). One that cannot be narrowed
+ * (another user owns it) stops the start.
+ */
+export async function openStores(config: Readonly<Config>, log?: Logger): Promise<Stores> {
   if (config.STORE === 'cassandra') {
     const { client } = await prepareCassandra(config);
     return {
@@ -30,8 +36,15 @@ export async function openStores(config: Readonly<Config>): Promise<Stores> {
       close: () => client.shutdown(),
     };
   }
-  mkdirSync(config.DATA_DIR, { recursive: true });
-  const control = LmdbControlStore.open(join(config.DATA_DIR, 'control'));
-  const node = LmdbNodeStore.open(join(config.DATA_DIR, 'node'));
+  ensurePrivateDir(config.DATA_DIR);
+  const [controlDir, nodeDir] = [join(config.DATA_DIR, 'control'), join(config.DATA_DIR, 'node')];
+  // DATA_DIR's own files are left alone: only the stores' files hold keys.
+  for (const [dir, files] of [[config.DATA_DIR, false], [controlDir, true], [nodeDir, true]] as const) {
+    for (const { path, from, to } of tightenPrivateDir(dir, { files })) {
+      log?.warn({ path, from: octal(from), to: octal(to) }, `narrowed the mode of ${path} from ${octal(from)} to ${octal(to)}: it holds private signing keys`);
+    }
+  }
+  const control = LmdbControlStore.open(controlDir);
+  const node = LmdbNodeStore.open(nodeDir);
   return { control, node, close: async () => void (await Promise.all([control.close(), node.close()])) };
 }

@@ -10,3 +10,4 @@ export * from './log/index.ts';
 export * from './limits/index.ts';
 export * from './ops/index.ts';
 export * from './api-keys/index.ts';
+export * from './files/index.ts';

@@ -1,6 +1,7 @@
 import type { Config } from '../common/config/index.ts';
 import type { Logger } from '../common/log/index.ts';
 import type { WindowLimiter } from '../common/limits/index.ts';
+import type { GuessThrottle } from './auth/guess-throttle.ts';
 import type { ControlTokens } from './auth/tokens.ts';
 import type { Cluster, ControlStore } from './store/index.ts';
 
@@ -19,8 +20,11 @@ export interface ControlContext {
   log: Logger;
   /** The cluster new (demo) applications are bound to. */
   demoCluster: Cluster;
-  throttles: { loginFailuresPerAccount: WindowLimiter; authPerAddress: WindowLimiter };
+  /** Password guesses per account and address (login, currentPassword) and auth attempts per address. */
+  throttles: { passwordGuesses: GuessThrottle; authPerAddress: WindowLimiter };
   /** Told about every key revocation, so an in-process node drops its cached status at once. */
   onKeyRevoked: (appId: string, keyId: string) => void;
+  /** An application was deleted: the nodes end its users' sessions (see node/auth/session-guard.ts). */
+  onAppDeleted: (appId: string) => void;
   now: () => Date;
 }

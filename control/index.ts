@@ -3,3 +3,4 @@ export { createControlService, CONTROL_VERSION, type ControlService, type Contro
 export { CassandraControlStore, controlMigrations, LmdbControlStore } from './store/index.ts';
 export type * from './store/types.ts';
 export { LIMITS } from './context.ts';
+export { ACCESS_TOKEN_TTL_SECONDS } from './auth/tokens.ts';

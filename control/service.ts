@@ -4,10 +4,11 @@ import {
   closeApp,
   buildOpenApi,
   createMetrics,
-  generateSigningKey,
   listen,
+  loadKeyRing,
   opsRoutes,
   parseOrigins,
+  watchKeyRing,
   WindowLimiter,
   type AnyRoute,
   type Config,
@@ -15,6 +16,7 @@ import {
   type Logger,
   type PublicKey,
 } from '../common/index.ts';
+import { GuessThrottle } from './auth/guess-throttle.ts';
 import { ControlTokens } from './auth/tokens.ts';
 import type { ControlContext } from './context.ts';
 import { appRoutes } from './http/app-routes.ts';
@@ -33,6 +35,7 @@ export interface ControlServiceOptions {
   /** Public URL of this service, for the OpenAPI `servers` entry. */
   publicUrl: string;
   onKeyRevoked?: (appId: string, keyId: string) => void;
+  onAppDeleted?: (appId: string) => void;
 }
 
 export interface ControlService {
@@ -47,25 +50,28 @@ export interface ControlService {
 export const CONTROL_VERSION = '1.0.0';
 
 /**
- * Builds the control service: creates the signing key on first start (and reuses it after), makes
- * sure the demo cluster is registered with the configured endpoint, and serves the management API.
+ * Builds the control service: creates the signing key on first start (and reuses it after, reloading
+ * the keys every SIGNING_KEY_REFRESH_SECONDS so a rotation needs no restart), makes sure the demo
+ * cluster is registered with the configured endpoint, and serves the management API.
  */
 export async function createControlService(options: ControlServiceOptions): Promise<ControlService> {
   const { config, store, log } = options;
-  const signingKey = await store.signingKeys.ensure(generateSigningKey());
+  const signingKeys = await loadKeyRing(store.signingKeys);
+  const stopWatchingKeys = watchKeyRing(signingKeys, store.signingKeys, config.SIGNING_KEY_REFRESH_SECONDS * 1000, log.child({ component: 'signing-keys' }));
   const demoCluster = await store.clusters.upsert(config.CLUSTER_NAME, options.clusterEndpoint, new Date().toISOString());
   const windowMs = config.LOGIN_WINDOW_SECONDS * 1000;
   const ctx: ControlContext = {
     config,
     store,
     log,
-    tokens: new ControlTokens(signingKey, store),
+    tokens: new ControlTokens(signingKeys, store),
     demoCluster,
     throttles: {
-      loginFailuresPerAccount: new WindowLimiter(config.LOGIN_MAX_FAILURES, windowMs),
+      passwordGuesses: new GuessThrottle(config.LOGIN_MAX_FAILURES, windowMs),
       authPerAddress: new WindowLimiter(config.LOGIN_MAX_PER_ADDRESS, windowMs),
     },
     onKeyRevoked: options.onKeyRevoked ?? (() => {}),
+    onAppDeleted: options.onAppDeleted ?? (() => {}),
     now: () => new Date(),
   };
   const metrics = createMetrics('control');
@@ -93,7 +99,7 @@ export async function createControlService(options: ControlServiceOptions): Prom
     routes,
     maxBodyBytes: config.MAX_BODY_BYTES,
     cors: { origins: parseOrigins(config.CORS_ORIGINS) },
-    trustProxy: config.TRUST_PROXY,
+    trustedProxyHops: config.TRUST_PROXY ? config.TRUSTED_PROXY_HOPS : 0,
     log,
     observe: metrics.observeHttp,
   });
@@ -104,6 +110,7 @@ export async function createControlService(options: ControlServiceOptions): Prom
     listen: async (host, port) => (listening = await listen(app, host, port)),
     close: async () => {
       closing = true;
+      stopWatchingKeys();
       listening?.close();
       await http.drained(5_000);
       closeApp(app);

@@ -1,4 +1,5 @@
-import type { ApiError, ApiKeyVerifier, Config, Logger } from '../common/index.ts';
+import type { ApiError, ApiKeyPrincipal, ApiKeyVerifier, Authenticator, Config, Logger } from '../common/index.ts';
+import type { SessionGuard } from './auth/session-guard.ts';
 import type { UserPrincipal, UserTokens } from './auth/user-tokens.ts';
 import type { ChatService, Principal } from './chat/service.ts';
 import type { NodeStore } from './store/index.ts';
@@ -9,12 +10,18 @@ export interface NodeContext {
   store: NodeStore;
   tokens: UserTokens;
   apiKeys: ApiKeyVerifier;
+  /** Authenticator of API-key routes: the key plus its request rate (RATE_LIMITED). */
+  authenticateApiKey: Authenticator<ApiKeyPrincipal>;
+  /** Counts an unauthenticated refresh from a client address; RATE_LIMITED past its budget. */
+  admitRefresh: (address: string) => ApiError | undefined;
   chats: ChatService;
+  /** Whether a user's application and the user still exist (sessions end with either). */
+  sessions: SessionGuard;
   log: Logger;
   /** Whether a send is taken (per-user rate and the node's load, shared by REST and WebSocket); taken: call the function once it is answered. */
   admitSend: (p: Principal) => ApiError | (() => void);
   /** Authenticator of user routes: JWT plus the per-user request rate. */
-  authenticateUser: (request: import('../common/index.ts').RequestInfo) => UserPrincipal | ApiError;
+  authenticateUser: (request: import('../common/index.ts').RequestInfo) => UserPrincipal | ApiError | Promise<UserPrincipal | ApiError>;
   /** Closes a deleted user's sockets. */
   disconnectUser: (appId: string, userId: string) => void;
   now: () => Date;

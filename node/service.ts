@@ -9,12 +9,13 @@ import {
   closeApp,
   createMetrics,
   defineRoute,
-  generateSigningKey,
   listen,
+  loadKeyRing,
   LoadShedder,
   opsRoutes,
   parseOrigins,
   publicUrl,
+  watchKeyRing,
   WindowLimiter,
   type AnyRoute,
   type Config,
@@ -31,6 +32,7 @@ import { CHAT_LIMITS } from './chat/limits.ts';
 import { ActorRegistry } from './chat/registry.ts';
 import { CHAT_OPS, ChatService, runHere, type Principal } from './chat/service.ts';
 import { UserWriteLimits } from './chat/write-limits.ts';
+import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guard.ts';
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
@@ -50,6 +52,8 @@ export interface NodeServiceOptions {
   /** Where API keys are checked: the control service's public keys and key status. */
   keys: PublicKeySource;
   keyStatus: KeyStatusSource;
+  /** Whether an application still exists (user sessions end with it). */
+  appStatus: AppStatusSource;
   publicUrl: string;
   /** Absent standalone. In a cluster: how this node meets the others. */
   cluster?: NodeCluster;
@@ -69,6 +73,8 @@ export interface NodeService {
   routes: readonly AnyRoute[];
   /** Drop a key's cached status at once (called on revocation announcements). */
   invalidateKey(appId: string, keyId: string): void;
+  /** An application was deleted (in this process): its users' sessions end and their sockets close. */
+  appDeleted(appId: string): void;
   /**
    * Listens; in a cluster also opens the node-to-node listener (NODE_RPC_PORT, not the public
    * port), then joins the live node list with its address (NODE_RPC_ADDRESS, or HOST and the bound
@@ -91,8 +97,10 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const now = () => new Date();
   const apiKeys = new ApiKeyVerifier({ clusterName: config.CLUSTER_NAME, keys: options.keys, status: options.keyStatus, statusTtlMs: config.KEY_STATUS_TTL_MS });
   await apiKeys.refreshKeys();
-  const signingKey = await store.signingKeys.ensure(generateSigningKey());
-  const tokens = new UserTokens(signingKey, config.CLUSTER_NAME, config.USER_JWT_TTL_SECONDS);
+  // The keys every node shares (user JWTs, the cluster key), reloaded so a rotation needs no restart.
+  const signingKeys = await loadKeyRing(store.signingKeys);
+  const stopWatchingKeys = watchKeyRing(signingKeys, store.signingKeys, config.SIGNING_KEY_REFRESH_SECONDS * 1000, log.child({ component: 'signing-keys' }));
+  const tokens = new UserTokens(signingKeys, config.CLUSTER_NAME, config.USER_JWT_TTL_SECONDS);
   const app = uws.App();
   const metrics = createMetrics('node');
   let actors: ActorRegistry | undefined;
@@ -103,7 +111,18 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const { code, reason, reconnect } = closeCodes.USER_DELETED;
     for (const ws of [...hub.sockets(appId, userId)]) ws.end(code, JSON.stringify({ reason, reconnect }));
   };
-  const clusterEvents = cluster && new ClusterEvents(cluster.bus, hub, log, closeSockets);
+  const sessions = new SessionGuard({ apps: options.appStatus, users: { exists: async (appId, userId) => (await store.users.get(appId, userId)) !== undefined }, ttlMs: config.KEY_STATUS_TTL_MS });
+  const appDeleted = (appId: string) => {
+    sessions.appDeleted(appId);
+    const { code, reason, reconnect } = closeCodes.APP_DELETED;
+    for (const ws of hub.appSockets(appId)) ws.end(code, JSON.stringify({ reason, reconnect }));
+  };
+  const clusterEvents =
+    cluster &&
+    new ClusterEvents(cluster.bus, hub, log, closeSockets, {
+      isMember: async (appId, chatId, userId) => (await store.chats.member(appId, chatId, userId)) !== undefined,
+      userExists: async (appId, userId) => (await store.users.get(appId, userId)) !== undefined,
+    });
   if (clusterEvents) hub.interest = clusterEvents;
   const events: EventSink = clusterEvents ?? hub;
   const replays: Replays = clusterEvents ?? new LocalReplays('standalone');
@@ -125,7 +144,12 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   chats.local.deliverReplay = replays.deliver;
   let stopControl = () => {};
   // In a cluster: the node-to-node connections (calls out) and listener (calls in, opened by listen()).
-  const secret = clusterSecret(signingKey.privateKeyPem);
+  // The cluster key follows the signing keys: a node proves with the signing key's and accepts any
+  // unretired key's. A rotated key is loaded by every node before it signs (its activeFrom), so
+  // nodes switching to it at slightly different moments still accept each other.
+  const secrets = new Map<string, Buffer>();
+  const secretOf = (key: { kid: string; privateKeyPem: string }) => secrets.get(key.kid) ?? secrets.set(key.kid, clusterSecret(key.privateKeyPem)).get(key.kid)!;
+  const secret = () => signingKeys.live().map(secretOf);
   const rpcLog = log.child({ component: 'rpc' });
   const rpcClient = cluster && new RpcClient({ nodeId: cluster.nodeId, secret, log: rpcLog });
   const rpcHandlers: Record<string, RpcHandler> = Object.fromEntries(CHAT_OPS.map((op) => [op, (_appId: string, _chatId: string, args: unknown[]) => runHere(chats.local, op, args as never)]));
@@ -139,6 +163,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     stopControl = cluster.bus.subscribe({ kind: 'control' }, (payload) => {
       const message = decodeControl(payload);
       if (message?.type === 'apiKey.revoked') apiKeys.invalidate(message.appId, message.keyId);
+      else if (message?.type === 'app.deleted') appDeleted(message.appId);
       else if (message?.type === 'node.leaving') void cluster.membership.refresh();
     });
   }
@@ -161,13 +186,34 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const p = tokens.authenticate(request);
     if (p instanceof ApiError) return p;
     const d = requests.hit(`${p.appId}/${p.userId}`);
-    return d.allowed ? p : new ApiError('RATE_LIMITED', `at most ${config.USER_REQUESTS_PER_SECOND} requests per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
+    if (!d.allowed) return new ApiError('RATE_LIMITED', `at most ${config.USER_REQUESTS_PER_SECOND} requests per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
+    // The application must still exist: known at once while its status is fresh, else one lookup.
+    const live = sessions.appLive(p.appId);
+    if (live === true) return p;
+    if (live === false) return appGone();
+    return live.then((ok) => (ok ? p : appGone()));
   };
   const disconnectUser = (appId: string, userId: string) => {
     closeSockets(appId, userId);
     clusterEvents?.userGone(appId, userId);
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, chats, log, admitSend, authenticateUser, disconnectUser, now };
+  // Expired sign-ins are forgotten hourly (stores with TTLs expire them themselves).
+  const sweepSessions = () => void store.userSessions.sweepExpired(now().toISOString()).catch((error: unknown) => log.warn({ err: String(error) }, 'cannot sweep expired sign-ins'));
+  const sessionSweep = setInterval(sweepSessions, 3_600_000);
+  sessionSweep.unref();
+  const keyRequests = new WindowLimiter(config.API_KEY_REQUESTS_PER_SECOND, 1000);
+  const authenticateApiKey = async (request: RequestInfo) => {
+    const p = await apiKeys.authenticate(request);
+    if (p instanceof ApiError) return p;
+    const d = keyRequests.hit(`${p.appId}/${p.keyId}`);
+    return d.allowed ? p : new ApiError('RATE_LIMITED', `at most ${config.API_KEY_REQUESTS_PER_SECOND} requests per second per API key`, { retryAfterSeconds: d.retryAfterSeconds });
+  };
+  const refreshes = new WindowLimiter(config.REFRESH_PER_ADDRESS_PER_MINUTE, 60_000);
+  const admitRefresh = (address: string) => {
+    const d = refreshes.hit(address);
+    return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
+  };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -183,6 +229,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     log,
     metrics: m,
     admitSend,
+    sessions,
     actionsPerSecond: config.WS_ACTIONS_PER_SECOND,
   });
   const routes: AnyRoute[] = [
@@ -219,7 +266,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     routes,
     maxBodyBytes: config.MAX_BODY_BYTES,
     cors: { origins: parseOrigins(config.CORS_ORIGINS) },
-    trustProxy: config.TRUST_PROXY,
+    trustedProxyHops: config.TRUST_PROXY ? config.TRUSTED_PROXY_HOPS : 0,
     log,
     observe: metrics.observeHttp,
   });
@@ -227,6 +274,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   return {
     routes,
     invalidateKey: (appId, keyId) => apiKeys.invalidate(appId, keyId),
+    appDeleted,
     listen: async (host, port) => {
       let rpc: string | undefined;
       if (cluster) {
@@ -247,6 +295,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     },
     close: async () => {
       closing = true;
+      stopWatchingKeys();
       if (cluster) {
         // Leave first, so the other nodes take this node's chats while it drains.
         await cluster.membership.leave();
@@ -260,6 +309,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       gateway.closeAll('SHUTDOWN');
       actors.close();
       shedder.close();
+      clearInterval(sessionSweep);
       stopControl();
       placement?.close();
       await rpcClient?.close();

@@ -41,7 +41,9 @@ export class ApiKeyVerifier {
   private keysRefreshedAt = 0;
 
   constructor(private readonly options: ApiKeyVerifierOptions) {
-    this.tokens = new TokenVerifier({ kind: 'api_key', audience: options.clusterName, issuer: API_KEY_ISSUER, requireExpiry: false });
+    // API keys never expire, so no key that signed one ever retires for them: a rotation of the
+    // control service's key leaves them working; each is ended by revoking it.
+    this.tokens = new TokenVerifier({ kind: 'api_key', audience: options.clusterName, issuer: API_KEY_ISSUER, requireExpiry: false, ignoreRetirement: true });
     this.now = options.now ?? Date.now;
   }
 

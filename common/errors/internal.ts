@@ -28,3 +28,21 @@ export class OverloadedError extends BackendUnavailableError {
     this.message = `${backend} is overloaded; retry after ${retryAfterSeconds} s`;
   }
 }
+
+/**
+ * A listener could not bind its port, so the process cannot serve. `code` is stable:
+ * `PORT_IN_USE` when another socket listens there (another instance, or another program), else
+ * `LISTEN_FAILED` (address not available, permission denied), with the operating system's reason.
+ */
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+  constructor(
+    readonly code: 'PORT_IN_USE' | 'LISTEN_FAILED',
+    readonly host: string,
+    readonly port: number,
+    reason?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(code === 'PORT_IN_USE' ? `port ${port} on ${host} is in use: another process listens there` : `cannot listen on ${host}:${port}${reason ? ` (${reason})` : ''}`, options);
+  }
+}

@@ -1,4 +1,4 @@
-export { defineRoute, type AnyRoute, type Authenticator, type HttpMethod, type Reply, type RequestContext, type RequestInfo } from './route.ts';
+export { defineRoute, type AnyRoute, type Authenticator, type AuthSpec, type HttpMethod, type Reply, type RequestContext, type RequestInfo } from './route.ts';
 export { attachRoutes, problemReply, type HttpOptions, type AttachedRoutes } from './server.ts';
 export { Router } from './router.ts';
 export { listen, closeApp, type Listening } from './listen.ts';

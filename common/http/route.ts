@@ -12,7 +12,8 @@ export interface Reply {
 
 /** The request as copied out of uWS before the first await (uWS request objects die after it). */
 export interface RequestInfo {
-  method: HttpMethod;
+  /** As sent, upper-cased. A HEAD request runs its GET route's handler and keeps `HEAD` here. */
+  method: string;
   path: string;
   /** Lower-cased header names. */
   headers: Readonly<Record<string, string>>;
@@ -39,6 +40,17 @@ export interface ResponseDoc {
   schema?: TSchema;
 }
 
+/**
+ * How a route authenticates. `responses` are the statuses the authenticator itself can answer (for
+ * example 429 when it also counts requests), documented on every route that uses it.
+ */
+export interface AuthSpec<A> {
+  verify: Authenticator<A>;
+  /** The OpenAPI security scheme it implements. */
+  security: string;
+  responses?: Record<number, ResponseDoc>;
+}
+
 export interface RouteSpec<
   BS extends TSchema | undefined,
   PS extends TSchema | undefined,
@@ -55,10 +67,21 @@ export interface RouteSpec<
   body?: BS;
   params?: PS;
   query?: QS;
-  /** Omit for public routes. `security` names the OpenAPI security scheme it implements. */
-  auth?: { verify: Authenticator<A>; security: string };
+  /** Omit for public routes. */
+  auth?: AuthSpec<A>;
   /** Whether an absent body is accepted as `{}`-less `undefined` (operations the spec sends without a body). */
   bodyOptional?: boolean;
+  /**
+   * Request headers the handler reads, as an object schema keyed by header name: documented as
+   * OpenAPI header parameters. The handler checks them (the HTTP layer does not).
+   */
+  headers?: TSchema;
+  /**
+   * The route answers from process memory alone (no store, no bus), so it never answers 503. The
+   * statuses the HTTP layer adds to every route are in statuses.ts.
+   */
+  inProcess?: boolean;
+  /** The statuses the handler answers; those of the HTTP layer and the authenticator are added. */
   responses: Record<number, ResponseDoc>;
   handler: (
     ctx: RequestContext<
@@ -81,8 +104,10 @@ export interface AnyRoute {
   body?: TSchema;
   params?: TSchema;
   query?: TSchema;
-  auth?: { verify: Authenticator<unknown>; security: string };
+  auth?: AuthSpec<unknown>;
   bodyOptional?: boolean;
+  headers?: TSchema;
+  inProcess?: boolean;
   responses: Record<number, ResponseDoc>;
   handler: (ctx: RequestContext<unknown, unknown, unknown, unknown>) => Reply | ApiError | Promise<Reply | ApiError>;
 }

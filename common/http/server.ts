@@ -4,9 +4,11 @@ import { ApiError, isApiError, toClientError } from '../errors/index.ts';
 
 import type { Logger } from '../log/index.ts';
 import { readBody } from './body.ts';
+import { recordServedRoutes } from './bound-port.ts';
 import { ALLOWED_REQUEST_HEADERS, allowOrigin, type CorsPolicy } from './cors.ts';
-import type { AnyRoute, HttpMethod, Reply, RequestInfo } from './route.ts';
+import type { AnyRoute, Reply, RequestInfo } from './route.ts';
 import { Router } from './router.ts';
+import { allowHeader } from './statuses.ts';
 import { compileValidator, type Validator } from './validate.ts';
 
 export interface HttpOptions {
@@ -14,7 +16,12 @@ export interface HttpOptions {
   maxBodyBytes: number;
   cors: CorsPolicy;
   /** Take the client address from the first `X-Forwarded-For` hop (only behind a proxy you run). */
-  trustProxy: boolean;
+  /**
+   * Proxies of the operator's own in front of the service (0: none). Each appends the address it
+   * got the request from to `X-Forwarded-For`, so the client is the entry this many from the
+   * right; entries further left are the client's own claims and are never taken.
+   */
+  trustedProxyHops: number;
   log: Logger;
   /** Called once per answered request, for metrics. `route` is the pattern, never the raw path. */
   observe?: (method: string, route: string, status: number, seconds: number) => void;
@@ -27,22 +34,30 @@ interface Compiled {
   query?: Validator;
 }
 
-const METHODS = new Set<string>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`;
 
-/**
- * Serves a route table on a uWS app. It owns the uWS rules: request data is copied before the first
- * await, every response has an abort handler, writes after an await are corked, bodies are capped
- * while streaming. Unknown paths get 404, known paths with another method 405 with `Allow`.
- */
 export interface AttachedRoutes {
   router: Router;
   /** Resolves when no request is in flight, or after `timeoutMs`; for graceful shutdown. */
   drained(timeoutMs: number): Promise<void>;
 }
 
+/**
+ * Serves a route table on a uWS app. It owns the uWS rules: request data is copied before the first
+ * await, every response has an abort handler, writes after an await are corked, bodies are capped
+ * while streaming. Every method uWS hands over is answered the same way (RFC 9110 §9, §15.5.6);
+ * the uWS build we pin hands over only RFC 9110's eight and PATCH, and closes the connection on
+ * any other (README, HTTP rules):
+ * - a path no route serves: 404, whatever the method;
+ * - OPTIONS on a known path: 204 with `Allow` (and the CORS preflight headers);
+ * - HEAD runs the path's GET route and answers its status and headers with no content;
+ * - any other method the path does not serve (TRACE, CONNECT, QUERY, …): 405 with `Allow`.
+ * A response to HEAD, and a 204 or 304, never carries content (nor a 204 a Content-Length), so a
+ * kept-alive connection stays in step.
+ */
 export function attachRoutes(app: TemplatedApp, options: HttpOptions): AttachedRoutes {
   const router = new Router(options.routes);
+  recordServedRoutes(options.routes, app);
   let inflight = 0;
   let onIdle: (() => void)[] = [];
   const finished = () => {
@@ -63,7 +78,7 @@ export function attachRoutes(app: TemplatedApp, options: HttpOptions): AttachedR
 
   app.any('/*', (res, req) => {
     const started = performance.now();
-    const info = requestInfo(res, req, options.trustProxy);
+    const info = requestInfo(res, req, options.trustedProxyHops);
     const rawQuery = req.getQuery() ?? '';
     const origin = allowOrigin(options.cors, info.headers['origin']);
     let aborted = false;
@@ -71,29 +86,23 @@ export function attachRoutes(app: TemplatedApp, options: HttpOptions): AttachedR
       aborted = true;
     });
 
+    const method = info.method;
+    const head = method === 'HEAD';
     const send = (reply: Reply | ApiError, routePattern: string) => {
       if (aborted) return;
       const out = isApiError(reply) ? problemReply(reply) : reply;
-      res.cork(() => writeReply(res, out, origin));
-      options.observe?.(info.method, routePattern, out.status, (performance.now() - started) / 1000);
+      res.cork(() => writeReply(res, out, origin, head));
+      options.observe?.(method, routePattern, out.status, (performance.now() - started) / 1000);
     };
 
-    const method = req.getMethod().toUpperCase();
-    if (method === 'OPTIONS') {
-      const match = router.match('GET', info.path);
-      const allowed = match.kind === 'found' ? allowedFor(router, info.path) : match.kind === 'method-not-allowed' ? match.allowed : [];
-      if (allowed.length === 0) return send(new ApiError('ROUTE_NOT_FOUND', `no route ${info.path}`), 'unmatched');
-      return send({ status: 204, headers: preflightHeaders(allowed) }, 'preflight');
-    }
-    if (!METHODS.has(method)) {
-      return send(new ApiError('METHOD_NOT_ALLOWED', `method ${method} is not supported`), 'unmatched');
-    }
-
-    const match = router.match(method, info.path);
+    // No route has method OPTIONS (nor HEAD: it is matched as GET), so they never match as found.
+    const match = router.match(head ? 'GET' : method, info.path);
     if (match.kind === 'not-found') return send(new ApiError('ROUTE_NOT_FOUND', `no route ${method} ${info.path}`), 'unmatched');
     if (match.kind === 'method-not-allowed') {
-      const err = new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${info.path}; allowed: ${match.allowed.join(', ')}`);
-      return send(withHeaders(problemReply(err), { allow: match.allowed.join(', ') }), 'unmatched');
+      const allow = allowHeader(match.allowed);
+      if (method === 'OPTIONS') return send({ status: 204, headers: { allow, ...preflightHeaders(allow) } }, 'preflight');
+      const err = new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${info.path}; allowed: ${allow}`);
+      return send(withHeaders(problemReply(err), { allow }), 'unmatched');
     }
     const entry = compiled.get(match.route)!;
     const pattern = match.route.path;
@@ -194,28 +203,23 @@ function parseQuery(raw: string): Record<string, string> {
   return out;
 }
 
-function requestInfo(res: HttpResponse, req: HttpRequest, trustProxy: boolean): RequestInfo {
+function requestInfo(res: HttpResponse, req: HttpRequest, trustedProxyHops: number): RequestInfo {
   const headers: Record<string, string> = {};
   req.forEachHeader((k, v) => {
     headers[k] = v;
   });
   let ip = Buffer.from(res.getRemoteAddressAsText()).toString();
-  if (trustProxy) {
-    const forwarded = headers['x-forwarded-for']?.split(',')[0]?.trim();
-    if (forwarded) ip = forwarded;
+  if (trustedProxyHops > 0) {
+    const forwarded = headers['x-forwarded-for']?.split(',') ?? [];
+    const client = forwarded[forwarded.length - trustedProxyHops]?.trim();
+    if (client) ip = client;
   }
-  return { method: req.getMethod().toUpperCase() as HttpMethod, path: req.getUrl(), headers, ip };
+  return { method: req.getMethod().toUpperCase(), path: req.getUrl(), headers, ip };
 }
 
-function allowedFor(router: Router, path: string): HttpMethod[] {
-  const allowed: HttpMethod[] = [];
-  for (const m of METHODS) if (router.match(m, path).kind === 'found') allowed.push(m as HttpMethod);
-  return allowed;
-}
-
-function preflightHeaders(allowed: HttpMethod[]): Record<string, string> {
+function preflightHeaders(allow: string): Record<string, string> {
   return {
-    'access-control-allow-methods': allowed.join(', '),
+    'access-control-allow-methods': allow,
     'access-control-allow-headers': ALLOWED_REQUEST_HEADERS,
     'access-control-max-age': '600',
   };
@@ -229,7 +233,8 @@ export function problemReply(error: ApiError): Reply {
 
 const withHeaders = (reply: Reply, headers: Record<string, string>): Reply => ({ ...reply, headers: { ...reply.headers, ...headers } });
 
-function writeReply(res: HttpResponse, reply: Reply, origin: string | undefined): void {
+/** Writes the whole response in one corked write; `head`: the status and headers only (RFC 9110 §9.3.2). */
+function writeReply(res: HttpResponse, reply: Reply, origin: string | undefined, head: boolean): void {
   res.writeStatus(statusLine(reply.status));
   let contentType = reply.headers?.['content-type'];
   let payload: string | Buffer | undefined;
@@ -247,5 +252,12 @@ function writeReply(res: HttpResponse, reply: Reply, origin: string | undefined)
     if (origin !== '*') res.writeHeader('vary', 'Origin');
   }
   res.writeHeader('cache-control', 'no-store');
-  res.end(payload);
+  // 204 and 304 have no content and a 204 no Content-Length (RFC 9110 §8.6, §15.3.5, §15.4.5).
+  if (reply.status === 204 || reply.status === 304) return void res.endWithoutBody();
+  if (!head) return void res.end(payload);
+  // HEAD: the Content-Length GET would send, and no content, or the client would read it as the
+  // next response. Written as a header: this uWS's endWithoutBody(length) never marks the response
+  // done (fixed upstream in v20.75), and the next request on the connection would close it.
+  res.writeHeader('content-length', String(payload === undefined ? 0 : Buffer.byteLength(payload)));
+  res.endWithoutBody();
 }

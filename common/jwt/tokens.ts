@@ -31,13 +31,19 @@ export interface IssueOptions {
   claims?: Record<string, string>;
 }
 
+/** Signs tokens with one key, or with whichever key `key()` names at each call (KeyRing.signing). */
 export class TokenIssuer {
-  private readonly sign: (payload: Record<string, unknown>) => string;
+  private readonly signers = new Map<string, (payload: Record<string, unknown>) => string>();
   constructor(
-    key: SigningKey,
+    private readonly key: SigningKey | (() => SigningKey),
     private readonly issuer: string,
-  ) {
-    this.sign = createSigner({ key: key.privateKeyPem, algorithm: ALGORITHM, kid: key.kid });
+  ) {}
+
+  private sign(payload: Record<string, unknown>): string {
+    const key = typeof this.key === 'function' ? this.key() : this.key;
+    let sign = this.signers.get(key.kid);
+    if (!sign) this.signers.set(key.kid, (sign = createSigner({ key: key.privateKeyPem, algorithm: ALGORITHM, kid: key.kid })));
+    return sign(payload);
   }
 
   issue(options: IssueOptions): string {
@@ -66,38 +72,52 @@ export interface VerifierOptions {
   requireExpiry: boolean;
   /** Accept expired tokens (only to let a session's refresh present its last access token). */
   ignoreExpiration?: boolean;
+  /**
+   * Accept tokens of keys past their `retiresAt`: only for tokens that never expire (API keys) or
+   * that prove nothing alone (the access token a refresh presents beside its refresh token).
+   */
+  ignoreRetirement?: boolean;
+  /** The clock retirement is checked against (ms since the epoch). */
+  now?: () => number;
 }
 
 /**
- * Verifies tokens of one kind: algorithm pinned to EdDSA, key chosen by `kid`, audience, issuer and
- * (where required) expiry checked. Results are cached by fast-jwt, so repeated verification of the
- * same token on a hot path costs a hash lookup.
+ * Verifies tokens of one kind: algorithm pinned to EdDSA, key chosen by `kid` and not retired (unless
+ * `ignoreRetirement`), audience, issuer and (where required) expiry checked. Results are cached by
+ * fast-jwt, so repeated verification of the same token on a hot path costs a hash lookup; the
+ * retirement check runs before the cache, so a retired key's tokens fail from its `retiresAt` on.
  */
 export class TokenVerifier {
-  private readonly byKid = new Map<string, (token: string) => TokenClaims>();
+  private readonly byKid = new Map<string, { verify: (token: string) => TokenClaims; retiresAt: number }>();
+  private readonly now: () => number;
 
   constructor(
     private readonly options: VerifierOptions,
     keys: readonly PublicKey[] = [],
   ) {
+    this.now = options.now ?? Date.now;
     for (const k of keys) this.addKey(k);
   }
 
+  /** Adds a key, or takes the new `retiresAt` of a key already added. */
   addKey(key: PublicKey): void {
-    if (this.byKid.has(key.kid)) return;
-    this.byKid.set(
-      key.kid,
-      createVerifier({
-        key: key.publicKeyPem,
-        algorithms: [ALGORITHM],
-        allowedAud: this.options.audience,
-        allowedIss: this.options.issuer,
-        requiredClaims: this.options.requireExpiry ? ['exp', 'sub', 'kind'] : ['sub', 'kind'],
-        cache: 10_000,
-        cacheTTL: 60_000,
-        ignoreExpiration: this.options.ignoreExpiration ?? false,
-      }) as (token: string) => TokenClaims,
-    );
+    const retiresAt = key.retiresAt === undefined ? Infinity : Date.parse(key.retiresAt);
+    const known = this.byKid.get(key.kid);
+    if (known) {
+      known.retiresAt = retiresAt;
+      return;
+    }
+    const verify = createVerifier({
+      key: key.publicKeyPem,
+      algorithms: [ALGORITHM],
+      allowedAud: this.options.audience,
+      allowedIss: this.options.issuer,
+      requiredClaims: this.options.requireExpiry ? ['exp', 'sub', 'kind'] : ['sub', 'kind'],
+      cache: 10_000,
+      cacheTTL: 60_000,
+      ignoreExpiration: this.options.ignoreExpiration ?? false,
+    }) as (token: string) => TokenClaims;
+    this.byKid.set(key.kid, { verify, retiresAt });
   }
 
   get keyCount(): number {
@@ -120,11 +140,12 @@ export class TokenVerifier {
 
   verify(token: string): TokenClaims | ApiError {
     const kid = TokenVerifier.kidOf(token);
-    const verify = kid === undefined ? undefined : this.byKid.get(kid);
-    if (!verify) return new ApiError('TOKEN_INVALID', 'token is malformed or signed by an unknown key');
+    const key = kid === undefined ? undefined : this.byKid.get(kid);
+    if (!key) return new ApiError('TOKEN_INVALID', 'token is malformed or signed by an unknown key');
+    if (!this.options.ignoreRetirement && this.now() >= key.retiresAt) return new ApiError('TOKEN_INVALID', 'token is signed by a retired key; sign in again');
     let claims: TokenClaims;
     try {
-      claims = verify(token);
+      claims = key.verify(token);
     } catch (error) {
       if (error instanceof TokenError && error.code === TokenError.codes.expired) return new ApiError('TOKEN_EXPIRED', 'token has expired');
       return new ApiError('TOKEN_INVALID', 'token signature, audience or claims are invalid');

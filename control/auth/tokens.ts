@@ -1,5 +1,5 @@
 import { ApiError } from '../../common/errors/index.ts';
-import { bearerToken, TokenIssuer, TokenVerifier, type SigningKey } from '../../common/jwt/index.ts';
+import { bearerToken, publicKeyOf, TokenIssuer, TokenVerifier, type KeyRing } from '../../common/jwt/index.ts';
 import type { RequestInfo } from '../../common/http/index.ts';
 import type { ControlStore } from '../store/index.ts';
 
@@ -18,21 +18,33 @@ export interface AccountPrincipal {
 /**
  * Issues and checks the control service's JWTs. An access token names its session (`sid`), and
  * every request checks that session is live: logout and refresh-token theft end it at once.
+ *
+ * Keys (see KeyRing): tokens are signed by the ring's signing key of the moment; an access token
+ * verifies while its key is not retired. Refresh accepts the session's last access token even when
+ * its key has retired since, because the refresh token, not that access token, proves the caller:
+ * a key rotation logs nobody out of the dashboard.
  */
 export class ControlTokens {
   readonly issuer: TokenIssuer;
   private readonly access: TokenVerifier;
-  /** Same checks but expiry ignored: refresh accepts the session's expired access token. */
+  /** Same checks but expiry and key retirement ignored: refresh accepts the session's last access token. */
   private readonly accessForRefresh: TokenVerifier;
 
   constructor(
-    key: SigningKey,
+    keys: KeyRing,
     private readonly store: ControlStore,
   ) {
-    this.issuer = new TokenIssuer(key, CONTROL_ISSUER);
+    this.issuer = new TokenIssuer(() => keys.signing(), CONTROL_ISSUER);
     const options = { kind: 'access' as const, audience: MANAGEMENT_AUDIENCE, issuer: CONTROL_ISSUER, requireExpiry: true };
-    this.access = new TokenVerifier(options, [key]);
-    this.accessForRefresh = new TokenVerifier({ ...options, ignoreExpiration: true }, [key]);
+    const known = keys.all().map(publicKeyOf);
+    this.access = new TokenVerifier(options, known);
+    this.accessForRefresh = new TokenVerifier({ ...options, ignoreExpiration: true, ignoreRetirement: true }, known);
+    keys.onChange((all) => {
+      for (const key of all.map(publicKeyOf)) {
+        this.access.addKey(key);
+        this.accessForRefresh.addKey(key);
+      }
+    });
   }
 
   issueAccess(accountId: string, sessionId: string): string {

@@ -110,7 +110,7 @@ export function appRoutes(ctx: ControlContext): AnyRoute[] {
       params: AppParams,
       auth,
       responses: {
-        204: { description: 'Deleted; its keys stop working within a second' },
+        204: { description: "Deleted; its keys, its users' tokens, refresh tokens and sockets stop working within a second on every node" },
         400: { description: 'appId is not a UUID' },
         401: { description: 'Token missing or invalid' },
         404: { description: 'No such application in this account' },
@@ -123,6 +123,7 @@ export function appRoutes(ctx: ControlContext): AnyRoute[] {
         await ctx.store.keys.revokeAll(app.id, ctx.now().toISOString());
         for (const k of keys) ctx.onKeyRevoked(app.id, k.id);
         if ((await ctx.store.applications.delete(auth.accountId, app.id)) === 'not-found') return notFound();
+        ctx.onAppDeleted(app.id);
         ctx.log.info({ appId: app.id, revokedKeys: keys.length }, 'application deleted');
         return { status: 204 };
       },

@@ -81,23 +81,23 @@ export function authRoutes(ctx: ControlContext): AnyRoute[] {
         200: { description: 'Signed in', schema: LoginResponse },
         400: { description: 'Invalid fields' },
         401: { description: 'Wrong e-mail or password (INVALID_CREDENTIALS)' },
-        429: { description: 'Too many failures for this account or attempts from this address; see Retry-After' },
+        429: { description: 'Too many failures for this account from this address (each further attempt waits twice as long), or attempts from this address; see Retry-After' },
       },
       handler: async ({ body, request }) => {
         const limited = throttleAddress(ctx, request);
         if (limited) return limited;
         const email = normalizeEmail(body.email);
-        const failures = ctx.throttles.loginFailuresPerAccount;
+        const guesses = ctx.throttles.passwordGuesses;
         // Counted before the (slow) password check, so concurrent guesses cannot all pass the limit;
-        // a success clears the count.
-        const attempt = failures.hit(email);
+        // a success clears the count. Per account and address: the owner elsewhere is not locked out.
+        const attempt = guesses.attempt(email, request.ip);
         if (!attempt.allowed) {
-          return new ApiError('RATE_LIMITED', 'too many failed logins for this account; retry later', { retryAfterSeconds: attempt.retryAfterSeconds });
+          return new ApiError('RATE_LIMITED', 'too many failed logins for this account from this address; retry later', { retryAfterSeconds: attempt.retryAfterSeconds });
         }
         const account = await ctx.store.accounts.getByEmail(email);
         const ok = account ? await verifyPassword(body.password, account.passwordHash, account.passwordSalt) : await burnPasswordCheck(body.password);
         if (!account || !ok) return new ApiError('INVALID_CREDENTIALS', 'e-mail or password is wrong');
-        failures.reset(email);
+        guesses.succeeded(email, request.ip);
         const session = await startSession(ctx, account.id);
         // A password change that committed while this password was being checked has already ended
         // the account's other sessions; it must end this one too, or the old password would keep one.

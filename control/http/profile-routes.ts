@@ -63,8 +63,9 @@ export function profileRoutes(ctx: ControlContext): AnyRoute[] {
         400: { description: 'Invalid fields' },
         401: { description: 'Token missing or invalid, or currentPassword wrong (INVALID_CREDENTIALS)' },
         409: { description: 'The new e-mail belongs to another account (ACCOUNT_EXISTS)' },
+        429: { description: 'Too many wrong currentPassword guesses for this account from this address (RATE_LIMITED, with Retry-After)' },
       },
-      handler: ({ body, auth }) => perAccount(auth.accountId, async () => {
+      handler: ({ body, auth, request }) => perAccount(auth.accountId, async () => {
         const account = await ctx.store.accounts.get(auth.accountId);
         if (!account) return gone();
         const email = body.email?.trim().toLowerCase();
@@ -75,9 +76,14 @@ export function profileRoutes(ctx: ControlContext): AnyRoute[] {
               errors: [{ path: '/body/currentPassword', message: 'required' }],
             });
           }
+          // Guesses of currentPassword are throttled like logins (a stolen access token must not
+          // become a way to find the password).
+          const attempt = ctx.throttles.passwordGuesses.attempt(account.email, request.ip);
+          if (!attempt.allowed) return new ApiError('RATE_LIMITED', 'too many wrong passwords for this account from this address; retry later', { retryAfterSeconds: attempt.retryAfterSeconds });
           if (!(await verifyPassword(body.currentPassword, account.passwordHash, account.passwordSalt))) {
             return new ApiError('INVALID_CREDENTIALS', 'currentPassword is wrong');
           }
+          ctx.throttles.passwordGuesses.succeeded(account.email, request.ip);
         }
         const updated: Account = { ...account, updatedAt: ctx.now().toISOString() };
         if (body.companyName !== undefined) updated.companyName = body.companyName;

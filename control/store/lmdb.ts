@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { SigningKey } from '../../common/jwt/index.ts';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../common/files/index.ts';
+import { KeyRotationConflict, rotatedKeys, type SigningKey } from '../../common/jwt/index.ts';
 import type {
   Account,
   AccountStore,
@@ -51,10 +52,18 @@ export class LmdbControlStore implements ControlStore {
     this.signingKeys = new LmdbSigningKeys(root, db('signing_keys'));
   }
 
+  /**
+   * Opens (or creates) the environment in directory `path`. It holds the signing keys' private
+   * halves, so a directory it creates is 0700 and its files 0600 (narrowing existing ones is the
+   * caller's: see tightenPrivateDir).
+   */
   static open(path: string): LmdbControlStore {
+    ensurePrivateDir(path);
     // A write resolves only once it is synced to disk (lmdb's default, overlapping sync, resolves at
     // commit and syncs later): an acknowledged write survives power loss, not just a crash.
-    return new LmdbControlStore(open({ path, maxDbs: 16, compression: false, overlappingSync: false }));
+    // `permissionsMode` (the mode of data.mdb and lock.mdb) is read by lmdb but absent from its typings.
+    const options = { path, maxDbs: 16, compression: false, overlappingSync: false, permissionsMode: PRIVATE_FILE_MODE };
+    return new LmdbControlStore(open(options));
   }
 
   async close(): Promise<void> {
@@ -303,7 +312,7 @@ class LmdbSigningKeys implements SigningKeyStore {
 
   ensure(candidate: SigningKey): Promise<SigningKey> {
     return this.root.transaction(() => {
-      const existing = [...rangeValues<SigningKey>(this.db, ['k'])].at(-1);
+      const existing = [...rangeValues<SigningKey>(this.db, ['k'])][0];
       if (existing) return existing;
       this.db.put(['k', candidate.createdAt, candidate.kid], candidate);
       return candidate;
@@ -312,5 +321,16 @@ class LmdbSigningKeys implements SigningKeyStore {
 
   async list(): Promise<SigningKey[]> {
     return [...rangeValues<SigningKey>(this.db, ['k'])];
+  }
+
+  // One write transaction: it reads and writes the keys alone, so no rotation ever conflicts here.
+  async rotate(next: SigningKey, retireAt: string): Promise<void> {
+    const done = await this.root.transaction(() => {
+      const keys = [...rangeValues<SigningKey>(this.db, ['k'])];
+      if (keys.some((k) => k.kid === next.kid)) return false;
+      for (const k of rotatedKeys(keys, next, retireAt)) this.db.put(['k', k.createdAt, k.kid], k);
+      return true;
+    });
+    if (!done) throw new KeyRotationConflict();
   }
 }

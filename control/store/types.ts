@@ -1,4 +1,4 @@
-import type { SigningKey } from '../../common/jwt/index.ts';
+import type { SigningKeyStore } from '../../common/jwt/index.ts';
 
 export type AppStatus = 'ACTIVE' | 'SUSPENDED';
 export type ClusterStatus = 'ACTIVE';
@@ -135,12 +135,8 @@ export interface ClusterStore {
   get(id: string): Promise<Cluster | undefined>;
 }
 
-/** The control service's signing keys; public halves are published as JWKS. */
-export interface SigningKeyStore {
-  /** Returns the current key, storing `candidate` first if there is none (first start). */
-  ensure(candidate: SigningKey): Promise<SigningKey>;
-  list(): Promise<SigningKey[]>;
-}
+/** The control service's signing keys (contract in common/jwt/key-ring.ts); public halves are published as JWKS. */
+export type { SigningKeyStore };
 
 export interface ControlStore {
   accounts: AccountStore;

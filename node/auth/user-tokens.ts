@@ -1,4 +1,4 @@
-import { ApiError, bearerToken, TokenIssuer, TokenVerifier, type RequestInfo, type SigningKey } from '../../common/index.ts';
+import { ApiError, bearerToken, publicKeyOf, TokenIssuer, TokenVerifier, type KeyRing, type RequestInfo } from '../../common/index.ts';
 
 export const NODE_ISSUER = 'chat-node';
 
@@ -12,20 +12,24 @@ export interface UserPrincipal {
 /**
  * User JWTs: signed with the cluster's node key (shared through the store by every node), `aud` the
  * cluster's name, kind `user`, `sub` the user, `app` the application. Stateless to verify, so the
- * hot path (every REST call, every WebSocket upgrade) costs a cached signature check.
+ * hot path (every REST call, every WebSocket upgrade) costs a cached signature check. Signed by the
+ * ring's signing key of the moment; a JWT verifies while its key is not retired (see KeyRing).
  */
 export class UserTokens {
   private readonly issuer: TokenIssuer;
   private readonly verifier: TokenVerifier;
 
   constructor(
-    key: SigningKey,
+    keys: KeyRing,
     private readonly clusterName: string,
     /** Lifetime of a user JWT (USER_JWT_TTL_SECONDS); the SDK refreshes before it ends. */
     readonly ttlSeconds: number,
   ) {
-    this.issuer = new TokenIssuer(key, NODE_ISSUER);
-    this.verifier = new TokenVerifier({ kind: 'user', audience: clusterName, issuer: NODE_ISSUER, requireExpiry: true }, [key]);
+    this.issuer = new TokenIssuer(() => keys.signing(), NODE_ISSUER);
+    this.verifier = new TokenVerifier({ kind: 'user', audience: clusterName, issuer: NODE_ISSUER, requireExpiry: true }, keys.all().map(publicKeyOf));
+    keys.onChange((all) => {
+      for (const key of all) this.verifier.addKey(publicKeyOf(key));
+    });
   }
 
   issue(appId: string, userId: string): string {

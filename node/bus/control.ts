@@ -13,6 +13,8 @@ export const CONTROL_PROTOCOL_VERSION = 1;
 export type ControlMessage =
   /** An API key was revoked (or its application deleted): drop its cached status at once. */
   | { type: 'apiKey.revoked'; appId: string; keyId: string }
+  /** An application was deleted: refuse its users' sessions and close their sockets at once. */
+  | { type: 'app.deleted'; appId: string }
   /** A node is shutting down gracefully: re-read the live node list now rather than at expiry. */
   | { type: 'node.leaving'; nodeId: string };
 
@@ -41,6 +43,8 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
   switch (type) {
     case 'apiKey.revoked':
       return isString(m.appId) && isString(m.keyId) ? { type, appId: m.appId, keyId: m.keyId } : undefined;
+    case 'app.deleted':
+      return isString(m.appId) ? { type, appId: m.appId } : undefined;
     case 'node.leaving':
       return isString(m.nodeId) ? { type, nodeId: m.nodeId } : undefined;
     default:

@@ -36,6 +36,12 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
     private readonly log: Logger,
     /** Called when a user's deletion on another node must close its sockets here. */
     private readonly userGoneHere: (appId: string, userId: string) => void,
+    /**
+     * This node's own view, checked before a bus message widens or ends anything: whether the
+     * user is a member of the chat, and whether the user exists. The bus only says where to look
+     * (anything that can publish on it could say anything).
+     */
+    private readonly verify: { isMember(appId: string, chatId: string, userId: string): Promise<boolean>; userExists(appId: string, userId: string): Promise<boolean> },
   ) {}
 
   // ---- EventSink: what the actors of this node produce ---------------------------------------
@@ -160,7 +166,20 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
     const message = decodeUserWire(payload);
     if (!message) return this.log.debug({ userId }, 'bus: ignored a user message of an unknown shape');
     if (message.t === 'e') this.hub.userEvent(appId, userId, message.e);
-    else if (message.t === 'm') this.hub.membershipMoved(appId, message.chatId, userId, message.member);
-    else this.userGoneHere(appId, userId);
+    // Leaving a chat narrows access: at once. Joining one widens it: only once the store says so
+    // (the owner makes a membership durable before announcing it, so a true one is always found).
+    else if (message.t === 'm' && !message.member) this.hub.membershipMoved(appId, message.chatId, userId, false);
+    else if (message.t === 'm') {
+      const { chatId } = message;
+      this.verify.isMember(appId, chatId, userId).then(
+        (member) => (member ? this.hub.membershipMoved(appId, chatId, userId, true) : this.log.warn({ appId, chatId, userId }, 'bus: ignored a membership the store does not hold')),
+        (error: unknown) => this.log.warn({ err: String(error), chatId }, 'bus: cannot check a membership; the socket gets the chat on reconnect'),
+      );
+    } else {
+      this.verify.userExists(appId, userId).then(
+        (exists) => (exists ? this.log.warn({ appId, userId }, 'bus: ignored the deletion of a user the store still holds') : this.userGoneHere(appId, userId)),
+        (error: unknown) => this.log.warn({ err: String(error), userId }, 'bus: cannot check a user deletion'),
+      );
+    }
   }
 }

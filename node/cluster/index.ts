@@ -4,7 +4,7 @@
  */
 export { ClusterEvents } from './cluster-events.ts';
 export { ChatPlacement, ClusterRouter, type ClusterRouterOptions } from './placement.ts';
-export { clusterSecret, HeldElsewhereError, NodeUnreachableError, parseAddress, RPC_LIMITS, RPC_PROTOCOL_VERSION, rpcAddress, type RpcHandler, type RpcLimits } from './rpc.ts';
+export { clusterSecret, secretsOf, HeldElsewhereError, NodeUnreachableError, parseAddress, RPC_LIMITS, RPC_PROTOCOL_VERSION, rpcAddress, type ClusterSecret, type RpcHandler, type RpcLimits } from './rpc.ts';
 export { RpcClient, type RpcCallOptions, type RpcCaller, type RpcClientOptions } from './rpc-client.ts';
 export { RpcServer, type RpcServerOptions } from './rpc-server.ts';
 /** The wire format and the handshake's proofs, for tests that speak the protocol by hand. */

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { ApiError, BackendUnavailableError, OverloadedError, type Logger } from '../../common/index.ts';
 import { throttled } from '../bus/index.ts';
-import { HeldElsewhereError, NodeUnreachableError, parseAddress, RPC_LIMITS, RPC_PROTOCOL_VERSION, type RpcLimits } from './rpc.ts';
+import { HeldElsewhereError, NodeUnreachableError, parseAddress, RPC_LIMITS, RPC_PROTOCOL_VERSION, secretsOf, type ClusterSecret, type RpcLimits } from './rpc.ts';
 import { encodeFrame, unpackValue, type Handshake, type RpcMessage, type RpcReply } from './rpc-frames.ts';
 import { newNonce, proof, verifyProof, type Transcript } from './rpc-handshake.ts';
 import { FramedSocket } from './rpc-socket.ts';
@@ -9,8 +9,8 @@ import { FramedSocket } from './rpc-socket.ts';
 export interface RpcClientOptions {
   /** This node's id, announced in the handshake. */
   nodeId: string;
-  /** The cluster key (clusterSecret()). */
-  secret: Buffer;
+  /** The cluster key (clusterSecret()), or the keys of the moment: a connection proves with the first. */
+  secret: ClusterSecret;
   log: Logger;
   /** Tests shrink the bounds; production uses RPC_LIMITS. */
   limits?: Partial<RpcLimits>;
@@ -104,6 +104,8 @@ class PeerConnection {
   private readonly closed: Promise<void>;
   private waiting: PendingCall[] = [];
   private transcript: Transcript | undefined;
+  /** The cluster key this connection proved with; the server must prove with the same one. */
+  private secret: Buffer | undefined;
   private ready = false;
   private nextId = 0;
   private lastReceived = 0;
@@ -242,10 +244,13 @@ class PeerConnection {
     if (!this.transcript) {
       if (message?.type !== 'hello' || message.v !== RPC_PROTOCOL_VERSION) return this.refuse(`expected hello v${RPC_PROTOCOL_VERSION}`, message);
       this.transcript = { serverId: message.nodeId, serverNonce: message.nonce, clientId: this.options.nodeId, clientNonce: this.clientNonce };
-      const auth: Handshake = { type: 'auth', v: RPC_PROTOCOL_VERSION, nodeId: this.options.nodeId, nonce: this.clientNonce, proof: proof(this.options.secret, 'client', this.transcript) };
+      const secret = secretsOf(this.options.secret)[0];
+      if (!secret) return this.refuse('this node has no cluster key', message);
+      this.secret = secret;
+      const auth: Handshake = { type: 'auth', v: RPC_PROTOCOL_VERSION, nodeId: this.options.nodeId, nonce: this.clientNonce, proof: proof(secret, 'client', this.transcript) };
       return this.framed.send(auth);
     }
-    if (message?.type !== 'welcome' || !verifyProof(this.options.secret, 'server', this.transcript, message.proof)) return this.refuse('the peer did not prove it holds the cluster key', message);
+    if (message?.type !== 'welcome' || !this.secret || !verifyProof(this.secret, 'server', this.transcript, message.proof)) return this.refuse('the peer did not prove it holds the cluster key', message);
     clearTimeout(this.handshakeTimer);
     this.ready = true;
     const waiting = this.waiting;

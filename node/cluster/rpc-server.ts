@@ -1,8 +1,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { ApiError, BackendUnavailableError, type Logger } from '../../common/index.ts';
+import { ApiError, BackendUnavailableError, ListenError, type Logger } from '../../common/index.ts';
 import { throttled } from '../bus/index.ts';
 import { FencedError } from '../store/index.ts';
-import { RPC_LIMITS, RPC_PROTOCOL_VERSION, type RpcHandler, type RpcLimits } from './rpc.ts';
+import { RPC_LIMITS, RPC_PROTOCOL_VERSION, secretsOf, type ClusterSecret, type RpcHandler, type RpcLimits } from './rpc.ts';
 import { encodeFrame, packValue, type FailReason, type RpcCall, type RpcMessage } from './rpc-frames.ts';
 import { newNonce, proof, verifyProof } from './rpc-handshake.ts';
 import { FramedSocket } from './rpc-socket.ts';
@@ -10,13 +10,19 @@ import { FramedSocket } from './rpc-socket.ts';
 export interface RpcServerOptions {
   /** This node's id, announced in the handshake. */
   nodeId: string;
-  /** The cluster key (clusterSecret()): only nodes that hold it get their calls run. */
-  secret: Buffer;
+  /**
+   * The cluster key (clusterSecret()), or the keys of the moment: only nodes that prove they hold
+   * one of them get their calls run. A connection stays authenticated once it is, even after its
+   * key leaves the list.
+   */
+  secret: ClusterSecret;
   /** The operations other nodes may call, by name. */
   handlers: Readonly<Record<string, RpcHandler>>;
   log: Logger;
   /** Tests shrink the bounds; production uses RPC_LIMITS. */
   limits?: Partial<RpcLimits>;
+  /** How long a port in use is tried again before listen() gives up (default 10 s). */
+  retryBindForMs?: number;
 }
 
 /**
@@ -53,15 +59,20 @@ export class RpcServer {
     server.on('connection', (socket) => this.accept(socket));
   }
 
-  /** Listens on host:port (0 picks a free port). A fixed port still held by a previous instance is retried for up to 10 s. */
+  /**
+   * Listens on host:port (0 picks a free port). The port is this process's alone (node:net binds
+   * without SO_REUSEPORT): a port in use is tried again for up to `retryBindForMs` (a previous
+   * instance may still be exiting), then rejects with ListenError `PORT_IN_USE`; any other bind
+   * failure rejects at once with ListenError `LISTEN_FAILED`.
+   */
   static async listen(host: string, port: number, options: RpcServerOptions): Promise<RpcServer> {
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + (options.retryBindForMs ?? 10_000);
     for (;;) {
       const server = createServer({ noDelay: true });
       try {
         const bound = await new Promise<number>((resolve, reject) => {
           server.once('error', reject);
-          server.listen(port, host, () => {
+          server.listen({ port, host, exclusive: true }, () => {
             server.off('error', reject);
             resolve((server.address() as { port: number }).port);
           });
@@ -69,7 +80,9 @@ export class RpcServer {
         server.on('error', (error) => options.log.error({ err: error.message }, 'node rpc: listener failed'));
         return new RpcServer(server, options, bound);
       } catch (error) {
-        if (port === 0 || (error as { code?: string }).code !== 'EADDRINUSE' || Date.now() >= deadline) throw error;
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'EADDRINUSE') throw new ListenError('LISTEN_FAILED', host, port, code ?? String(error), { cause: error });
+        if (port === 0 || Date.now() >= deadline) throw new ListenError('PORT_IN_USE', host, port, undefined, { cause: error });
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
@@ -241,10 +254,11 @@ class ServerConnection {
     if (message?.type !== 'auth' || message.v !== RPC_PROTOCOL_VERSION) return this.refuse(remote, `expected auth v${RPC_PROTOCOL_VERSION}, got ${message ? `${message.type}` : 'an unknown message'}`);
     const { nodeId, secret } = this.server.options;
     const transcript = { serverId: nodeId, serverNonce: this.nonce, clientId: message.nodeId, clientNonce: message.nonce };
-    if (!verifyProof(secret, 'client', transcript, message.proof)) return this.refuse(remote, 'wrong proof');
+    const held = secretsOf(secret).find((s) => verifyProof(s, 'client', transcript, message.proof));
+    if (!held) return this.refuse(remote, 'wrong proof');
     clearTimeout(this.handshakeTimer);
     this.peerId = message.nodeId;
     this.framed.setMaxFrameBytes(this.limits.maxFrameBytes);
-    this.framed.send({ type: 'welcome', proof: proof(secret, 'server', transcript) });
+    this.framed.send({ type: 'welcome', proof: proof(held, 'server', transcript) });
   }
 }

@@ -69,10 +69,21 @@ export class HeldElsewhereError extends Error {
   }
 }
 
-/** The key nodes authenticate each other with, derived from the user-JWT signing key they all share. */
+/** The key nodes authenticate each other with, derived from a user-JWT signing key they all share. */
 export function clusterSecret(privateKeyPem: string): Buffer {
   return createHmac('sha256', 'chat-service cluster calls').update(privateKeyPem).digest();
 }
+
+/**
+ * The cluster key: one fixed key, or the keys of the moment while the node signing key rotates.
+ * The first is the one this node proves with on a new connection; a peer that proves with any of
+ * them is accepted. So a new signing key that every node has loaded before it becomes the first
+ * one (see KeyRing) never splits the cluster: old and new keys are both accepted in between.
+ */
+export type ClusterSecret = Buffer | (() => readonly Buffer[]);
+
+/** The keys of `secret` now, the one to prove with first. */
+export const secretsOf = (secret: ClusterSecret): readonly Buffer[] => (Buffer.isBuffer(secret) ? [secret] : secret());
 
 /** `host:port` (`[v6]:port` for IPv6), or undefined when it is not one. */
 export function parseAddress(address: string): { host: string; port: number } | undefined {

@@ -1,12 +1,15 @@
+import Type from 'typebox';
 import { ApiError, defineRoute, isApiError, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
 import { PAGE } from '../chat/service.ts';
+import { IdempotencyKey } from '../realtime/protocol.ts';
 import { EditBody, GetMessagesQuery, MessageList, MessageParams, MessageResult, ReactBody, ReactionParams, SendBody, ChatParams } from './schemas.ts';
 
 const asMessage = (r: unknown) => (isApiError(r) ? r : { status: 200, body: { message: r } });
 
 export function messageRoutes(ctx: NodeContext): AnyRoute[] {
-  const auth = { verify: ctx.authenticateUser, security: 'userJwt' };
+  // authenticateUser also counts the user's requests (RATE_LIMITED).
+  const auth = { verify: ctx.authenticateUser, security: 'userJwt', responses: { 429: { description: "Too many requests (RATE_LIMITED, with Retry-After): over this user's request budget, or for a change its write budget or a busy chat" } } };
   const tags = ['messages'];
   const common = { 401: { description: 'JWT missing, invalid or expired' }, 404: { description: 'No such chat or message, or you are not a member' } };
   return [
@@ -42,6 +45,7 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
       tags,
       params: ChatParams,
       body: SendBody,
+      headers: Type.Object({ 'Idempotency-Key': Type.Optional(IdempotencyKey) }),
       auth,
       responses: {
         201: { description: 'Sent', schema: MessageResult },

@@ -20,7 +20,7 @@ export const userView = (u: ChatUser) => ({ userId: u.id, username: u.username, 
 const noUser = () => new ApiError('USER_NOT_FOUND', 'no such user in this application');
 
 export function userRoutes(ctx: NodeContext): AnyRoute[] {
-  const apiKey = { verify: ctx.apiKeys.authenticate, security: 'apiKey' };
+  const apiKey = { verify: ctx.authenticateApiKey, security: 'apiKey' };
   const server = 'users (server, API key)';
   const apiKeyErrors = { 401: { description: 'API key missing, invalid, revoked or for another cluster' } };
 
@@ -123,10 +123,14 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
       description: 'The refresh token rotates. Presenting one that was already used ends that sign-in (REFRESH_TOKEN_REUSED).',
       tags: ['users (browser, user JWT)'],
       body: RefreshBody,
-      responses: { 200: { description: 'New pair', schema: UserSession }, 400: { description: 'Invalid fields' }, 401: { description: 'Refresh token unknown, expired, ended or reused' } },
-      handler: async ({ body }) => {
+      responses: { 200: { description: 'New pair', schema: UserSession }, 400: { description: 'Invalid fields' }, 401: { description: 'Refresh token unknown, expired, ended or reused, or its application deleted' }, 429: { description: 'Too many refreshes from this address (RATE_LIMITED, with Retry-After)' } },
+      handler: async ({ body, request }) => {
+        const limited = ctx.admitRefresh(request.ip);
+        if (limited) return limited;
         const appId = appOf(body.refreshToken);
         if (!appId) return new ApiError('REFRESH_TOKEN_INVALID', 'refresh token is not valid');
+        // Sign-ins end with their application (user deletions revoke them in the store).
+        if (!(await ctx.sessions.appLive(appId))) return new ApiError('REFRESH_TOKEN_INVALID', 'the application of this refresh token was deleted');
         const next = newRefreshToken(appId);
         const result = await ctx.store.userSessions.rotate(appId, hash(body.refreshToken), hash(next), ctx.now().toISOString());
         switch (result.kind) {
@@ -147,7 +151,8 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
       operationId: 'me',
       summary: 'The signed-in user',
       tags: ['users (browser, user JWT)'],
-      auth: { verify: ctx.authenticateUser, security: 'userJwt' },
+      // authenticateUser also counts the user's requests (RATE_LIMITED).
+      auth: { verify: ctx.authenticateUser, security: 'userJwt', responses: { 429: { description: "Over this user's request budget (RATE_LIMITED, with Retry-After)" } } },
       responses: { 200: { description: 'The user', schema: User }, 401: { description: 'JWT missing, invalid or expired' }, 404: { description: 'The user was deleted' } },
       handler: async ({ auth }) => {
         const u = await ctx.store.users.get(auth.appId, auth.userId);

@@ -6,6 +6,7 @@ import type { Presence } from '../bus/index.ts';
 import type { EventSink } from '../chat/events.ts';
 import type { ChatService, Principal } from '../chat/service.ts';
 import type { NodeStore } from '../store/index.ts';
+import type { SessionGuard } from '../auth/session-guard.ts';
 import type { UserTokens } from '../auth/user-tokens.ts';
 import { actionSchemas, closeCodes, isActionType, type Action, type CloseName } from './protocol.ts';
 import type { Connection, Encoding, RealtimeHub } from './hub.ts';
@@ -42,6 +43,8 @@ export interface GatewayDeps {
    * transports, and the node's load). Taken: a function to call once the send is answered.
    */
   admitSend: (p: Principal) => ApiError | (() => void);
+  /** Whether a socket's application and user still exist (checked on open and before each action). */
+  sessions: SessionGuard;
 }
 
 export interface SocketState extends Connection {
@@ -132,9 +135,14 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       // `ready` follows once the socket is subscribed to the user's chats. In a cluster it also
       // waits until this node hears those chats from the other nodes, so nothing published after
       // `ready` is missed (a down bus does not hold the socket back).
-      deps.store.chats.chatsOf(c.appId, c.userId).then(
-        (chatIds) => {
+      // A token outlives a deletion of its application or user: such a socket is closed at once.
+      Promise.all([deps.store.chats.chatsOf(c.appId, c.userId), deps.sessions.ended(c.appId, c.userId)]).then(
+        ([chatIds, ended]) => {
           if (c.closed) return;
+          if (ended) {
+            const { code, reason, reconnect } = closeCodes[ended === 'app-deleted' ? 'APP_DELETED' : 'USER_DELETED'];
+            return ws.end(code, JSON.stringify({ reason, reconnect }));
+          }
           for (const chatId of chatIds) if (!c.resume.has(chatId)) hub.subscribe(ws, chatId);
           if (deps.presence) void deps.replays.ready().then(start, start);
           else start();
@@ -173,13 +181,25 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       if (isApiError(checked)) return fail(checked);
       const action = checked.value as Action;
       deps.metrics.actionIn(action.type);
-      dispatch(deps, c, action).then(
-        (result) => (isApiError(result) ? fail(result) : hub.send(ws, { type: 'ack', id: action.id, result })),
-        (error: unknown) => {
-          log.error({ err: error instanceof Error ? error.stack : String(error), action: action.type }, 'action failed');
-          fail(new ApiError('UNAVAILABLE', 'the action could not be completed; retry with the same idempotency key'));
-        },
-      );
+      const run = (appLive: boolean) => {
+        if (!appLive) {
+          const { code, reason, reconnect } = closeCodes.APP_DELETED;
+          if (!c.closed) ws.end(code, JSON.stringify({ reason, reconnect }));
+          return;
+        }
+        dispatch(deps, c, action).then(
+          (result) => (isApiError(result) ? fail(result) : hub.send(ws, { type: 'ack', id: action.id, result })),
+          (error: unknown) => {
+            log.error({ err: error instanceof Error ? error.stack : String(error), action: action.type }, 'action failed');
+            fail(new ApiError('UNAVAILABLE', 'the action could not be completed; retry with the same idempotency key'));
+          },
+        );
+      };
+      // The application must still exist: at once while its status is fresh, else one lookup.
+      const live = deps.sessions.appLive(c.appId);
+      if (typeof live === 'boolean') run(live);
+      else
+        live.then(run, () => fail(new ApiError('UNAVAILABLE', 'the action could not be completed; retry with the same idempotency key')));
     },
 
     close: (ws, code) => {

@@ -72,6 +72,14 @@ export class RealtimeHub implements EventSink {
     return this.byUser.get(`${appId}/${userId}`) ?? new Set();
   }
 
+  /** Live sockets of every user of an application on this node (a scan: for rare events only). */
+  appSockets(appId: string): WebSocket<Connection>[] {
+    const prefix = `${appId}/`;
+    const out: WebSocket<Connection>[] = [];
+    for (const [key, set] of this.byUser) if (key.startsWith(prefix)) out.push(...set);
+    return out;
+  }
+
   get connectionCount(): number {
     let n = 0;
     for (const set of this.byUser.values()) n += set.size;

@@ -40,6 +40,7 @@ export const closeCodes = {
   TOKEN_EXPIRED: { code: 4100, reconnect: 'after-refresh', reason: 'user token expired; refresh it and reconnect' },
   /** 4500–4599: do not reconnect automatically. */
   USER_DELETED: { code: 4500, reconnect: 'never', reason: 'user deleted' },
+  APP_DELETED: { code: 4501, reconnect: 'never', reason: 'application deleted' },
 } as const;
 
 export type CloseName = keyof typeof closeCodes;

@@ -1,4 +1,4 @@
-import type { SigningKey } from '../../common/index.ts';
+import type { SigningKeyStore } from '../../common/index.ts';
 
 /**
  * The node's store interfaces. Every key starts with the application id (tenancy in every key);
@@ -59,6 +59,12 @@ export interface UserSessionStore {
    */
   rotate(appId: string, oldHash: string, nextHash: string, now: string): Promise<UserRotateResult>;
   revokeAllForUser(appId: string, userId: string, now: string): Promise<void>;
+  /**
+   * Forgets families and tokens whose expiry is before `now` (an expired sign-in can never be used
+   * again), so sign-ins cost storage only while they can be used. Stores that expire rows by
+   * themselves (Cassandra TTLs) may do nothing here. Resolves with how many records were removed.
+   */
+  sweepExpired(now: string): Promise<number>;
 }
 
 export type ChatKind = 'direct' | 'group';
@@ -257,11 +263,8 @@ export interface MessageStore {
   byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined>;
 }
 
-/** Keys that sign user JWTs; shared by every node of the cluster. */
-export interface NodeSigningKeyStore {
-  ensure(candidate: SigningKey): Promise<SigningKey>;
-  list(): Promise<SigningKey[]>;
-}
+/** Keys that sign user JWTs and make the cluster key; shared by every node of the cluster (contract in common/jwt/key-ring.ts). */
+export type NodeSigningKeyStore = SigningKeyStore;
 
 export interface NodeStore {
   users: UserStore;

@@ -454,3 +454,57 @@ t.test('profile', async (t) => {
     t.equal(otherRefresh.status, 401, 'other session cannot refresh');
   });
 });
+
+t.test('guessing slows down per account and address, with backoff, and never locks the owner out elsewhere', async (t) => {
+  const throttled = await serviceFor(t, { LOGIN_MAX_FAILURES: '3', LOGIN_MAX_PER_ADDRESS: '10000', TRUST_PROXY: 'true' });
+  const tapi = client(throttled.controlUrl);
+  const from = (address: string, body: unknown) => tapi.call('POST', '/api/auth/login', { body, headers: { 'x-forwarded-for': address } });
+  const owner = newAccount('owner');
+  t.equal((await tapi.post('/api/auth/register', owner)).status, 201);
+  const wrong = { email: owner.email, password: 'not-the-password' };
+  for (let i = 1; i <= 3; i++) t.equal((await from('203.0.113.7', wrong)).status, 401, `attacker failure ${i}`);
+  const first = await from('203.0.113.7', wrong);
+  assertProblem(t, first, 429, 'RATE_LIMITED', 'the attacker waits after the third failure');
+  t.equal(retryAfterSeconds(first), 1, 'one second at first');
+  t.equal((await from('198.51.100.20', { email: owner.email, password: owner.password })).status, 200, 'the owner, from another address, signs in meanwhile');
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  t.equal((await from('203.0.113.7', wrong)).status, 401, 'after the wait, one more guess is checked');
+  const second = await from('203.0.113.7', wrong);
+  assertProblem(t, second, 429, 'RATE_LIMITED', 'and the next waits longer');
+  t.equal(retryAfterSeconds(second), 2, 'two seconds: each wait doubles');
+});
+
+t.test('currentPassword guesses on profile updates are throttled like logins', async (t) => {
+  const throttled = await serviceFor(t, { LOGIN_MAX_FAILURES: '3', LOGIN_MAX_PER_ADDRESS: '10000' });
+  const tapi = client(throttled.controlUrl);
+  const account = newAccount('profile');
+  const token = (await tapi.post('/api/auth/register', account)).body.accessToken as string;
+  const change = (currentPassword: string) => tapi.put('/api/client/profile', { password: 'a-brand-new-password', currentPassword }, token);
+  for (let i = 1; i <= 3; i++) assertProblem(t, await change(`guess-${i}-password`), 401, 'INVALID_CREDENTIALS', `guess ${i}`);
+  const limited = await change(account.password);
+  assertProblem(t, limited, 429, 'RATE_LIMITED', 'the fourth, even right, waits');
+  t.ok(retryAfterSeconds(limited) >= 1, 'with Retry-After');
+});
+
+t.test('behind a trusted proxy, the client cannot pick its own address (the leftmost X-Forwarded-For is its claim)', async (t) => {
+  const proxied = await serviceFor(t, { TRUST_PROXY: 'true', LOGIN_MAX_PER_ADDRESS: '2' });
+  const papi = client(proxied.controlUrl);
+  const account = newAccount('proxied');
+  // The proxy appends the address it saw (198.51.100.9); whatever the client wrote before it is a claim.
+  const login = (claimed: string) => papi.call('POST', '/api/auth/login', { body: { email: account.email, password: 'wrong-password' }, headers: { 'x-forwarded-for': `${claimed}, 198.51.100.9` } });
+  const statuses = [];
+  for (const claimed of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) statuses.push((await login(claimed)).status);
+  t.same(statuses, [401, 401, 429], 'a new claimed address each time does not reset the per-address budget');
+  const other = await papi.call('POST', '/api/auth/login', { body: { email: account.email, password: 'wrong-password' }, headers: { 'x-forwarded-for': '203.0.113.1, 198.51.100.10' } });
+  t.equal(other.status, 401, 'another real client address has its own budget');
+});
+
+t.test('TRUSTED_PROXY_HOPS=2: the client is the second address from the right', async (t) => {
+  const proxied = await serviceFor(t, { TRUST_PROXY: 'true', TRUSTED_PROXY_HOPS: '2', LOGIN_MAX_PER_ADDRESS: '1' });
+  const papi = client(proxied.controlUrl);
+  const account = newAccount('hops');
+  const login = (xff: string) => papi.call('POST', '/api/auth/login', { body: { email: account.email, password: 'wrong-password' }, headers: { 'x-forwarded-for': xff } });
+  t.equal((await login('6.6.6.6, 198.51.100.1, 10.0.0.2')).status, 401);
+  t.equal((await login('7.7.7.7, 198.51.100.1, 10.0.0.3')).status, 429, 'same client behind two proxies: its budget is spent');
+  t.equal((await login('6.6.6.6, 198.51.100.2, 10.0.0.2')).status, 401, 'another client');
+});

@@ -608,6 +608,21 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
       t.same(await store.signingKeys.list(), [first], 'the new candidate is not stored');
     });
 
+    t.test('signingKeys: a rotation stores the new key and retires the others, keeping an earlier retirement', async (t) => {
+      const store = await fresh(t);
+      const first = generateSigningKey(new Date(NOW));
+      await store.signingKeys.ensure(first);
+      const second = generateSigningKey(new Date(at(10)), new Date(at(30)));
+      await store.signingKeys.rotate(second, at(100));
+      t.same(await store.signingKeys.list(), [{ ...first, retiresAt: at(100) }, second], 'oldest first; the replaced key retires');
+      const third = generateSigningKey(new Date(at(20)), new Date(at(40)));
+      await store.signingKeys.rotate(third, at(200));
+      t.same(await store.signingKeys.list(), [{ ...first, retiresAt: at(100) }, { ...second, retiresAt: at(200) }, third], 'an earlier retirement is kept');
+      t.equal((await store.signingKeys.ensure(generateSigningKey(new Date(LATER)))).kid, first.kid, 'ensure returns the first key (as stored now) and adds none');
+      t.equal((await store.signingKeys.list()).length, 3);
+      await t.rejects(store.signingKeys.rotate(third, at(300)), { code: 'KEY_ROTATION_CONFLICT' }, 'a kid stored already is refused');
+    });
+
     t.test('signingKeys: concurrent ensure on a fresh store agrees on one key', async (t) => {
       const store = await fresh(t);
       const candidates = Array.from({ length: 5 }, () => generateSigningKey(new Date(NOW)));

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { MemorySigningKeys } from '../../common/jwt/index.ts';
 import { FencedError, type Chat, type ChatHead, type ChatUser, type HeadFence, type Member, type NodeStore, type StoredMessage, type WriteOptions } from '../../node/store/index.ts';
 
 /** A put the test holds until it says how it ends. */
@@ -83,6 +84,7 @@ export class MemoryNodeStore {
       getFamily: async () => undefined,
       rotate: async () => ({ kind: 'invalid' }),
       revokeAllForUser: async () => undefined,
+      sweepExpired: async () => 0,
     },
     chats: {
       create: async (chat, members) => {
@@ -164,10 +166,7 @@ export class MemoryNodeStore {
       byClientKey: async (appId, chatId, senderId, clientKey) => this.list(appId, chatId).find((m) => m.senderId === senderId && m.clientKey === clientKey),
     },
     writers: { self: { id: randomUUID() }, announce: () => undefined, release: async () => undefined },
-    signingKeys: {
-      ensure: async (candidate) => candidate,
-      list: async () => [],
-    },
+    signingKeys: new MemorySigningKeys(),
     close: async () => undefined,
   };
 }

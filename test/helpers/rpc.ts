@@ -10,6 +10,7 @@ import {
   RPC_PROTOCOL_VERSION,
   RpcClient,
   RpcServer,
+  type ClusterSecret,
   type RpcHandler,
   type RpcLimits,
   type RpcMessage,
@@ -19,10 +20,10 @@ export const silent = createLogger('silent', 'rpc-test');
 export const newSecret = () => randomBytes(32);
 export const addressOf = (server: RpcServer) => `127.0.0.1:${server.port}`;
 
-export const serve = (secret: Buffer, handlers: Record<string, RpcHandler>, limits: Partial<RpcLimits> = {}, nodeId = 'server') =>
+export const serve = (secret: ClusterSecret, handlers: Record<string, RpcHandler>, limits: Partial<RpcLimits> = {}, nodeId = 'server') =>
   RpcServer.listen('127.0.0.1', 0, { nodeId, secret, handlers, log: silent, limits });
 
-export const caller = (secret: Buffer, limits: Partial<RpcLimits> = {}, nodeId = 'caller') => new RpcClient({ nodeId, secret, log: silent, limits });
+export const caller = (secret: ClusterSecret, limits: Partial<RpcLimits> = {}, nodeId = 'caller') => new RpcClient({ nodeId, secret, log: silent, limits });
 
 /** A deferred a handler can wait on, and a count of how many calls reached it. */
 export function gate() {

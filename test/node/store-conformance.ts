@@ -128,6 +128,24 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.same(await store.userSessions.rotate(appId, expired.hash, hash(), NOW), { kind: 'invalid' }, 'an expired token is invalid');
   });
 
+  withStore('user sessions: expired sign-ins are forgotten (sweepExpired, or the store expires them itself)', async (t, store) => {
+    const appId = randomUUID();
+    const userId = randomUUID();
+    const soon = new Date(Date.now() + 1500).toISOString();
+    const brief: UserSessionFamily = { appId, id: randomUUID(), userId, expiresAt: soon };
+    const briefToken: UserRefreshToken = { appId, hash: hash(), familyId: brief.id, userId, expiresAt: soon };
+    const lasting: UserSessionFamily = { appId, id: randomUUID(), userId, expiresAt: FAR };
+    await store.userSessions.createFamily(brief, briefToken);
+    await store.userSessions.createFamily(lasting, { appId, hash: hash(), familyId: lasting.id, userId, expiresAt: FAR });
+    t.same(await store.userSessions.getFamily(appId, brief.id), brief, 'there while it can be used');
+    await new Promise((resolve) => setTimeout(resolve, 2600));
+    const removed = await store.userSessions.sweepExpired(new Date().toISOString());
+    t.ok(removed >= 0, `swept (${removed} records removed here)`);
+    t.equal(await store.userSessions.getFamily(appId, brief.id), undefined, 'the expired family is gone');
+    t.same(await store.userSessions.rotate(appId, briefToken.hash, hash(), new Date().toISOString()), { kind: 'invalid' }, 'its token is gone too');
+    t.same(await store.userSessions.getFamily(appId, lasting.id), lasting, 'a live family stays');
+  });
+
   withStore('user sessions: concurrent rotations of one token yield one rotation', async (t, store) => {
     const appId = randomUUID();
     const userId = randomUUID();
@@ -349,6 +367,26 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.same(await store.signingKeys.ensure(first), first);
     t.same(await store.signingKeys.ensure(generateSigningKey(new Date(T0 + 1000))), first, 'a later candidate does not replace it');
     t.same(await store.signingKeys.list(), [first]);
+  });
+
+  withStore('signing keys: a rotation stores the new key and retires the others, keeping an earlier retirement', async (t, store) => {
+    // Written to hold on a store that has keys already (one keyspace shared by the Cassandra suite).
+    const first = await store.signingKeys.ensure(generateSigningKey(new Date(T0)));
+    const before = await store.signingKeys.list();
+    const next = generateSigningKey(new Date(T0 + 10_000), new Date(T0 + 30_000));
+    await store.signingKeys.rotate(next, at(100));
+    const after = await store.signingKeys.list();
+    t.same(after.map((k) => k.kid), [...before.map((k) => k.kid), next.kid], 'oldest first, the new key last');
+    t.same(after.at(-1), next, 'stored as given');
+    for (const k of after.slice(0, -1)) t.equal(k.retiresAt, k.retiresAt && k.retiresAt < at(100) ? k.retiresAt : at(100), `${k.kid} retires`);
+    const third = generateSigningKey(new Date(T0 + 20_000), new Date(T0 + 40_000));
+    await store.signingKeys.rotate(third, at(200));
+    const last = await store.signingKeys.list();
+    t.equal(last.find((k) => k.kid === first.kid)?.retiresAt, at(100), 'an earlier retirement is kept');
+    t.equal(last.find((k) => k.kid === next.kid)?.retiresAt, at(200), 'the key replaced now retires at the new time');
+    t.equal((await store.signingKeys.ensure(generateSigningKey(new Date(T0 + 50_000)))).kid, first.kid, 'ensure returns the first key (as stored now) and adds none');
+    t.equal((await store.signingKeys.list()).length, last.length);
+    await t.rejects(store.signingKeys.rotate(third, at(300)), { code: 'KEY_ROTATION_CONFLICT' }, 'a kid stored already is refused');
   });
 
   /** A fenced put's outcome: undefined when it applied, else what it rejected with. */

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { claimRow, type CassandraClient } from '../../../common/cassandra/index.ts';
-import type { SigningKey } from '../../../common/jwt/index.ts';
-import type { Cluster, ClusterStatus, ClusterStore, ControlStore, SigningKeyStore } from '../types.ts';
+import { CassandraSigningKeys, claimRow, cql, type CassandraClient } from '../../../common/cassandra/index.ts';
+import type { Cluster, ClusterStatus, ClusterStore, ControlStore } from '../types.ts';
 import { CassandraAccounts, CassandraSessions } from './accounts.ts';
 import { CassandraApiKeys, CassandraApplications } from './apps.ts';
 export { controlMigrations } from './schema.ts';
@@ -30,21 +29,6 @@ class CassandraClusters implements ClusterStore {
   }
 }
 
-/** The control service's signing key: the first one ensured wins (compare-and-set). */
-class CassandraSigningKeys implements SigningKeyStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string, private readonly scope: string) {}
-
-  async ensure(candidate: SigningKey): Promise<SigningKey> {
-    const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.control_signing_keys (scope, kid, key) VALUES (?, ?, ?) IF NOT EXISTS`, [this.scope, candidate.kid, JSON.stringify(candidate)], 'kid', candidate.kid);
-    return claim.won ? candidate : (JSON.parse(String(claim.row!.get('key'))) as SigningKey);
-  }
-
-  async list(): Promise<SigningKey[]> {
-    const row = (await this.db.execute(`SELECT key FROM ${this.ks}.control_signing_keys WHERE scope = ?`, [this.scope])).first();
-    return row ? [JSON.parse(String(row.get('key'))) as SigningKey] : [];
-  }
-}
-
 /**
  * The control store on Cassandra or ScyllaDB. `scope` separates the cluster registry and signing
  * keys of control deployments sharing one keyspace. The client is the caller's to close.
@@ -63,7 +47,7 @@ export class CassandraControlStore implements ControlStore {
     this.applications = new CassandraApplications(db, keyspace);
     this.keys = new CassandraApiKeys(db, keyspace);
     this.clusters = new CassandraClusters(db, keyspace, scope);
-    this.signingKeys = new CassandraSigningKeys(db, keyspace, scope);
+    this.signingKeys = new CassandraSigningKeys(cql(db), keyspace, 'control', scope);
   }
 
   async close(): Promise<void> {

@@ -25,4 +25,13 @@ export const controlMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.control_signing_keys (scope text PRIMARY KEY, kid text, key text)`,
     ],
   },
+  {
+    name: 'control-002-signing-keyring',
+    statements: [
+      // The keys a rotation writes (the new one, and the others with their retirement), one
+      // partition per scope; `control_signing_keys` keeps the first key and, in `kid`, the key the
+      // latest rotation stored (the compare-and-set that serializes rotations).
+      `CREATE TABLE IF NOT EXISTS {ks}.control_signing_keyring (scope text, kid text, key text, PRIMARY KEY ((scope), kid))`,
+    ],
+  },
 ];

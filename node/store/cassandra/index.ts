@@ -1,28 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { claimRow, cql, type Cql } from '../../../common/cassandra/index.ts';
-import type { SigningKey } from '../../../common/index.ts';
-import type { NodeSigningKeyStore, NodeStore, WriterId } from '../types.ts';
+import { CassandraSigningKeys, cql, type Cql } from '../../../common/cassandra/index.ts';
+import type { NodeStore, WriterId } from '../types.ts';
 import { CassandraChats } from './chats.ts';
 import { CassandraLeases, type HoldTiming } from './leases.ts';
 import { CassandraMessages } from './messages.ts';
 import { CassandraUsers, CassandraUserSessions } from './users.ts';
 export { nodeMigrations } from './schema.ts';
 export { HOLD, type HoldTiming } from './leases.ts';
-
-/** The key that signs user JWTs: the first one ensured wins (compare-and-set), for every node. */
-class CassandraNodeSigningKeys implements NodeSigningKeyStore {
-  constructor(private readonly db: Cql, private readonly ks: string) {}
-
-  async ensure(candidate: SigningKey): Promise<SigningKey> {
-    const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.node_signing_keys (scope, kid, key) VALUES ('node', ?, ?) IF NOT EXISTS`, [candidate.kid, JSON.stringify(candidate)], 'kid', candidate.kid);
-    return claim.won ? candidate : (JSON.parse(String(claim.row!.get('key'))) as SigningKey);
-  }
-
-  async list(): Promise<SigningKey[]> {
-    const row = (await this.db.execute(`SELECT key FROM ${this.ks}.node_signing_keys WHERE scope = 'node'`)).first();
-    return row ? [JSON.parse(String(row.get('key'))) as SigningKey] : [];
-  }
-}
 
 /**
  * The node store on Cassandra or ScyllaDB (same CQL), over a keyspace migrated with
@@ -36,7 +20,8 @@ export class CassandraNodeStore implements NodeStore {
   readonly chats: CassandraChats;
   readonly messages: CassandraMessages;
   readonly writers: CassandraLeases;
-  readonly signingKeys: CassandraNodeSigningKeys;
+  /** The keys that sign user JWTs and make the cluster key, shared by every node (scope `node`). */
+  readonly signingKeys: CassandraSigningKeys;
 
   /**
    * The store over `keyspace`; the schema must already be migrated (see `nodeMigrations`). The
@@ -57,7 +42,7 @@ export class CassandraNodeStore implements NodeStore {
     this.writers = new CassandraLeases(db, keyspace, writer, hold);
     this.chats = new CassandraChats(db, keyspace, this.writers);
     this.messages = new CassandraMessages(db, keyspace, this.writers);
-    this.signingKeys = new CassandraNodeSigningKeys(db, keyspace);
+    this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');
   }
 
   async close(): Promise<void> {

@@ -77,4 +77,13 @@ export const nodeMigrations: Migration[] = [
     statements: [],
     data: copyFirstLayout,
   },
+  {
+    name: 'node-006-signing-keyring',
+    statements: [
+      // The keys a rotation writes (the new one, and the others with their retirement);
+      // `node_signing_keys` keeps the first key and, in `kid`, the key the latest rotation stored
+      // (the compare-and-set that serializes rotations).
+      `CREATE TABLE IF NOT EXISTS {ks}.node_signing_keyring (scope text, kid text, key text, PRIMARY KEY ((scope), kid))`,
+    ],
+  },
 ];

@@ -56,19 +56,33 @@ export class CassandraUsers implements UserStore {
  * family is revoked by compare-and-set on its `revoked_at`, so of concurrent presenters of one
  * token exactly one rotates, one is told of the reuse, and the rest find the family revoked.
  */
+/** Cassandra's largest TTL (20 years). */
+const MAX_TTL_SECONDS = 630_720_000;
+
+/** Seconds from now until an ISO time, 1 to 20 years: the TTL of a row that is useless after it. */
+function ttlUntil(iso: string): number {
+  return Math.min(MAX_TTL_SECONDS, Math.max(1, Math.ceil((Date.parse(iso) - Date.now()) / 1000)));
+}
+
 export class CassandraUserSessions implements UserSessionStore {
   constructor(private readonly db: Cql, private readonly ks: string) {}
 
   async createFamily(family: UserSessionFamily, first: UserRefreshToken): Promise<void> {
+    const ttl = ttlUntil(family.expiresAt);
     await Promise.all([
-      this.db.execute(`INSERT INTO ${this.ks}.user_families (app_id, id, user_id, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?)`, [family.appId, family.id, family.userId, family.expiresAt, family.revokedAt ?? null]),
-      this.db.execute(`INSERT INTO ${this.ks}.user_families_by_user (app_id, user_id, family_id) VALUES (?, ?, ?)`, [family.appId, family.userId, family.id]),
+      this.db.execute(`INSERT INTO ${this.ks}.user_families (app_id, id, user_id, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?) USING TTL ?`, [family.appId, family.id, family.userId, family.expiresAt, family.revokedAt ?? null, ttl]),
+      this.db.execute(`INSERT INTO ${this.ks}.user_families_by_user (app_id, user_id, family_id) VALUES (?, ?, ?) USING TTL ?`, [family.appId, family.userId, family.id, ttl]),
       this.putToken(first),
     ]);
   }
 
   private putToken(t: UserRefreshToken) {
-    return this.db.execute(`INSERT INTO ${this.ks}.user_tokens (app_id, hash, family_id, user_id, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?)`, [t.appId, t.hash, t.familyId, t.userId, t.expiresAt, t.usedAt ?? null]);
+    return this.db.execute(`INSERT INTO ${this.ks}.user_tokens (app_id, hash, family_id, user_id, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?) USING TTL ?`, [t.appId, t.hash, t.familyId, t.userId, t.expiresAt, t.usedAt ?? null, ttlUntil(t.expiresAt)]);
+  }
+
+  /** Rows expire by their TTLs (set from each record's expiry), so there is nothing to sweep. */
+  async sweepExpired(): Promise<number> {
+    return 0;
   }
 
   async getFamily(appId: string, id: string): Promise<UserSessionFamily | undefined> {
@@ -76,8 +90,9 @@ export class CassandraUserSessions implements UserSessionStore {
     return row ? defined({ appId: str(row, 'app_id'), id: str(row, 'id'), userId: str(row, 'user_id'), expiresAt: str(row, 'expires_at'), revokedAt: opt(row, 'revoked_at') }) : undefined;
   }
 
-  private async revoke(appId: string, familyId: string, now: string): Promise<boolean> {
-    return applied(await this.db.execute(`UPDATE ${this.ks}.user_families SET revoked_at = ? WHERE app_id = ? AND id = ? IF revoked_at = null`, [now, appId, familyId]));
+  /** Revokes a live family; the revocation expires with the family (a cell without a TTL would outlive its row). */
+  private async revoke(appId: string, familyId: string, now: string, expiresAt: string): Promise<boolean> {
+    return applied(await this.db.execute(`UPDATE ${this.ks}.user_families USING TTL ? SET revoked_at = ? WHERE app_id = ? AND id = ? IF revoked_at = null`, [ttlUntil(expiresAt), now, appId, familyId]));
   }
 
   async rotate(appId: string, oldHash: string, nextHash: string, now: string): Promise<UserRotateResult> {
@@ -86,11 +101,11 @@ export class CassandraUserSessions implements UserSessionStore {
     const familyId = str(row, 'family_id');
     const family = await this.getFamily(appId, familyId);
     if (!family || family.revokedAt) return { kind: 'invalid' };
-    const reuse = async (): Promise<UserRotateResult> => ((await this.revoke(appId, familyId, now)) ? { kind: 'reused', familyId } : { kind: 'invalid' });
+    const reuse = async (): Promise<UserRotateResult> => ((await this.revoke(appId, familyId, now, family.expiresAt)) ? { kind: 'reused', familyId } : { kind: 'invalid' });
     if (opt(row, 'used_at')) return reuse();
     const expiresAt = str(row, 'expires_at');
     if (expiresAt <= now || family.expiresAt <= now) return { kind: 'invalid' };
-    const claimed = await this.db.execute(`UPDATE ${this.ks}.user_tokens SET used_at = ? WHERE app_id = ? AND hash = ? IF used_at = null`, [now, appId, oldHash]);
+    const claimed = await this.db.execute(`UPDATE ${this.ks}.user_tokens USING TTL ? SET used_at = ? WHERE app_id = ? AND hash = ? IF used_at = null`, [ttlUntil(expiresAt), now, appId, oldHash]);
     if (!applied(claimed)) return reuse();
     await this.putToken({ appId, hash: nextHash, familyId, userId: family.userId, expiresAt });
     return { kind: 'rotated', userId: family.userId, familyId };
@@ -98,6 +113,11 @@ export class CassandraUserSessions implements UserSessionStore {
 
   async revokeAllForUser(appId: string, userId: string, now: string): Promise<void> {
     const rows = (await this.db.execute(`SELECT family_id FROM ${this.ks}.user_families_by_user WHERE app_id = ? AND user_id = ?`, [appId, userId])).rows;
-    await Promise.all(rows.map((r) => this.revoke(appId, str(r, 'family_id'), now)));
+    await Promise.all(
+      rows.map(async (r) => {
+        const family = await this.getFamily(appId, str(r, 'family_id'));
+        if (family && !family.revokedAt) await this.revoke(appId, family.id, now, family.expiresAt);
+      }),
+    );
   }
 }

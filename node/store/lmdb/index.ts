@@ -1,5 +1,6 @@
 import { open, type RootDatabase } from 'lmdb';
-import type { SigningKey } from '../../../common/index.ts';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../../common/files/index.ts';
+import { KeyRotationConflict, rotatedKeys, type SigningKey } from '../../../common/jwt/index.ts';
 import type { NodeSigningKeyStore, NodeStore, WriterId } from '../types.ts';
 import { LmdbChats } from './chats.ts';
 import { LmdbMessages } from './messages.ts';
@@ -11,7 +12,7 @@ class LmdbNodeSigningKeys implements NodeSigningKeyStore {
   constructor(private readonly t: Tables) {}
   ensure(candidate: SigningKey): Promise<SigningKey> {
     return this.t.root.transaction(() => {
-      const existing = [...values<SigningKey>(this.t.db, ['k'])].at(-1);
+      const existing = [...values<SigningKey>(this.t.db, ['k'])][0];
       if (existing) return existing;
       this.t.db.put(['k', candidate.createdAt, candidate.kid], candidate);
       return candidate;
@@ -19,6 +20,16 @@ class LmdbNodeSigningKeys implements NodeSigningKeyStore {
   }
   async list(): Promise<SigningKey[]> {
     return [...values<SigningKey>(this.t.db, ['k'])];
+  }
+  // One write transaction: it reads and writes the keys alone, so no rotation ever conflicts here.
+  async rotate(next: SigningKey, retireAt: string): Promise<void> {
+    const done = await this.t.root.transaction(() => {
+      const keys = [...values<SigningKey>(this.t.db, ['k'])];
+      if (keys.some((k) => k.kid === next.kid)) return false;
+      for (const k of rotatedKeys(keys, next, retireAt)) this.t.db.put(['k', k.createdAt, k.kid], k);
+      return true;
+    });
+    if (!done) throw new KeyRotationConflict();
   }
 }
 
@@ -42,10 +53,14 @@ export class LmdbNodeStore implements NodeStore {
   }
 
   /** `writer` names this instance when it holds a chat another instance on the same path wants (see ChatWriters). */
+  /** Opens (or creates) the environment in directory `path`: see LmdbControlStore.open for the file modes. */
   static open(path: string, writer?: WriterId): LmdbNodeStore {
+    ensurePrivateDir(path);
     // A write resolves only once it is synced to disk (lmdb's default, overlapping sync, resolves at
     // commit and syncs later): an acknowledged write survives power loss, not just a crash.
-    return new LmdbNodeStore(open({ path, maxDbs: 16, compression: false, overlappingSync: false }), path, writer);
+    // `permissionsMode` (the mode of data.mdb and lock.mdb) is read by lmdb but absent from its typings.
+    const options = { path, maxDbs: 16, compression: false, overlappingSync: false, permissionsMode: PRIVATE_FILE_MODE };
+    return new LmdbNodeStore(open(options), path, writer);
   }
 
   async close(): Promise<void> {

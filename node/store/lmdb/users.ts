@@ -76,6 +76,23 @@ export class LmdbUserSessions implements UserSessionStore {
     });
   }
 
+  async sweepExpired(now: string): Promise<number> {
+    // Read outside the write transaction, removed in one: a key found expired stays expired.
+    const expired: string[][] = [];
+    for (const { key, value } of this.t.db.getRange({ start: ['f'], end: ['f', END] })) {
+      const family = value as UserSessionFamily;
+      if (family.expiresAt <= now) expired.push(key as string[], ['uf', family.appId, family.userId, family.id]);
+    }
+    for (const { key, value } of this.t.db.getRange({ start: ['t'], end: ['t', END] })) {
+      if ((value as UserRefreshToken).expiresAt <= now) expired.push(key as string[]);
+    }
+    if (expired.length === 0) return 0;
+    await this.t.root.transaction(() => {
+      for (const key of expired) this.t.db.remove(key);
+    });
+    return expired.length;
+  }
+
   async revokeAllForUser(appId: string, userId: string, now: string): Promise<void> {
     await this.t.root.transaction(() => {
       for (const { key } of this.t.db.getRange({ start: ['uf', appId, userId], end: ['uf', appId, userId, END] })) {

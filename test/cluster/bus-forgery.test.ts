@@ -1,0 +1,40 @@
+import t from 'tap';
+import { client, requireService, WsClient } from '../helpers/index.ts';
+import { clusterApp, startCluster } from '../helpers/cluster.ts';
+import { RedisBus } from '../../node/bus/index.ts';
+import { encodeWire } from '../../node/cluster/wire.ts';
+import { recordingLog } from '../node/bus-helpers.ts';
+
+// README, Security: what arrives over Redis cannot widen a user's access. A publisher that is no
+// node (anything that reaches Redis) announces a membership the store does not hold, and a user
+// deletion that did not happen: the nodes check their own state and ignore both.
+const cassandra = await requireService('cassandra', (line) => t.comment(line));
+const redis = await requireService('redis', (line) => t.comment(line));
+if (!cassandra || !redis) t.pass('skipped: cassandra or redis not running');
+else {
+  const redisUrl = `redis://${redis.host}:${redis.port}`;
+  const cluster = await startCluster({ size: 2, cassandra: `${cassandra.host}:${cassandra.port}`, redisUrl });
+  t.teardown(() => cluster.stop());
+
+  t.test('a forged membership does not subscribe a socket, and a forged deletion closes nothing', async (t) => {
+    const { appId, users } = await clusterApp(cluster, ['ann', 'ben', 'eve']);
+    const [ann, ben, eve] = users as [(typeof users)[0], (typeof users)[0], (typeof users)[0]];
+    const chatId = (await client(cluster.nodes[0]!.url).post('/api/chats', { type: 'group', name: 'private', memberIds: [ben.userId] }, ann.jwt)).body.chatId as string;
+    const [annWs, benWs, eveWs] = await Promise.all([WsClient.connect(cluster.nodes[0]!.url, ann.jwt), WsClient.connect(cluster.nodes[1]!.url, ben.jwt), WsClient.connect(cluster.nodes[1]!.url, eve.jwt)]);
+    t.teardown(() => Promise.all([annWs.close(), benWs.close(), eveWs.close()]));
+
+    const forger = await RedisBus.connect({ url: redisUrl, nodeId: 'forger', prefix: `${cluster.env.CLUSTER_NAME}:`, log: recordingLog() });
+    t.teardown(() => forger.close());
+    forger.publish({ kind: 'user', appId, userId: eve.userId }, encodeWire({ t: 'm', chatId, member: true }));
+    forger.publish({ kind: 'user', appId, userId: ben.userId }, encodeWire({ t: 'x' }));
+    await forger.ready();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    t.equal((await annWs.request({ type: 'message.send', chatId, content: 'for members only' })).type, 'ack');
+    await benWs.waitFor((f) => f.type === 'message.new' && f.chatId === chatId, 5000);
+    t.pass('the member on the same node as eve gets the message: it was delivered there');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.notOk(eveWs.frames.some((f) => f.type === 'message.new' && f.chatId === chatId), 'eve, not a member, got nothing of the chat');
+    t.notOk(benWs.closed, "ben's socket is still open after the forged deletion");
+  });
+}
