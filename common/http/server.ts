@@ -15,7 +15,6 @@ export interface HttpOptions {
   routes: readonly AnyRoute[];
   maxBodyBytes: number;
   cors: CorsPolicy;
-  /** Take the client address from the first `X-Forwarded-For` hop (only behind a proxy you run). */
   /**
    * Proxies of the operator's own in front of the service (0: none). Each appends the address it
    * got the request from to `X-Forwarded-For`, so the client is the entry this many from the
