@@ -47,7 +47,14 @@ const enc = encodeURIComponent;
  * The chat client for browsers (and Node): created with the base URL only, given the user's tokens
  * by `setAuth`, it keeps the JWT fresh, calls the REST interface and runs the realtime connection.
  */
+/** One chat's read mark on its way, and the one asked for meanwhile (sent after it, once). */
+interface ReadMarkState {
+  sending: Promise<number>;
+  queued?: { seq: number; done: Promise<number> };
+}
+
 export class ChatClient {
+  private readonly readMarks = new Map<string, ReadMarkState>();
   readonly realtime: Realtime;
   private readonly auth: AuthManager;
   private readonly fetchImpl: typeof fetch;
@@ -195,10 +202,39 @@ export class ChatClient {
     return this.viaSocketOrRest({ type: 'reaction.remove', chatId, messageId, reaction }, `api/messages/${enc(chatId)}/${enc(messageId)}/reactions/${enc(reaction)}`, { method: 'DELETE' });
   }
 
-  /** Marks messages up to `seq` read; resolves with the read mark now stored. */
-  async markRead(chatId: string, seq: number): Promise<number> {
-    if (this.realtime.status === 'open') return (await this.realtime.action<{ readSeq: number }>({ type: 'read.mark', chatId, seq })).readSeq;
-    return (await this.call<{ readSeq: number }>(`api/chats/${enc(chatId)}/read`, { method: 'POST', body: { seq } })).readSeq;
+  /**
+   * Marks messages up to `seq` read; resolves with the read mark now stored. Calls for one chat are
+   * coalesced: while one is on its way, later ones wait and go as one, with the highest seq asked
+   * for (so marking every incoming message read stays within the server's write budget).
+   */
+  markRead(chatId: string, seq: number): Promise<number> {
+    const state = this.readMarks.get(chatId);
+    if (!state) return this.sendReadMark(chatId, seq);
+    if (state.queued) {
+      state.queued.seq = Math.max(state.queued.seq, seq);
+      return state.queued.done;
+    }
+    const queued: { seq: number; done: Promise<number> } = { seq, done: Promise.resolve(0) };
+    queued.done = state.sending.then(
+      () => this.sendReadMark(chatId, queued.seq),
+      () => this.sendReadMark(chatId, queued.seq),
+    );
+    state.queued = queued;
+    return queued.done;
+  }
+
+  private sendReadMark(chatId: string, seq: number): Promise<number> {
+    const sending =
+      this.realtime.status === 'open'
+        ? this.realtime.action<{ readSeq: number }>({ type: 'read.mark', chatId, seq }).then((r) => r.readSeq)
+        : this.call<{ readSeq: number }>(`api/chats/${enc(chatId)}/read`, { method: 'POST', body: { seq } }).then((r) => r.readSeq);
+    const state: ReadMarkState = { sending };
+    this.readMarks.set(chatId, state);
+    const settled = () => {
+      if (this.readMarks.get(chatId) === state && !state.queued) this.readMarks.delete(chatId);
+    };
+    sending.then(settled, settled);
+    return sending;
   }
 
   /** Tells the chat you are typing (realtime only; dropped when offline). */

@@ -58,3 +58,24 @@ t.test('two clients chat through a server restart with nothing lost or duplicate
   for await (const page of clientB.history(chat.chatId, 25)) history.push(...page.map((m) => m.messageId));
   t.equal(history.length, 60, 'history holds exactly the sixty');
 });
+
+t.test('marking every incoming message read stays within the write budget: read marks of a chat are coalesced', async (t) => {
+  const svc = await startService({ USER_WRITES_PER_SECOND: '3', USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
+  t.teardown(() => svc.stop());
+  const { server, endpoint } = await setup(svc);
+  const [alice, bob] = [await server.registerUser({ username: 'alice' }), await server.registerUser({ username: 'bob' })];
+  const clientA = new ChatClient({ baseUrl: endpoint, WebSocket: WS });
+  const clientB = new ChatClient({ baseUrl: endpoint, WebSocket: WS });
+  clientA.setAuth(await server.signIn({ userId: alice.userId }));
+  clientB.setAuth(await server.signIn({ userId: bob.userId }));
+  t.teardown(() => (clientA.close(), clientB.close()));
+  await Promise.all([clientA.connect(), clientB.connect()]);
+  const chat = await clientA.directChat(bob.userId);
+  for (let i = 0; i < 30; i++) await clientA.send(chat.chatId, `m${i}`);
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  // Thirty marks at once, as a client marking each message as it arrives would make them.
+  const marks = await Promise.all(Array.from({ length: 30 }, (_, i) => clientB.markRead(chat.chatId, i + 1)));
+  t.equal(marks.length, 30, 'every call resolves (none refused RATE_LIMITED)');
+  t.equal(Math.max(...marks), 30, 'the highest mark is stored');
+  t.ok(marks.every((m, i) => m >= i + 1), 'each resolves with a mark at least as high as it asked for');
+});
