@@ -47,7 +47,7 @@ export class SessionGuard {
         (live) => {
           this.pending.delete(appId);
           // A deletion announced meanwhile wins over a lookup that started before it.
-          if (this.apps.get(appId)?.live !== false || !live) this.remember(appId, live);
+          if (this.apps.get(appId)?.until !== Number.POSITIVE_INFINITY) this.remember(appId, live);
           return this.apps.get(appId)!.live;
         },
         (error: unknown) => {

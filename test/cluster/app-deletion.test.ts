@@ -1,14 +1,12 @@
 import t from 'tap';
-import { client, requireService, WsClient } from '../helpers/index.ts';
-import { clusterApp, startCluster } from '../helpers/cluster.ts';
+import { client, WsClient } from '../helpers/index.ts';
+import { clusterApp, clusterBackends, startCluster } from '../helpers/cluster.ts';
 
 // An application deleted in the control service ends its users' sessions on every node within a
 // second: open sockets close with 4501, JWTs and refresh tokens are refused everywhere.
-const cassandra = await requireService('cassandra', (line) => t.comment(line));
-const redis = await requireService('redis', (line) => t.comment(line));
-if (!cassandra || !redis) t.pass('skipped: cassandra or redis not running');
-else {
-  const cluster = await startCluster({ size: 3, cassandra: `${cassandra.host}:${cassandra.port}`, redisUrl: `redis://${redis.host}:${redis.port}`, env: { KEY_STATUS_TTL_MS: '1000' } });
+const backends = await clusterBackends(t);
+if (backends) {
+  const cluster = await startCluster({ size: 3, ...backends, env: { KEY_STATUS_TTL_MS: '1000' } });
   t.teardown(() => cluster.stop());
 
   t.test("deleting an application ends its users' sessions on every node within a second", async (t) => {

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { TokenVerifier } from '../../common/jwt/index.ts';
-import { client, requireService } from '../helpers/index.ts';
-import { clusterApp, startCluster, type ClusterNode } from '../helpers/cluster.ts';
+import { client } from '../helpers/index.ts';
+import { clusterApp, clusterBackends, startCluster, type ClusterNode } from '../helpers/cluster.ts';
 
 // The node signing key is rotated by the operator command while a cluster serves: user JWTs move
 // to the new key on every node, and node-to-node forwarding (authenticated with a key derived from
@@ -12,11 +12,9 @@ import { clusterApp, startCluster, type ClusterNode } from '../helpers/cluster.t
 const ROOT = new URL('../..', import.meta.url).pathname;
 const run = promisify(execFile);
 
-const cassandra = await requireService('cassandra', (line) => t.comment(line));
-const redis = await requireService('redis', (line) => t.comment(line));
-if (!cassandra || !redis) t.pass('skipped: cassandra or redis not running');
-else {
-  const cluster = await startCluster({ size: 2, cassandra: `${cassandra.host}:${cassandra.port}`, redisUrl: `redis://${redis.host}:${redis.port}`, env: { SIGNING_KEY_REFRESH_SECONDS: '1' } });
+const backends = await clusterBackends(t);
+if (backends) {
+  const cluster = await startCluster({ size: 2, ...backends, env: { SIGNING_KEY_REFRESH_SECONDS: '1' } });
   t.teardown(() => cluster.stop());
 
   t.test('rotating the node key mid-traffic: JWTs move to the new key everywhere, and forwarding to the chat owner never fails', async (t) => {

@@ -1,13 +1,11 @@
 import t from 'tap';
-import { client, requireService, WsClient, type Frame } from '../helpers/index.ts';
-import { clusterApp, startCluster } from '../helpers/cluster.ts';
+import { client, WsClient, type Frame } from '../helpers/index.ts';
+import { clusterApp, clusterBackends, startCluster } from '../helpers/cluster.ts';
 import { RawWs } from '../../bench/load/raw-ws.ts';
 
-const cassandra = await requireService('cassandra', (line) => t.comment(line));
-const redis = await requireService('redis', (line) => t.comment(line));
-if (!cassandra || !redis) t.pass('skipped: cassandra or redis not running');
-else {
-  const cluster = await startCluster({ size: 3, cassandra: `${cassandra.host}:${cassandra.port}`, redisUrl: `redis://${redis.host}:${redis.port}`, env: { KEY_STATUS_TTL_MS: '1000' } });
+const backends = await clusterBackends(t);
+if (backends) {
+  const cluster = await startCluster({ size: 3, ...backends, env: { KEY_STATUS_TTL_MS: '1000' } });
   t.teardown(() => cluster.stop());
   const [n0, n1, n2] = cluster.nodes as [typeof cluster.nodes[0], typeof cluster.nodes[0], typeof cluster.nodes[0]];
 

@@ -1,4 +1,5 @@
 import { client, newAccount } from './http.ts';
+import { requireService } from './services.ts';
 import type { SpawnedCluster } from '../../bin/spawn-cluster.ts';
 
 export { startCluster, type ClusterNode, type SpawnedCluster as TestCluster } from '../../bin/spawn-cluster.ts';
@@ -23,4 +24,18 @@ export async function clusterApp(cluster: TestCluster, usernames: string[]): Pro
     users.push({ userId: created.body.userId, jwt: signedIn.jwt });
   }
   return { appId: app.id, key: { id: key.id, token: key.token }, mgmtToken, users };
+}
+
+/**
+ * Where a cluster test's nodes find Cassandra and Redis (see requireService): undefined, with the
+ * skip reported, when either is not running outside CI; with CI=true a missing one throws.
+ */
+export async function clusterBackends(t: { comment(line: string): void; pass(message: string): void }): Promise<{ cassandra: string; redisUrl: string } | undefined> {
+  const cassandra = await requireService('cassandra', (line) => t.comment(line));
+  const redis = await requireService('redis', (line) => t.comment(line));
+  if (!cassandra || !redis) {
+    t.pass('skipped: cassandra or redis not running');
+    return undefined;
+  }
+  return { cassandra: `${cassandra.host}:${cassandra.port}`, redisUrl: `redis://${redis.host}:${redis.port}` };
 }
