@@ -24,12 +24,14 @@ Scenarios:
                stays under --p99, runs at 70% of it, then an overload run at twice it
   sends        persisted, acknowledged sends per second over WebSocket and over HTTP
   history      getMessages latency and throughput at several history depths (this service only)
+  chatlist     GET /api/chats for a user at the chat cap against a user with one chat, on the
+               embedded store and on Cassandra with 3 nodes (this service only)
   cluster      fanout across 3 nodes: this service on Cassandra and Redis (started with
                scripts/services.sh unless running), Socket.IO with its Redis adapter, uws over Redis;
                each system first gets 15 s of unrecorded load to warm up (this service
                90 s at 1,000 msgs/s: Cassandra's JVM warms slowly); Redis and Cassandra
                CPU per step, Cassandra CPU and statements per persisted message
-  all          connections, fanout, sends, history and cluster, in that order
+  all          connections, fanout, sends, history, chatlist and cluster, in that order
   report       only render RESULTS.md and the charts from the results in --out
 
 Common options:
@@ -68,6 +70,12 @@ history:
   --depths LIST        history depths (default 1000,100000,1000000)
   --page N             messages per page (default 50)
   --concurrency N      requests in flight (default 16)
+chatlist:
+  --chats N            chats of the full user (default 1000, USER_CHATS_MAX's default; another
+                       value runs the service with USER_CHATS_MAX=N)
+  --sizes LIST         page sizes (default 1,20)
+  --stores LIST        of embedded,cassandra (default: both; --smoke: embedded)
+  --concurrency N      requests in flight (default 16)
 `;
 
 const OPTIONS = {
@@ -96,6 +104,9 @@ const OPTIONS = {
   depths: { type: 'string' },
   profile: { type: 'string' },
   page: { type: 'string' },
+  chats: { type: 'string' },
+  sizes: { type: 'string' },
+  stores: { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is

@@ -32,6 +32,7 @@ import { CHAT_LIMITS } from './chat/limits.ts';
 import { ActorRegistry } from './chat/registry.ts';
 import { CHAT_OPS, ChatService, runHere, type Principal } from './chat/service.ts';
 import { UserWriteLimits } from './chat/write-limits.ts';
+import { ChatCap } from './chat/chat-cap.ts';
 import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guard.ts';
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
@@ -127,11 +128,13 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const events: EventSink = clusterEvents ?? hub;
   const replays: Replays = clusterEvents ?? new LocalReplays('standalone');
   const placement = cluster && new ChatPlacement(cluster.nodeId, cluster.membership);
+  const chatCap = new ChatCap(store.chats, config.USER_CHATS_MAX);
   actors = new ActorRegistry(
     {
       store,
       events,
       now,
+      chatCap,
       observeAck: m.observeAck,
       observeWrite: m.observeWrite,
       // A Cassandra request costs far more than a row: busy chats write fewer, larger batches.
@@ -141,6 +144,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   );
   const chats = new ChatService(store, actors, now);
   chats.limits = new UserWriteLimits({ write: config.USER_WRITES_PER_SECOND, typing: config.USER_TYPING_PER_SECOND });
+  chats.chatCap = chatCap;
   chats.local.deliverReplay = replays.deliver;
   let stopControl = () => {};
   // In a cluster: the node-to-node connections (calls out) and listener (calls in, opened by listen()).

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { barChart, lineChart } from './charts.ts';
 import type { Row, ScenarioResult } from './output.ts';
 
-const ORDER = ['connections', 'fanout', 'sends', 'history', 'cluster'];
+const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'cluster'];
 const PEERS = ['uws', 'socketio'];
 
 const fmt = (v: unknown): string => {
@@ -139,6 +139,14 @@ const SECTIONS: Record<string, Section> = {
       table(r.rows, [['depth', 'depth'], ['page', 'page'], ['requestsPerSecond', 'pages/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['throughputVsSmallest', 'pages/s vs smallest depth'], ['p50VsSmallest', 'p50 vs smallest depth'], ['fillSendsPerSecond', 'filled at (sends/s, one chat)']]),
       await chart('history', lineChart(r.rows, { title: 'getMessages p50 against history depth', x: 'depth', xTitle: 'messages in the chat (log)', y: 'p50Ms', yTitle: 'p50 latency (ms)', logX: true, series: 'page' })),
     ].join('\n'),
+  chatlist: async (r, chart) => {
+    // One bar per user (as the chart's "system"), one panel per store and page size.
+    const bars = r.rows.map((x) => ({ ...x, system: Number(x.userChats) === 1 ? '1 chat' : `${x.userChats} chats`, panel: `${x.store}, size ${x.size}` }));
+    return [
+      table(r.rows, [['store', 'store'], ['size', 'page size'], ['userChats', "user's chats"], ['requestsPerSecond', 'lists/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['throughputVsOneChat', 'lists/s vs one chat'], ['p50VsOneChat', 'p50 vs one chat'], ['errors', 'errors']]),
+      await chart('chatlist', barChart(bars, { title: 'GET /api/chats: lists per second by the user\'s chat count', y: 'requestsPerSecond', yTitle: 'lists/s', group: 'panel' })),
+    ].join('\n');
+  },
 };
 
 /**

@@ -66,6 +66,8 @@ export interface StartOptions {
   onProgress?: () => void;
   /** Write a V8 CPU profile of each of this service's processes into this directory (`--cpu-prof`). */
   profileDir?: string;
+  /** This service's settings beyond BENCH_ENV. */
+  env?: Record<string, string>;
 }
 
 // Node refuses --cpu-prof in NODE_OPTIONS: it goes on the command line.
@@ -86,7 +88,7 @@ export async function startSingle(system: SystemName, options: StartOptions): Pr
     const { url, child } = await startPeer(system, {}, options.nofile);
     return tracked({ system, nodes: [url], pids: [child.pid!], stop: () => stopChild(child) });
   }
-  const service = await startService(BENCH_ENV, undefined, { nofile: options.nofile, nodeArgs: profiling(options.profileDir) });
+  const service = await startService({ ...BENCH_ENV, ...options.env }, undefined, { nofile: options.nofile, nodeArgs: profiling(options.profileDir) });
   try {
     const app = await provisionApp(service.controlUrl, [service.nodeUrl], options.users, options.onProgress);
     return tracked({
@@ -119,7 +121,7 @@ export async function startThree(system: SystemName, services: ClusterServices, 
     const peers = await Promise.all([0, 1, 2].map(() => startPeer(system, { REDIS_URL: services.redisUrl }, options.nofile)));
     return tracked({ system, nodes: peers.map((p) => p.url), pids: peers.map((p) => p.child.pid!), services: { redisPid: services.redisPid }, stop: async () => void (await Promise.all(peers.map((p) => stopChild(p.child)))) });
   }
-  const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: BENCH_ENV, nodeArgs: profiling(options.profileDir) });
+  const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: { ...BENCH_ENV, ...options.env }, nodeArgs: profiling(options.profileDir) });
   let stats: CassandraStats | undefined;
   const stop = async () => {
     await stats?.close().catch(() => undefined);

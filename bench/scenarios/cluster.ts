@@ -1,38 +1,7 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { fanout, OVERLOAD_NOTE, overloadGoal } from './fanout.ts';
 import { round, type Context } from './context.ts';
 import type { ScenarioOptions, ScenarioOutput } from './options.ts';
-import { whileRunning } from '../lib/cleanup.ts';
-
-const SERVICES = new URL('../../scripts/services.sh', import.meta.url).pathname;
-
-/** A service's pid from the file scripts/services.sh keeps in its state dir (same default). */
-function servicePid(name: 'redis' | 'cassandra'): number | undefined {
-  const dir = process.env.SERVICES_STATE_DIR ?? new URL('../../tmp/services', import.meta.url).pathname;
-  try {
-    const pid = Number(readFileSync(`${dir}/${name}/${name}.pid`, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether something accepts connections at `host:port` (within 2 s). */
-function reachable(address: string): Promise<boolean> {
-  const url = new URL(address.includes('://') ? address : `tcp://${address}`);
-  return new Promise((resolve) => {
-    const socket = connect({ host: url.hostname, port: Number(url.port) });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(2000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
+import { clusterServices } from '../lib/services.ts';
 
 /** The cluster goal: this service's rate, latency and what a message costs the nodes and Cassandra. */
 const GOAL = { maxRate: 2500, p99At70PctMs: 100, cassandraCpuUsPerPersisted: 200, nodeCpuUsPerMessage: 500, stretchVsUws: 0.5 };
@@ -45,26 +14,8 @@ const GOAL = { maxRate: 2500, p99At70PctMs: 100, cassandraCpuUsPerPersisted: 200
  * costs the nodes and Cassandra, Cassandra's statements per message, and the overload run.
  */
 export async function cluster(ctx: Context, o: ScenarioOptions): Promise<ScenarioOutput> {
-  const cassandra = process.env.CASSANDRA_CONTACT_POINTS ?? `127.0.0.1:${process.env.CASSANDRA_PORT ?? 9042}`;
-  const redisUrl = process.env.REDIS_URL ?? `redis://127.0.0.1:${process.env.REDIS_PORT ?? 6379}`;
-  // `status` exits 0 only when both answer (and 1 when either is stopped or not ready yet); both
-  // answering where the environment says (started some other way) will do as well.
-  const wasReady = spawnSync(SERVICES, ['status'], { stdio: 'ignore' }).status === 0 || ((await reachable(cassandra.split(',')[0]!)) && (await reachable(redisUrl)));
-  let stopServices = () => undefined as void;
-  if (!wasReady) {
-    ctx.progress.plan(1, 'starting Redis and Cassandra (scripts/services.sh)');
-    execFileSync(SERVICES, ['start'], { stdio: ['ignore', 'ignore', 'inherit'] });
-    stopServices = () => void execFileSync(SERVICES, ['stop'], { stdio: 'ignore' });
-    ctx.progress.step();
-  }
-  const untrack = whileRunning(stopServices);
+  const { services, stop: stopServices } = await clusterServices(ctx);
   try {
-    const services = {
-      cassandra,
-      redisUrl,
-      redisPid: servicePid('redis'),
-      cassandraPid: servicePid('cassandra'),
-    };
     const plan = {
       rooms: o.num('rooms', o.smoke ? 2 : 12),
       members: o.num('members', o.smoke ? 3 : 24),
@@ -112,7 +63,6 @@ export async function cluster(ctx: Context, o: ScenarioOptions): Promise<Scenari
       ],
     };
   } finally {
-    untrack();
     stopServices();
   }
 }

@@ -1,3 +1,4 @@
+import { chatlist } from './chatlist.ts';
 import { cluster, withRatios } from './cluster.ts';
 import { connections } from './connections.ts';
 import type { Context } from './context.ts';
@@ -49,6 +50,7 @@ export const SCENARIOS = {
   fanout: singleFanout,
   sends,
   history,
+  chatlist,
   cluster,
 } satisfies Record<string, (ctx: Context, o: ScenarioOptions) => Promise<ScenarioOutput>>;
 

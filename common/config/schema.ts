@@ -57,6 +57,12 @@ export const ConfigSchema = Type.Object({
   }),
   USER_SENDS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'Messages one chat user may send per second (REST and WebSocket together) before 429 / RATE_LIMITED.' }),
   USER_WRITES_PER_SECOND: Type.Integer({ default: 20, minimum: 1, description: 'Edits, deletes, reactions, read marks and chat changes (create, rename, delete, members, roles) one chat user may make per second, REST and WebSocket together, before 429 / RATE_LIMITED.' }),
+  USER_CHATS_MAX: Type.Integer({
+    default: 1000,
+    minimum: 1,
+    maximum: 100000,
+    description: 'Chats one chat user may be in; creating a chat with, or adding, a user already in this many is refused with 403 / CHAT_LIMIT_REACHED.',
+  }),
   USER_TYPING_PER_SECOND: Type.Integer({ default: 5, minimum: 1, description: 'Typing indicators one chat user may send per second before RATE_LIMITED.' }),
   API_KEY_REQUESTS_PER_SECOND: Type.Integer({ default: 1000, minimum: 1, description: 'Requests one API key may make per second on one node (user registration, sign-ins, user changes) before 429.' }),
   REFRESH_PER_ADDRESS_PER_MINUTE: Type.Integer({ default: 120, minimum: 1, description: 'User refresh-token exchanges (POST /api/users/refresh, unauthenticated) per client address per minute before 429.' }),

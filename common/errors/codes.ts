@@ -24,6 +24,7 @@ export const errorCodes = {
   USERNAME_TAKEN: { status: 409, title: 'Username is taken in this application' },
   MESSAGE_DELETED: { status: 409, title: 'Message is deleted' },
   MEMBER_LIMIT_REACHED: { status: 403, title: 'Chat member limit reached' },
+  CHAT_LIMIT_REACHED: { status: 403, title: 'A user is in the most chats allowed' },
   APP_NOT_FOUND: { status: 404, title: 'Application not found' },
   KEY_NOT_FOUND: { status: 404, title: 'API key not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },

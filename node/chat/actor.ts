@@ -3,6 +3,7 @@ import { ApiError } from '../../common/index.ts';
 import { FencedError, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
 import { ChatActivity } from './chat-activity.ts';
+import type { ChatCap } from './chat-cap.ts';
 import type { ChatEvent, EventSink } from './events.ts';
 import { GroupCommit } from './group-commit.ts';
 import { CHAT_LIMITS } from './limits.ts';
@@ -24,6 +25,8 @@ export interface ActorDeps {
   admission?: AdmissionPolicy;
   /** Wait for larger batches after a write (see GroupCommitOptions.linger); none by default. */
   linger?: { ms: number; minBatch: number };
+  /** How many chats a user may be in; unbounded when absent. */
+  chatCap?: ChatCap;
 }
 
 export interface SendInput {
@@ -101,6 +104,8 @@ export class ChatActor {
   /** What a resuming client missed, and the newest message: the read side replay.ts and chat lists use. */
   readonly reads: MessageReads;
   private readonly activity: ChatActivity;
+  /** The activity time the members' chat lists were last moved to (the stored row's, at load). */
+  private indexedAt: string | undefined;
   private readonly admission: AdmissionPolicy;
   private readonly pendingByKey = new Map<string, Promise<SendResult>>();
   /** Highest seq whose event has been published (and so is durable). */
@@ -133,7 +138,11 @@ export class ChatActor {
       onDurable: (batch) => this.durable(batch),
       ...(deps.linger ? { linger: deps.linger } : {}),
     });
-    this.activity = new ChatActivity(() => deps.store.chats.update({ ...this.chat }), CHAT_LIMITS.activityWriteMs);
+    this.activity = new ChatActivity(async () => {
+      const chat = { ...this.chat };
+      await deps.store.chats.writeActivity(chat, [...this.members.keys()], this.indexedAt);
+      this.indexedAt = chat.lastActivityAt;
+    }, CHAT_LIMITS.activityWriteMs);
   }
 
   /** Loads chat, members and the chat's head. False when the chat does not exist. */
@@ -150,6 +159,7 @@ export class ChatActor {
     this.assignedRev = this.publishedRev = lastRev;
     this.cache = new MessageCache(CHAT_LIMITS.recentMessages, lastRev);
     this.chat = { ...chat, lastSeq: Math.max(chat.lastSeq, lastSeq) };
+    this.indexedAt = chat.lastActivityAt;
     for (const m of members) this.members.set(m.userId, m);
     this.assignedSeq = this.publishedSeq = this.chat.lastSeq;
     for (const m of (await store.messages.pageBackward(this.appId, this.chatId, undefined, CHAT_LIMITS.preloadMessages)).reverse()) this.cache.remember(m);
@@ -382,6 +392,8 @@ export class ChatActor {
       const fresh = [...new Set(userIds)].filter((id) => !this.members.has(id));
       if (this.members.size + fresh.length > CHAT_LIMITS.groupMembers) return new ApiError('MEMBER_LIMIT_REACHED', `a group has at most ${CHAT_LIMITS.groupMembers} members`);
       for (const id of fresh) if (!(await this.deps.store.users.get(this.appId, id))) return new ApiError('USER_NOT_FOUND', `no user ${id} in this application`);
+      const full = await this.deps.chatCap?.check(this.appId, fresh);
+      if (full) return full;
       const joinedAt = this.deps.now().toISOString();
       const added: Member[] = [];
       for (const userId of fresh) {

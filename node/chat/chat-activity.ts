@@ -3,8 +3,8 @@
  * order chat lists, and a list read from the store takes the newest message's seq and time where
  * they are ahead, so they may trail. At most one write is in flight, and writes start at least
  * `intervalMs` apart however the changes are spaced (on Cassandra each is a compare-and-set, `IF
- * EXISTS`, so a deleted chat is not brought back); the latest state is always written eventually. Failures are ignored: the next
- * write carries the newer state anyway.
+ * EXISTS`, so a deleted chat is not brought back); the latest state is always written eventually: a
+ * failed write is tried again after the interval, until one succeeds or the writer stops.
  */
 export class ChatActivity {
   private writing: Promise<void> | undefined;
@@ -62,9 +62,13 @@ export class ChatActivity {
   private start(): void {
     this.dirty = false;
     this.lastStart = performance.now();
+    // A failed write is tried again (after the interval): with no newer change to carry it, the
+    // state it had would otherwise never be written.
     const written = this.write().then(
       () => undefined,
-      () => undefined,
+      () => {
+        this.dirty = true;
+      },
     );
     this.writing = written.then(() => {
       this.writing = undefined;

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, BackendUnavailableError } from '../../common/index.ts';
-import { FencedError, type Chat, type Member, type MemberRole, type NodeStore } from '../store/index.ts';
+import { FencedError, type ActivityPosition, type Chat, type Member, type MemberRole, type NodeStore } from '../store/index.ts';
 import type { SendInput, SendResult } from './actor.ts';
 import { LocalChatOps, loadedSummary, type ChatSummary, type Principal } from './local-ops.ts';
 import type { ActorRegistry } from './registry.ts';
 import type { ReplayTarget, ResumePoint } from './replay.ts';
 import { chatView, messageView, type MemberView, type MessageView } from './views.ts';
 import type { LimitedOperation, UserWriteLimits } from './write-limits.ts';
+import type { ChatCap } from './chat-cap.ts';
 
 export { PAGE, type ChatSummary, type Principal } from './local-ops.ts';
 export const CHAT_LIST = Object.freeze({ defaultSize: 20, maxSize: 100 });
@@ -68,6 +69,8 @@ export class ChatService {
   router: ChatRouter;
   /** Per-user write rates (see write-limits.ts); none when absent. */
   limits: UserWriteLimits | undefined;
+  /** How many chats a user may be in (see chat-cap.ts); unbounded when absent. */
+  chatCap: ChatCap | undefined;
 
   constructor(
     private readonly store: NodeStore,
@@ -157,6 +160,8 @@ export class ChatService {
     if (otherId === p.userId) return new ApiError('VALIDATION_FAILED', 'a direct chat needs another user', { errors: [{ path: '/body/userId', message: 'is yourself' }] });
     if (!(await this.store.users.get(p.appId, p.userId))) return new ApiError('USER_NOT_FOUND', 'your user no longer exists');
     if (!(await this.store.users.get(p.appId, otherId))) return new ApiError('USER_NOT_FOUND', `no user ${otherId} in this application`);
+    const full = await this.chatCap?.check(p.appId, [p.userId, otherId]);
+    if (full) return full;
     const now = this.now().toISOString();
     const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'direct', createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now };
     const member = (userId: string): Member => ({ appId: p.appId, chatId: chat.id, userId, role: 'member', joinedAt: now, readSeq: 0 });
@@ -171,6 +176,8 @@ export class ChatService {
     const others = [...new Set(memberIds)].filter((id) => id !== p.userId);
     if (!(await this.store.users.get(p.appId, p.userId))) return new ApiError('USER_NOT_FOUND', 'your user no longer exists');
     for (const id of others) if (!(await this.store.users.get(p.appId, id))) return new ApiError('USER_NOT_FOUND', `no user ${id} in this application`);
+    const full = await this.chatCap?.check(p.appId, [p.userId, ...others]);
+    if (full) return full;
     const now = this.now().toISOString();
     const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'group', name, createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now };
     const members: Member[] = [p.userId, ...others].map((userId) => ({ appId: p.appId, chatId: chat.id, userId, role: userId === p.userId ? 'owner' : 'member', joinedAt: now, readSeq: 0 }));
@@ -180,28 +187,31 @@ export class ChatService {
   }
 
   /**
-   * My chats, most recent activity first, cursor-paged. The cursor is opaque (the position after the
-   * last returned chat); the order is by (lastActivityAt desc, chatId).
+   * My chats, most recent activity first, cursor-paged, in O(page) whatever my chat count: a page
+   * is read from my activity index (see ChatStore.chatsByActivity), which a chat's actor moves at
+   * most once per CHAT_LIMITS.activityWriteMs, behind its messages; each chat's summary is its
+   * current state. So a chat rises to its place within about a second of its newest message, and a
+   * page is ordered by the summaries it shows. The cursor is opaque: the index position after the
+   * page. A chat I left after the index was read is left out, so a page may hold fewer than `size`.
    */
   async list(p: Principal, size: number, cursor: string | undefined): Promise<{ chats: ChatSummary[]; nextCursor?: string } | ApiError> {
-    let after: { at: string; id: string } | undefined;
+    let after: ActivityPosition | undefined;
     if (cursor) {
       try {
-        const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-        if (typeof at !== 'string' || typeof id !== 'string') throw new Error('shape');
-        after = { at, id };
+        const [at, chatId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+        if (typeof at !== 'string' || typeof chatId !== 'string') throw new Error('shape');
+        after = { at, chatId };
       } catch {
         return new ApiError('VALIDATION_FAILED', 'cursor is not one this service issued', { errors: [{ path: '/query/cursor', message: 'invalid' }] });
       }
     }
-    const ids = await this.store.chats.chatsOf(p.appId, p.userId);
-    const rows = (await Promise.all(ids.map((id) => this.row(p, id)))).filter((r) => r !== undefined);
-    const ordered = rows
-      .sort((x, y) => y.lastActivityAt.localeCompare(x.lastActivityAt) || x.chatId.localeCompare(y.chatId))
-      .filter((r) => !after || r.lastActivityAt < after.at || (r.lastActivityAt === after.at && r.chatId > after.id));
-    const chats = ordered.slice(0, size);
-    const last = chats.at(-1);
-    return ordered.length > size && last ? { chats, nextCursor: Buffer.from(JSON.stringify([last.lastActivityAt, last.chatId])).toString('base64url') } : { chats };
+    const entries = await this.store.chats.chatsByActivity(p.appId, p.userId, after, size + 1);
+    const page = entries.slice(0, size);
+    const chats = (await Promise.all(page.map((e) => this.row(p, e.chatId))))
+      .filter((r) => r !== undefined)
+      .sort((x, y) => y.lastActivityAt.localeCompare(x.lastActivityAt) || y.chatId.localeCompare(x.chatId));
+    const last = page.at(-1);
+    return entries.length > size && last ? { chats, nextCursor: Buffer.from(JSON.stringify([last.at, last.chatId])).toString('base64url') } : { chats };
   }
 
   /**

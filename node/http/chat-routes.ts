@@ -20,7 +20,7 @@ export function chatRoutes(ctx: NodeContext): AnyRoute[] {
       tags,
       body: CreateChatBody,
       auth,
-      responses: { 200: { description: 'The existing direct chat', schema: ChatSummary }, 201: { description: 'Created', schema: ChatSummary }, 400: { description: 'Invalid fields' }, 401: common[401], 404: { description: 'A named user does not exist (USER_NOT_FOUND)' } },
+      responses: { 200: { description: 'The existing direct chat', schema: ChatSummary }, 201: { description: 'Created', schema: ChatSummary }, 400: { description: 'Invalid fields' }, 401: common[401], 403: { description: 'You or a named user are in the most chats a user may be in, USER_CHATS_MAX (CHAT_LIMIT_REACHED)' }, 404: { description: 'A named user does not exist (USER_NOT_FOUND)' } },
       handler: async ({ body, auth }) => {
         if (body.type === 'direct') {
           const result = await ctx.chats.createDirect(auth, body.userId);
@@ -35,7 +35,7 @@ export function chatRoutes(ctx: NodeContext): AnyRoute[] {
       method: 'GET',
       path: '/api/chats',
       operationId: 'listChats',
-      summary: `My chats, most recent activity first, each with its last message and my unread count (default ${CHAT_LIST.defaultSize}, at most ${CHAT_LIST.maxSize} per page)`,
+      summary: `My chats, most recent activity first (a chat takes its place within about a second of its newest message), each with its last message and my unread count (default ${CHAT_LIST.defaultSize}, at most ${CHAT_LIST.maxSize} per page); a page costs the same whatever my chat count`,
       tags,
       query: ListChatsQuery,
       auth,
@@ -102,7 +102,7 @@ export function chatRoutes(ctx: NodeContext): AnyRoute[] {
       params: ChatParams,
       body: AddMembersBody,
       auth,
-      responses: { 200: { description: 'The members added', schema: MemberList }, 400: { description: 'Invalid fields' }, 403: { description: 'Not allowed, or the group is full' }, ...common },
+      responses: { 200: { description: 'The members added', schema: MemberList }, 400: { description: 'Invalid fields' }, 403: { description: 'Not allowed (NOT_ALLOWED), the group is full (MEMBER_LIMIT_REACHED), or a named user is in USER_CHATS_MAX chats (CHAT_LIMIT_REACHED)' }, ...common },
       handler: async ({ params, body, auth }) => {
         const added = await ctx.chats.addMembers(auth, params.chatId, body.userIds, body.role ?? 'member');
         return isApiError(added) ? added : { status: 200, body: { members: added } };

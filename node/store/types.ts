@@ -124,8 +124,37 @@ export interface ChatStore {
   removeMember(appId: string, chatId: string, userId: string, options?: WriteOptions): Promise<'removed' | 'not-found'>;
   /** Chat ids of a user's memberships (partition: app + user). */
   chatsOf(appId: string, userId: string): Promise<string[]>;
+  /**
+   * A user's chats by activity (partition: app + user), newest first, ties by chat id descending:
+   * up to `limit` entries strictly after `after` in that order (from the start without it). Costs
+   * O(limit) whatever the user's chat count. Each chat appears once, at the activity time its last
+   * `writeActivity` (or the membership write that added the user) gave it.
+   */
+  chatsByActivity(appId: string, userId: string, after: ActivityPosition | undefined, limit: number): Promise<ActivityPosition[]>;
+  /**
+   * Writes a chat's row (as `update` does, not fenced) and moves the chat to `chat.lastActivityAt` in
+   * the activity index of each of `userIds` that is a member (the chat's members as the caller
+   * knows them; an id that is not a member is skipped, so a removal is never undone). 'not-found'
+   * when the chat is gone, and nothing is written. `previousAt`: the time the caller's previous
+   * call moved the chat to, which lets a store move entries without reading them first.
+   */
+  writeActivity(chat: Chat, userIds: string[], previousAt?: string): Promise<'updated' | 'not-found'>;
+  /**
+   * How many chats each user is a member of (0 for none). Kept as a count beside the index, so
+   * reading it costs O(users) whatever the counts; see `recountChats` for stores whose count may
+   * drift after a failed write.
+   */
+  chatCounts(appId: string, userIds: string[]): Promise<Map<string, number>>;
+  /** Counts a user's chats from the membership index (O(its chats)) and stores that count. */
+  recountChats(appId: string, userId: string): Promise<number>;
   /** Raises a member's read mark; never lowers it. Returns the mark now stored. */
   markRead(appId: string, chatId: string, userId: string, seq: number): Promise<number | undefined>;
+}
+
+/** A chat's place in a user's activity index. */
+export interface ActivityPosition {
+  at: string;
+  chatId: string;
 }
 
 export interface StoredReaction {

@@ -23,6 +23,8 @@ export class MemoryNodeStore {
   readonly heads = new Map<string, ChatHead>();
   /** Every put, in order, as the store received it. */
   readonly puts: { messages: StoredMessage[]; fence?: HeadFence }[] = [];
+  /** Every activity write, with the member ids it moved. */
+  readonly activityWrites: { chat: Chat; userIds: string[] }[] = [];
   /** Puts waiting for the test (only while `holding`). */
   readonly held: HeldPut[] = [];
   holding = false;
@@ -116,6 +118,16 @@ export class MemoryNodeStore {
         return this.memberMap(appId, chatId).delete(userId) ? 'removed' : 'not-found';
       },
       chatsOf: async (appId, userId) => [...this.memberRows.entries()].filter(([k, m]) => k.startsWith(`${appId}/`) && m.has(userId)).map(([k]) => k.split('/')[1]!),
+      // The actor tests need only the row write and the member ids it was given.
+      chatsByActivity: async () => [],
+      writeActivity: async (chat, userIds) => {
+        this.activityWrites.push({ chat: { ...chat }, userIds: [...userIds] });
+        if (!this.chatRows.has(`${chat.appId}/${chat.id}`)) return 'not-found';
+        this.chatRows.set(`${chat.appId}/${chat.id}`, { ...chat });
+        return 'updated';
+      },
+      chatCounts: async (_appId, userIds) => new Map(userIds.map((id) => [id, 0])),
+      recountChats: async () => 0,
       markRead: async (appId, chatId, userId, seq) => {
         const m = this.memberMap(appId, chatId).get(userId);
         if (!m) return undefined;

@@ -135,7 +135,7 @@ t.test('group commit with a linger: a busy stream writes fewer, larger batches; 
   t.ok(performance.now() - before < 20, 'after a quiet spell longer than the linger, at once again');
 });
 
-t.test('chat activity: one write in flight, spaced by the interval, always ending with the latest state', async (t) => {
+t.test('chat activity: one write in flight, spaced by the interval, retried after a failure, always ending with the latest state', async (t) => {
   let state = 0;
   const written: number[] = [];
   const inFlight: Deferred[] = [];
@@ -157,8 +157,13 @@ t.test('chat activity: one write in flight, spaced by the interval, always endin
   t.same(written, [1], 'not before the interval');
   await new Promise((resolve) => setTimeout(resolve, 40));
   t.same(written, [1, 3], 'then the latest state, once');
-  inFlight[1]!.reject(new Error('ignored'));
+  inFlight[1]!.reject(new Error('store down'));
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  t.same(written, [1, 3, 3], 'a failed write is tried again (the interval after it started), with nothing newer to carry its state');
+  inFlight[2]!.resolve();
   await activity.inFlight();
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  t.same(written, [1, 3, 3], 'and not again once it succeeded');
   state = 4;
   activity.touch();
   const flushed = activity.flush();

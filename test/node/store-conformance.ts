@@ -258,6 +258,66 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.same((await store.chats.members(appId, c.id)).map((m) => m.userId), [owner]);
   });
 
+  withStore("chats: a user's chats by activity, newest first, paged, moved by writeActivity, and counted", async (t, store) => {
+    const appId = randomUUID();
+    const [u, other, outsider] = [randomUUID(), randomUUID(), randomUUID()];
+    const chats = [1, 2, 3, 4, 5].map((i) => chat(appId, { createdAt: at(i), updatedAt: at(i), lastActivityAt: at(i) }));
+    for (const c of chats) await store.chats.create(c, [member(c, u, { role: 'owner' }), member(c, other)]);
+    const ids = (page: { chatId: string }[]) => page.map((e) => e.chatId);
+    const [c1, c2, c3, c4, c5] = chats as [Chat, Chat, Chat, Chat, Chat];
+    const first = await store.chats.chatsByActivity(appId, u, undefined, 2);
+    t.same(first, [{ at: at(5), chatId: c5.id }, { at: at(4), chatId: c4.id }], 'newest first, with the time each is indexed at');
+    t.same(ids(await store.chats.chatsByActivity(appId, u, first[1], 2)), [c3.id, c2.id], 'the next page starts after the position given');
+    t.same(ids(await store.chats.chatsByActivity(appId, u, { at: at(2), chatId: c2.id }, 2)), [c1.id]);
+    t.same(await store.chats.chatsByActivity(appId, u, { at: at(1), chatId: c1.id }, 2), []);
+    t.same(await store.chats.chatsByActivity(randomUUID(), u, undefined, 10), [], "another app's index is another partition");
+    t.same(await store.chats.chatCounts(appId, [u, outsider]), new Map([[u, 5], [outsider, 0]]));
+
+    const moved = { ...c2, lastSeq: 3, lastActivityAt: at(10) };
+    t.equal(await store.chats.writeActivity(moved, [u, other, outsider], c2.lastActivityAt), 'updated');
+    t.same(await store.chats.get(appId, c2.id), moved, 'the row is written too');
+    t.same(ids(await store.chats.chatsByActivity(appId, u, undefined, 10)), [c2.id, c5.id, c4.id, c3.id, c1.id], 'moved to its new time, listed once');
+    t.same(ids(await store.chats.chatsByActivity(appId, other, undefined, 1)), [c2.id], 'for every member named');
+    t.same(await store.chats.chatsByActivity(appId, outsider, undefined, 10), [], 'a non-member named is skipped');
+    t.same(await store.chats.chatsOf(appId, outsider), []);
+
+    t.equal(await store.chats.removeMember(appId, c3.id, u), 'removed');
+    t.equal(await store.chats.writeActivity({ ...c3, lastActivityAt: at(20) }, [u, other], c3.lastActivityAt), 'updated');
+    t.same(ids(await store.chats.chatsByActivity(appId, u, undefined, 10)), [c2.id, c5.id, c4.id, c1.id], 'a move naming a removed member does not bring the chat back');
+    t.notOk((await store.chats.chatsOf(appId, u)).includes(c3.id));
+    t.equal(await store.chats.delete(appId, c5.id), 'deleted');
+    t.same(ids(await store.chats.chatsByActivity(appId, u, undefined, 10)), [c2.id, c4.id, c1.id], 'a deleted chat leaves the index');
+    t.equal(await store.chats.writeActivity({ ...c5, lastActivityAt: at(30) }, [u], c5.lastActivityAt), 'not-found', 'a deleted chat is not written');
+    t.same(ids(await store.chats.chatsByActivity(appId, u, undefined, 10)), [c2.id, c4.id, c1.id]);
+    t.same(await store.chats.chatCounts(appId, [u, other]), new Map([[u, 3], [other, 4]]), 'counts follow leaves and deletes');
+    t.equal(await store.chats.recountChats(appId, u), 3);
+
+    const later = chat(appId, { lastActivityAt: at(40) });
+    await store.chats.create(later, [member(later, other, { role: 'owner' })]);
+    await store.chats.putMember(member(later, u));
+    t.same(await store.chats.chatsByActivity(appId, u, undefined, 1), [{ at: at(40), chatId: later.id }], "an added member is indexed at the chat's activity time");
+    await store.chats.putMember(member(later, u, { role: 'admin' }));
+    t.same(await store.chats.chatCounts(appId, [u]), new Map([[u, 4]]), 'an update of a member is not counted again');
+    t.same(ids(await store.chats.chatsByActivity(appId, u, undefined, 10)), [later.id, c2.id, c4.id, c1.id]);
+  });
+
+  withStore("chats: a user's chats at the same activity time are ordered by chat id, descending, and paged without loss", async (t, store) => {
+    const appId = randomUUID();
+    const u = randomUUID();
+    const chats = Array.from({ length: 5 }, () => chat(appId, { lastActivityAt: at(7) }));
+    for (const c of chats) await store.chats.create(c, [member(c, u)]);
+    const expected = chats.map((c) => c.id).sort().reverse();
+    const seen: string[] = [];
+    let after: { at: string; chatId: string } | undefined;
+    for (;;) {
+      const page = await store.chats.chatsByActivity(appId, u, after, 2);
+      seen.push(...page.map((e) => e.chatId));
+      if (page.length < 2) break;
+      after = page.at(-1);
+    }
+    t.same(seen, expected);
+  });
+
   withStore('chats: markRead raises a mark, never lowers it, and refuses non-members', async (t, store) => {
     const appId = randomUUID();
     const c = chat(appId);

@@ -33,9 +33,14 @@ else {
     }
     await client.execute(`INSERT INTO ${keyspace}.chat_heads (app_id, chat_id, seq, rev) VALUES (?, ?, ?, ?)`, [appId, chatId, 7, 8], { prepare: true });
     await client.execute(`INSERT INTO ${keyspace}.chat_members (app_id, chat_id, user_id, role, joined_at, read_seq) VALUES (?, ?, ?, ?, ?, ?)`, [appId, chatId, senderId, 'owner', NOW, 0], { prepare: true });
+    // The chat row and the user's membership pointer as the first layout kept them (no activity
+    // index), and a pointer left to a chat that is gone.
+    await client.execute(`INSERT INTO ${keyspace}.chats (app_id, id, kind, name, created_by, created_at, updated_at, last_seq, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [appId, chatId, 'group', 'Old', senderId, NOW, NOW, 5, NOW], { prepare: true });
+    const goneChatId = randomUUID();
+    for (const id of [chatId, goneChatId]) await client.execute(`INSERT INTO ${keyspace}.user_chats (app_id, user_id, chat_id) VALUES (?, ?, ?)`, [appId, senderId, id], { prepare: true });
 
     const applied = await migrate(client, keyspace, nodeMigrations);
-    t.same(applied, ['node-004-chat-log', 'node-005-copy-first-layout', 'node-006-signing-keyring'], 'the upgrade applies the new layout, copies the messages (and adds the later tables)');
+    t.same(applied, ['node-004-chat-log', 'node-005-copy-first-layout', 'node-006-signing-keyring', 'node-007-user-chat-index'], 'the upgrade applies the new layout, copies the messages, indexes chats by activity (and adds the later tables)');
     t.same(await migrate(client, keyspace, nodeMigrations), [], 'and running it again does nothing');
 
     const store = CassandraNodeStore.open(client, keyspace);
@@ -46,6 +51,9 @@ else {
     t.equal((await store.messages.byClientKey(appId, chatId, senderId, 'key-3'))?.seq, 3, 'its idempotency key still finds it');
     t.same((await store.messages.changedSince(appId, chatId, 0, 10)).map((m) => m.rev), [1, 3, 4, 5, 6], 'revisions as before');
     t.same([await store.messages.lastSeq(appId, chatId), await store.messages.lastRev(appId, chatId)], [7, 8], 'the numbers the old head had taken stay taken');
+    t.same(await store.chats.chatsByActivity(appId, senderId, undefined, 10), [{ at: NOW, chatId }], "the user's chat is in its activity index, at the chat's activity time");
+    t.same(await store.chats.chatsOf(appId, senderId), [chatId], 'a pointer to a chat that is gone is not a membership');
+    t.same(await store.chats.chatCounts(appId, [senderId]), new Map([[senderId, 1]]), 'and the user is counted in one chat');
 
     // The chat goes on in the new layout, after the old head.
     const fresh = [8, 9].map((seq, i) => ({ appId, chatId, id: newMessageId(seq, T0 + 10 * 86_400_000 + i), seq, senderId, content: `new ${seq}`, createdAt: NOW, reactions: [], rev: seq + 1 }));

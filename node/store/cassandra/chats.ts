@@ -1,21 +1,26 @@
 import type { types } from 'cassandra-driver';
 import { applied, claimRow, defined, num, opt, str, type Cql } from '../../../common/cassandra/index.ts';
-import type { Chat, ChatKind, ChatStore, Member, MemberRole, WriteOptions } from '../types.ts';
+import type { ActivityPosition, Chat, ChatKind, ChatStore, Member, MemberRole, WriteOptions } from '../types.ts';
 import type { CassandraLeases, Hold } from './leases.ts';
+import { UserChatIndex } from './user-chat-index.ts';
 
 /**
  * Chats (partition: the chat), members (partition: the chat's members), a user's chats (partition:
- * the user) and direct pairs. A direct chat is claimed with a compare-and-set on the unordered pair;
+ * the user: see user-chat-index.ts) and direct pairs. A direct chat is claimed with a compare-and-set on the unordered pair;
  * a read mark only rises, by compare-and-set on the member's `read_seq`. A fenced membership write
  * adds `writer_epoch = <ours>` to its compare-and-set: the members partition carries the chat's
  * writer lease (leases.ts), so a node that lost the chat cannot change its members.
  */
 export class CassandraChats implements ChatStore {
+  private readonly index: UserChatIndex;
+
   constructor(
     private readonly db: Cql,
     private readonly ks: string,
     private readonly leases: CassandraLeases,
-  ) {}
+  ) {
+    this.index = new UserChatIndex(db, ks);
+  }
 
   /** The hold a fenced write needs, or undefined for an unfenced one. */
   private fence(appId: string, chatId: string, options?: WriteOptions): Promise<Hold | undefined> {
@@ -55,17 +60,18 @@ export class CassandraChats implements ChatStore {
     );
   }
 
-  private writeMembers(members: Member[]) {
+  /** Members of a new chat, indexed at its activity time. */
+  private writeMembers(chat: Chat, members: Member[]) {
     return Promise.all(
       members.flatMap((m) => [
         this.db.execute(`INSERT INTO ${this.ks}.chat_members (app_id, chat_id, user_id, role, joined_at, read_seq) VALUES (?, ?, ?, ?, ?, ?)`, [m.appId, m.chatId, m.userId, m.role, m.joinedAt, m.readSeq]),
-        this.db.execute(`INSERT INTO ${this.ks}.user_chats (app_id, user_id, chat_id) VALUES (?, ?, ?)`, [m.appId, m.userId, m.chatId]),
+        this.index.add(m.appId, m.userId, m.chatId, chat.lastActivityAt),
       ]),
     );
   }
 
   async create(chat: Chat, members: Member[]): Promise<void> {
-    await Promise.all([this.writeChat(chat), this.writeMembers(members)]);
+    await Promise.all([this.writeChat(chat), this.writeMembers(chat, members)]);
   }
 
   /**
@@ -80,7 +86,7 @@ export class CassandraChats implements ChatStore {
     for (let attempt = 0; attempt < 50; attempt++) {
       const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.direct_pairs (app_id, low, high, chat_id) VALUES (?, ?, ?, ?) IF NOT EXISTS`, [chat.appId, low, high, chat.id], 'chat_id', chat.id);
       if (claim.won) {
-        await this.writeMembers(members);
+        await this.writeMembers(chat, members);
         return { chat, created: true };
       }
       const holder = str(claim.row!, 'chat_id');
@@ -121,7 +127,7 @@ export class CassandraChats implements ChatStore {
     const members = await this.members(appId, chatId);
     const gone = await this.db.execute(`DELETE FROM ${this.ks}.chats WHERE app_id = ? AND id = ? IF EXISTS`, [appId, chatId]);
     if (!applied(gone)) return 'not-found';
-    const deletes = members.map((m) => this.db.execute(`DELETE FROM ${this.ks}.user_chats WHERE app_id = ? AND user_id = ? AND chat_id = ?`, [appId, m.userId, chatId]));
+    const deletes: Promise<unknown>[] = members.map((m) => this.index.remove(appId, m.userId, chatId));
     deletes.push(this.db.execute(`DELETE FROM ${this.ks}.chat_members WHERE app_id = ? AND chat_id = ?`, [appId, chatId]));
     if (chat.kind === 'direct' && members.length === 2) {
       const [low, high] = members.map((m) => m.userId).sort() as [string, string];
@@ -161,8 +167,11 @@ export class CassandraChats implements ChatStore {
         await this.checkEpoch(hold, result);
         continue;
       }
-      // Idempotent, so an update re-asserts it too (it may be missing after a failed earlier put).
-      await this.db.execute(`INSERT INTO ${this.ks}.user_chats (app_id, user_id, chat_id) VALUES (?, ?, ?)`, [appId, userId, chatId]);
+      // A new member is indexed at the chat's activity time; an update re-asserts the index entry
+      // (it may be missing after a failed earlier put).
+      const at = async () => (await this.get(appId, chatId))?.lastActivityAt ?? member.joinedAt;
+      if (current) await this.index.ensure(appId, userId, chatId, at);
+      else await this.index.add(appId, userId, chatId, await at());
       return;
     }
     throw new Error('member contended past 20 attempts');
@@ -177,12 +186,31 @@ export class CassandraChats implements ChatStore {
       await this.checkEpoch(hold, gone);
       return 'not-found';
     }
-    await this.db.execute(`DELETE FROM ${this.ks}.user_chats WHERE app_id = ? AND user_id = ? AND chat_id = ?`, [appId, userId, chatId]);
+    await this.index.remove(appId, userId, chatId);
     return 'removed';
   }
 
-  async chatsOf(appId: string, userId: string): Promise<string[]> {
-    return (await this.db.execute(`SELECT chat_id FROM ${this.ks}.user_chats WHERE app_id = ? AND user_id = ?`, [appId, userId])).rows.map((r) => str(r, 'chat_id'));
+  chatsOf(appId: string, userId: string): Promise<string[]> {
+    return this.index.chats(appId, userId);
+  }
+
+  chatsByActivity(appId: string, userId: string, after: ActivityPosition | undefined, limit: number): Promise<ActivityPosition[]> {
+    return this.index.page(appId, userId, after, limit);
+  }
+
+  /** The row as `update` writes it (unfenced), then the members' entries, moved from `previousAt`. */
+  async writeActivity(chat: Chat, userIds: string[], previousAt?: string): Promise<'updated' | 'not-found'> {
+    if ((await this.update(chat)) === 'not-found') return 'not-found';
+    await this.index.move(chat.appId, chat.id, userIds, chat.lastActivityAt, previousAt);
+    return 'updated';
+  }
+
+  chatCounts(appId: string, userIds: string[]): Promise<Map<string, number>> {
+    return this.index.counts(appId, userIds);
+  }
+
+  recountChats(appId: string, userId: string): Promise<number> {
+    return this.index.recount(appId, userId);
   }
 
   async markRead(appId: string, chatId: string, userId: string, seq: number): Promise<number | undefined> {

@@ -1,5 +1,6 @@
 import type { Migration } from '../../../common/cassandra/index.ts';
 import { copyFirstLayout } from './copy-first-layout.ts';
+import { indexUserChats } from './user-chat-index.ts';
 
 /**
  * The node's tables. Every partition key starts with the application id, and every partition is
@@ -85,5 +86,16 @@ export const nodeMigrations: Migration[] = [
       // (the compare-and-set that serializes rotations).
       `CREATE TABLE IF NOT EXISTS {ks}.node_signing_keyring (scope text, kid text, key text, PRIMARY KEY ((scope), kid))`,
     ],
+  },
+  {
+    name: 'node-007-user-chat-index',
+    statements: [
+      // A user's chats by activity (see user-chat-index.ts); a partition holds one user's chats, at
+      // most USER_CHATS_MAX rows (plus stale entries until a read deletes them).
+      `ALTER TABLE {ks}.user_chats ADD (member boolean, activity_at text)`,
+      `CREATE TABLE IF NOT EXISTS {ks}.user_chat_activity (app_id text, user_id text, activity_at text, chat_id text, PRIMARY KEY ((app_id, user_id), activity_at, chat_id)) WITH CLUSTERING ORDER BY (activity_at DESC, chat_id DESC)`,
+      `CREATE TABLE IF NOT EXISTS {ks}.user_chat_counts (app_id text, user_id text, chats counter, PRIMARY KEY ((app_id, user_id)))`,
+    ],
+    data: indexUserChats,
   },
 ];

@@ -1,10 +1,13 @@
-import type { Chat, ChatStore, Member, WriteOptions } from '../types.ts';
+import type { ActivityPosition, Chat, ChatStore, Member, WriteOptions } from '../types.ts';
 import { END, values, type Tables } from './shared.ts';
 import type { LmdbWriters } from './writers.ts';
 
 /**
  * Keys: ['c', app, chat] → chat; ['m', app, chat, user] → member (partition: the chat's members);
- * ['uc', app, user, chat] → true (partition: a user's chats); ['d', app, lowId, highId] → chat id.
+ * ['uc', app, user, chat] → the chat's activity time in the user's index (partition: a user's
+ * chats); ['ua', app, user, at, chat] → true (the activity index, read in reverse: newest first);
+ * ['un', app, user] → how many chats the user is in; ['d', app, lowId, highId] → chat id. The
+ * three user keys change in the same transaction as the member, so they never disagree.
  */
 export class LmdbChats implements ChatStore {
   constructor(
@@ -17,17 +20,55 @@ export class LmdbChats implements ChatStore {
     if (options?.fenced) this.writers.take(appId, chatId);
   }
 
-  private writeMembers(members: Member[]): void {
+  /** Inside a write transaction: puts members, indexing new ones at `at` (their chat's activity). */
+  private writeMembers(members: Member[], at: string): void {
     for (const m of members) {
       this.t.db.put(['m', m.appId, m.chatId, m.userId], m);
-      this.t.db.put(['uc', m.appId, m.userId, m.chatId], true);
+      if (this.t.db.get(['uc', m.appId, m.userId, m.chatId]) !== undefined) continue;
+      this.t.db.put(['uc', m.appId, m.userId, m.chatId], at);
+      this.t.db.put(['ua', m.appId, m.userId, at, m.chatId], true);
+      this.t.db.put(['un', m.appId, m.userId], this.count(m.appId, m.userId) + 1);
     }
+  }
+
+  /** Inside a write transaction: takes the chat out of the user's keys. */
+  private unindex(appId: string, userId: string, chatId: string): void {
+    const at = this.t.db.get(['uc', appId, userId, chatId]);
+    if (at === undefined) return;
+    this.t.db.remove(['uc', appId, userId, chatId]);
+    if (typeof at === 'string') this.t.db.remove(['ua', appId, userId, at, chatId]);
+    this.t.db.put(['un', appId, userId], Math.max(0, this.count(appId, userId) - 1));
+  }
+
+  private count(appId: string, userId: string): number {
+    return (this.t.db.get(['un', appId, userId]) as number | undefined) ?? 0;
+  }
+
+  /**
+   * Indexes memberships stored before the activity index existed (their 'uc' value was `true`),
+   * once: run when the store opens. One transaction, so a crash midway leaves the old state.
+   */
+  upgrade(): void {
+    if (this.t.db.get(['meta', 'activity-index']) !== undefined) return;
+    this.t.root.transactionSync(() => {
+      const legacy: [string, string, string][] = [];
+      for (const { key, value } of this.t.db.getRange({ start: ['uc'], end: ['uc', END] })) if (value === true) legacy.push([String(key[1]), String(key[2]), String(key[3])]);
+      for (const [appId, userId, chatId] of legacy) {
+        const chat = this.t.db.get(['c', appId, chatId]) as Chat | undefined;
+        this.t.db.remove(['uc', appId, userId, chatId]);
+        if (!chat) continue;
+        this.t.db.put(['uc', appId, userId, chatId], chat.lastActivityAt);
+        this.t.db.put(['ua', appId, userId, chat.lastActivityAt, chatId], true);
+        this.t.db.put(['un', appId, userId], this.count(appId, userId) + 1);
+      }
+      this.t.db.put(['meta', 'activity-index'], 1);
+    });
   }
 
   async create(chat: Chat, members: Member[]): Promise<void> {
     await this.t.root.transaction(() => {
       this.t.db.put(['c', chat.appId, chat.id], chat);
-      this.writeMembers(members);
+      this.writeMembers(members, chat.lastActivityAt);
     });
   }
 
@@ -39,7 +80,7 @@ export class LmdbChats implements ChatStore {
       if (existing) return { chat: existing, created: false };
       this.t.db.put(['d', chat.appId, a, b], chat.id);
       this.t.db.put(['c', chat.appId, chat.id], chat);
-      this.writeMembers(members);
+      this.writeMembers(members, chat.lastActivityAt);
       return { chat, created: true };
     });
   }
@@ -64,7 +105,7 @@ export class LmdbChats implements ChatStore {
       const members = [...values<Member>(this.t.db, ['m', appId, chatId])];
       for (const m of members) {
         this.t.db.remove(['m', appId, chatId, m.userId]);
-        this.t.db.remove(['uc', appId, m.userId, chatId]);
+        this.unindex(appId, m.userId, chatId);
       }
       if (chat.kind === 'direct' && members.length === 2) {
         const [a, b] = members.map((m) => m.userId).sort() as [string, string];
@@ -87,7 +128,8 @@ export class LmdbChats implements ChatStore {
     await this.t.root.transaction(() => {
       this.fence(member.appId, member.chatId, options);
       const current = this.t.db.get(['m', member.appId, member.chatId, member.userId]) as Member | undefined;
-      this.writeMembers([current ? { ...member, joinedAt: current.joinedAt, readSeq: Math.max(current.readSeq, member.readSeq) } : member]);
+      const chat = this.t.db.get(['c', member.appId, member.chatId]) as Chat | undefined;
+      this.writeMembers([current ? { ...member, joinedAt: current.joinedAt, readSeq: Math.max(current.readSeq, member.readSeq) } : member], chat?.lastActivityAt ?? member.joinedAt);
     });
   }
 
@@ -96,7 +138,7 @@ export class LmdbChats implements ChatStore {
       this.fence(appId, chatId, options);
       if (this.t.db.get(['m', appId, chatId, userId]) === undefined) return 'not-found' as const;
       this.t.db.remove(['m', appId, chatId, userId]);
-      this.t.db.remove(['uc', appId, userId, chatId]);
+      this.unindex(appId, userId, chatId);
       return 'removed' as const;
     });
   }
@@ -105,6 +147,48 @@ export class LmdbChats implements ChatStore {
     const ids: string[] = [];
     for (const key of this.t.db.getKeys({ start: ['uc', appId, userId], end: ['uc', appId, userId, END] })) ids.push(String(key[3]));
     return ids;
+  }
+
+  async chatsByActivity(appId: string, userId: string, after: ActivityPosition | undefined, limit: number): Promise<ActivityPosition[]> {
+    const prefix = ['ua', appId, userId];
+    const start = after ? [...prefix, after.at, after.chatId] : [...prefix, END];
+    const found: ActivityPosition[] = [];
+    for (const key of this.t.db.getKeys({ start, end: prefix, reverse: true })) {
+      const position = { at: String(key[3]), chatId: String(key[4]) };
+      if (after && position.at === after.at && position.chatId === after.chatId) continue;
+      found.push(position);
+      if (found.length >= limit) break;
+    }
+    return found;
+  }
+
+  writeActivity(chat: Chat, userIds: string[]): Promise<'updated' | 'not-found'> {
+    return this.t.root.transaction(() => {
+      if (this.t.db.get(['c', chat.appId, chat.id]) === undefined) return 'not-found' as const;
+      this.t.db.put(['c', chat.appId, chat.id], chat);
+      const at = chat.lastActivityAt;
+      for (const userId of userIds) {
+        const was = this.t.db.get(['uc', chat.appId, userId, chat.id]);
+        // Not a member (removed meanwhile), or already at this time or later: nothing to move.
+        if (typeof was !== 'string' || was >= at) continue;
+        this.t.db.remove(['ua', chat.appId, userId, was, chat.id]);
+        this.t.db.put(['ua', chat.appId, userId, at, chat.id], true);
+        this.t.db.put(['uc', chat.appId, userId, chat.id], at);
+      }
+      return 'updated' as const;
+    });
+  }
+
+  async chatCounts(appId: string, userIds: string[]): Promise<Map<string, number>> {
+    return new Map(userIds.map((id) => [id, this.count(appId, id)]));
+  }
+
+  recountChats(appId: string, userId: string): Promise<number> {
+    return this.t.root.transaction(() => {
+      const n = this.t.db.getKeysCount({ start: ['uc', appId, userId], end: ['uc', appId, userId, END] });
+      this.t.db.put(['un', appId, userId], n);
+      return n;
+    });
   }
 
   markRead(appId: string, chatId: string, userId: string, seq: number): Promise<number | undefined> {

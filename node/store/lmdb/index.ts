@@ -48,6 +48,7 @@ export class LmdbNodeStore implements NodeStore {
     this.userSessions = new LmdbUserSessions(table('user_sessions'));
     this.writers = new LmdbWriters(path, writer);
     this.chats = new LmdbChats(table('chats'), this.writers);
+    this.chats.upgrade();
     this.messages = new LmdbMessages(table('messages'), this.writers);
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));
   }
