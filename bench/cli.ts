@@ -26,12 +26,14 @@ Scenarios:
   history      getMessages latency and throughput at several history depths (this service only)
   chatlist     GET /api/chats for a user at the chat cap against a user with one chat, on the
                embedded store and on Cassandra with 3 nodes (this service only)
+  flood        a quiet tenant's send latency alone and while another tenant's sockets send
+               every action at the default limits (this service only)
   cluster      fanout across 3 nodes: this service on Cassandra and Redis (started with
                scripts/services.sh unless running), Socket.IO with its Redis adapter, uws over Redis;
                each system first gets 15 s of unrecorded load to warm up (this service
                90 s at 1,000 msgs/s: Cassandra's JVM warms slowly); Redis and Cassandra
                CPU per step, Cassandra CPU and statements per persisted message
-  all          connections, fanout, sends, history, chatlist and cluster, in that order
+  all          connections, fanout, sends, history, chatlist, flood and cluster, in that order
   report       only render RESULTS.md and the charts from the results in --out
 
 Common options:
@@ -76,6 +78,10 @@ chatlist:
   --sizes LIST         page sizes (default 1,20)
   --stores LIST        of embedded,cassandra (default: both; --smoke: embedded)
   --concurrency N      requests in flight (default 16)
+flood:
+  --sockets N          sockets of the flooding tenant, one per user (default 1000)
+  --rate R             the quiet tenant's msgs/s in all (default 100)
+  --rooms C, --members M   the quiet tenant's groups and their members (default 4 and 5)
 `;
 
 const OPTIONS = {
@@ -107,6 +113,7 @@ const OPTIONS = {
   chats: { type: 'string' },
   sizes: { type: 'string' },
   stores: { type: 'string' },
+  sockets: { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is

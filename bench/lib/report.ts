@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { barChart, lineChart } from './charts.ts';
 import type { Row, ScenarioResult } from './output.ts';
 
-const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'cluster'];
+const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster'];
 const PEERS = ['uws', 'socketio'];
 
 const fmt = (v: unknown): string => {
@@ -139,6 +139,13 @@ const SECTIONS: Record<string, Section> = {
       table(r.rows, [['depth', 'depth'], ['page', 'page'], ['requestsPerSecond', 'pages/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['throughputVsSmallest', 'pages/s vs smallest depth'], ['p50VsSmallest', 'p50 vs smallest depth'], ['fillSendsPerSecond', 'filled at (sends/s, one chat)']]),
       await chart('history', lineChart(r.rows, { title: 'getMessages p50 against history depth', x: 'depth', xTitle: 'messages in the chat (log)', y: 'p50Ms', yTitle: 'p50 latency (ms)', logX: true, series: 'page' })),
     ].join('\n'),
+  flood: async (r, chart) => {
+    const bars = r.rows.map((x) => ({ ...x, system: String(x.phase) }));
+    return [
+      table(r.rows, [['phase', 'phase'], ['offeredPerSecond', 'quiet msgs/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['refusedByCode', 'quiet sends refused'], ['floodActionsPerSecond', 'flood actions/s'], ['floodAcceptedPerSecond', 'flood accepted/s'], ['floodRefusedByCode', 'flood refused'], ['nodeCpuCoresDuringFlood', 'node cores'], ['generatorLagP99Ms', 'generator lag p99 ms']]),
+      await chart('flood', barChart(bars, { title: "The quiet tenant's p99, alone and during the flood", y: 'p99Ms', yTitle: 'p99 latency (ms)' })),
+    ].join('\n');
+  },
   chatlist: async (r, chart) => {
     // One bar per user (as the chart's "system"), one panel per store and page size.
     const bars = r.rows.map((x) => ({ ...x, system: Number(x.userChats) === 1 ? '1 chat' : `${x.userChats} chats`, panel: `${x.store}, size ${x.size}` }));

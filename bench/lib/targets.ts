@@ -17,6 +17,8 @@ export interface Target {
   services?: TargetServices;
   /** This service only: the application and users set up for the run. */
   app?: Provisioned;
+  /** This service only: the control service's base URL (for more tenants). */
+  control?: string;
   stop(): Promise<void>;
 }
 
@@ -96,6 +98,7 @@ export async function startSingle(system: SystemName, options: StartOptions): Pr
       nodes: [service.nodeUrl],
       pids: [service.pid],
       app,
+      control: service.controlUrl,
       stop: async () => {
         await service.stop();
         removeDir(service.dataDir);

@@ -3,6 +3,7 @@ import { cluster, withRatios } from './cluster.ts';
 import { connections } from './connections.ts';
 import type { Context } from './context.ts';
 import { fanout, OVERLOAD_NOTE, overloadGoal } from './fanout.ts';
+import { flood } from './flood.ts';
 import { history } from './history.ts';
 import type { ScenarioOptions, ScenarioOutput } from './options.ts';
 import { sends } from './sends.ts';
@@ -51,6 +52,7 @@ export const SCENARIOS = {
   sends,
   history,
   chatlist,
+  flood,
   cluster,
 } satisfies Record<string, (ctx: Context, o: ScenarioOptions) => Promise<ScenarioOutput>>;
 
