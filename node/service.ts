@@ -31,7 +31,7 @@ import type { EventSink } from './chat/events.ts';
 import { CHAT_LIMITS } from './chat/limits.ts';
 import { ActorRegistry } from './chat/registry.ts';
 import { CHAT_OPS, ChatService, runHere, type Principal } from './chat/service.ts';
-import { UserWriteLimits } from './chat/write-limits.ts';
+import { AppActionBudget, UserWriteLimits } from './chat/write-limits.ts';
 import { ChatCap } from './chat/chat-cap.ts';
 import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guard.ts';
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
@@ -143,7 +143,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     { idleMs: config.ACTOR_IDLE_SECONDS * 1000, ...(placement ? { owns: (appId: string, chatId: string) => placement.owns(appId, chatId) } : {}) },
   );
   const chats = new ChatService(store, actors, now);
-  chats.limits = new UserWriteLimits({ write: config.USER_WRITES_PER_SECOND, typing: config.USER_TYPING_PER_SECOND });
+  const appActions = new AppActionBudget(config.APP_ACTIONS_PER_SECOND);
+  chats.limits = new UserWriteLimits({ write: config.USER_WRITES_PER_SECOND, typing: config.USER_TYPING_PER_SECOND }, appActions);
   chats.chatCap = chatCap;
   chats.local.deliverReplay = replays.deliver;
   let stopControl = () => {};
@@ -174,12 +175,15 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const sends = new WindowLimiter(config.USER_SENDS_PER_SECOND, 1000);
   const requests = new WindowLimiter(config.USER_REQUESTS_PER_SECOND, 1000);
   // Load shedding at the edge: a node that cannot keep up refuses part of the new sends at once,
-  // before any work is done for them, so what it takes keeps bounded latency (common/limits).
+  // before any work is done for them, so what it takes keeps bounded latency (common/limits);
+  // an application with little in flight is not shed for another's load.
   const shedder = new LoadShedder();
   const admitSend = (p: Principal): ApiError | (() => void) => {
+    const overApp = appActions.admit(p.appId);
+    if (overApp) return overApp;
     const d = sends.hit(`${p.appId}/${p.userId}`);
     if (!d.allowed) return new ApiError('RATE_LIMITED', `at most ${config.USER_SENDS_PER_SECOND} messages per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
-    const done = shedder.begin();
+    const done = shedder.begin(p.appId);
     if (!done) {
       m.shed();
       return new ApiError('RATE_LIMITED', 'this node is overloaded: retry shortly', { retryAfterSeconds: 1 });
@@ -235,6 +239,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     admitSend,
     sessions,
     actionsPerSecond: config.WS_ACTIONS_PER_SECOND,
+    appBudgetSpent: (appId: string) => appActions.spent(appId),
   });
   const routes: AnyRoute[] = [
     ...userRoutes(ctx),

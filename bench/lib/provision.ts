@@ -73,6 +73,8 @@ export async function createGroups(nodeUrl: string, groups: ChatUser[][]): Promi
 export const BENCH_ENV: Record<string, string> = {
   USER_SENDS_PER_SECOND: '10000000',
   USER_WRITES_PER_SECOND: '10000000',
+  API_KEY_REQUESTS_PER_SECOND: '10000000',
+  APP_ACTIONS_PER_SECOND: '10000000',
   USER_REQUESTS_PER_SECOND: '10000000',
   WS_ACTIONS_PER_SECOND: '10000000',
   LOGIN_MAX_PER_ADDRESS: '1000000',

@@ -142,7 +142,7 @@ const SECTIONS: Record<string, Section> = {
   flood: async (r, chart) => {
     const bars = r.rows.map((x) => ({ ...x, system: String(x.phase) }));
     return [
-      table(r.rows, [['phase', 'phase'], ['offeredPerSecond', 'quiet msgs/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['refusedByCode', 'quiet sends refused'], ['floodActionsPerSecond', 'flood actions/s'], ['floodAcceptedPerSecond', 'flood accepted/s'], ['floodRefusedByCode', 'flood refused'], ['nodeCpuCoresDuringFlood', 'node cores'], ['generatorLagP99Ms', 'generator lag p99 ms']]),
+      table(r.rows, [['phase', 'phase'], ['offeredPerSecond', 'quiet msgs/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['refusedByCode', 'quiet sends refused'], ['floodActionsPerSecond', 'flood actions/s'], ['floodAcceptedPerSecond', 'flood accepted/s'], ['floodRefusedByCode', 'flood refused'], ['nodeCpuCoresDuringFlood', 'node cores'], ['floodProcessCpuCores', 'flooding process cores'], ['generatorLagP99Ms', 'generator lag p99 ms']]),
       await chart('flood', barChart(bars, { title: "The quiet tenant's p99, alone and during the flood", y: 'p99Ms', yTitle: 'p99 latency (ms)' })),
     ].join('\n');
   },

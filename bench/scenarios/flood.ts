@@ -15,9 +15,9 @@ import type { ScenarioOptions, ScenarioOutput } from './options.ts';
  * The limits a flooding user meets, at their defaults (common/config/schema.ts), with what the
  * flood sends of each action per second per socket: the whole WS_ACTIONS_PER_SECOND (50), of which
  * sends within USER_SENDS_PER_SECOND (50), writes within USER_WRITES_PER_SECOND (20) and typing
- * within USER_TYPING_PER_SECOND (5).
+ * within USER_TYPING_PER_SECOND (5); and the application's APP_ACTIONS_PER_SECOND (2000) per node.
  */
-const LIMITS = { WS_ACTIONS_PER_SECOND: '50', USER_SENDS_PER_SECOND: '50', USER_WRITES_PER_SECOND: '20', USER_TYPING_PER_SECOND: '5', USER_REQUESTS_PER_SECOND: '200' };
+const LIMITS = { APP_ACTIONS_PER_SECOND: '2000', WS_ACTIONS_PER_SECOND: '50', USER_SENDS_PER_SECOND: '50', USER_WRITES_PER_SECOND: '20', USER_TYPING_PER_SECOND: '5', USER_REQUESTS_PER_SECOND: '200' };
 const MIX = { 'message.send': 25, 'message.edit': 6, 'reaction.add': 5, 'reaction.remove': 4, 'read.mark': 4, 'message.delete': 1, 'typing.start': 5 };
 const GOAL_P99_MS = 50;
 
@@ -90,10 +90,12 @@ export async function flood(ctx: Context, o: ScenarioOptions): Promise<ScenarioO
       if (open.open !== sockets) throw new Error(`the flood opened ${open.open} of ${sockets} sockets`);
       const floodStart = Date.now();
       const before = await processStats(target.pids);
+      const floodBefore = await processStats([child.pid!]);
       // The flood's first second (every socket's first send and its ack) is not measured.
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const during = await fanoutStep(ctx, target, plan, rate);
       const after = await processStats(target.pids);
+      const floodAfter = await processStats([child.pid!]);
       const done = await waitFor((l) => l.done === true);
       const floodSeconds = (Date.now() - floodStart) / 1000;
       const answered = done.answered as Record<string, Record<string, number>>;
@@ -107,6 +109,8 @@ export async function flood(ctx: Context, o: ScenarioOptions): Promise<ScenarioO
         floodRefusedByCode: Object.entries(byOutcome).filter(([k]) => k !== 'ok').map(([k, n]) => `${k} ${n}`).join(', ') || null,
         floodUnanswered: done.unanswered,
         nodeCpuCoresDuringFlood: round((after.cpuSeconds - before.cpuSeconds) / floodSeconds, 2),
+        // The flooding process shares the machine: what it takes, the node cannot have.
+        floodProcessCpuCores: round((floodAfter.cpuSeconds - floodBefore.cpuSeconds) / floodSeconds, 2),
       });
       ctx.log(`flood: ${JSON.stringify(done)}`);
     } finally {

@@ -65,6 +65,8 @@ export class LoadShedder {
   private share = 1;
   private credit = 0;
   private inFlight = 0;
+  /** Units in flight per tenant (only tenants with some). */
+  private readonly byTenant = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
   private readonly lag: LagSource;
 
@@ -93,22 +95,34 @@ export class LoadShedder {
   }
 
   /**
-   * Takes one unit of work, or refuses it (undefined). The returned function ends it; call it
-   * exactly once, when the work is done (acknowledged or failed).
+   * Takes one unit of work of `tenant` (if named), or refuses it (undefined). The returned function
+   * ends it; call it exactly once, when the work is done (acknowledged or failed).
    */
-  begin(): (() => void) | undefined {
-    if (this.inFlight >= this.options.maxInFlight) return undefined;
-    if (this.inFlight >= this.options.floor) {
-      this.credit += this.share;
-      if (this.credit < 1) return undefined;
-      this.credit -= 1;
+  begin(tenant?: string): (() => void) | undefined {
+    const mine = tenant === undefined ? 0 : (this.byTenant.get(tenant) ?? 0);
+    // A tenant with fewer than `floor` units in flight is not the load: it is never shed, so one
+    // tenant's overload does not refuse another's trickle (the process still bounds the total:
+    // at most `floor` more per tenant past `maxInFlight`).
+    const light = tenant !== undefined && mine < this.options.floor;
+    if (!light) {
+      if (this.inFlight >= this.options.maxInFlight) return undefined;
+      if (this.inFlight >= this.options.floor) {
+        this.credit += this.share;
+        if (this.credit < 1) return undefined;
+        this.credit -= 1;
+      }
     }
     this.inFlight++;
+    if (tenant !== undefined) this.byTenant.set(tenant, mine + 1);
     let done = false;
     return () => {
       if (done) return;
       done = true;
       this.inFlight--;
+      if (tenant === undefined) return;
+      const left = (this.byTenant.get(tenant) ?? 1) - 1;
+      if (left <= 0) this.byTenant.delete(tenant);
+      else this.byTenant.set(tenant, left);
     };
   }
 

@@ -38,6 +38,8 @@ export interface GatewayDeps {
   metrics: GatewayMetrics;
   /** Token bucket per connection: sustained actions per second (bursts of twice that). */
   actionsPerSecond: number;
+  /** The application's action budget on this node, when it is spent (see AppActionBudget): refused before any other work. */
+  appBudgetSpent?: (appId: string) => ApiError | undefined;
   /**
    * Shared with REST: whether a send is taken (a user's sends per second across connections and
    * transports, and the node's load). Taken: a function to call once the send is answered.
@@ -175,6 +177,10 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
         hub.send(ws, { type: 'error', ...(id !== undefined ? { id } : {}), code: error.code, message: error.detail, ...(retryAfter === undefined ? {} : { retryAfter: Math.max(1, Math.ceil(retryAfter)) }) });
       };
       if (!takeToken(c, deps.actionsPerSecond)) return fail(new ApiError('RATE_LIMITED', `at most ${deps.actionsPerSecond} actions per second per connection`));
+      // A tenant over its budget is refused here, before validation and dispatch: refusing its
+      // flood must cost the node as little as possible (the action is counted where it is taken).
+      const spent = deps.appBudgetSpent?.(c.appId);
+      if (spent) return fail(spent);
       const type = frame && typeof frame === 'object' ? (frame as { type?: unknown }).type : undefined;
       if (!isActionType(type)) return fail(new ApiError('UNKNOWN_ACTION', `unknown action type ${JSON.stringify(type)?.slice(0, 40)}`));
       const checked = validators.get(type)!(frame);

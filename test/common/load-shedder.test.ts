@@ -82,3 +82,16 @@ t.test('load shedder: measures the real event loop', async (t) => {
   }
   t.ok(shedder.taking < 1, `a blocked loop lowers the share taken (${shedder.taking})`);
 });
+
+t.test("load shedder: a tenant with little in flight is not shed for another tenant's load", async (t) => {
+  const shedder = new LoadShedder({ ...options, floor: 2, maxInFlight: 10 }, lagOf(500));
+  t.teardown(() => shedder.close());
+  for (let i = 0; i < 20; i++) shedder.adjust();
+  const heavy = Array.from({ length: 200 }, () => shedder.begin('heavy')).filter((d) => d !== undefined);
+  t.ok(heavy.length <= 10, `the heavy tenant is shed and bounded (${heavy.length} taken)`);
+  const quiet = [shedder.begin('quiet'), shedder.begin('quiet')];
+  t.ok(quiet.every((d) => d !== undefined), 'while the quiet tenant, under its floor, is taken even past maxInFlight');
+  t.equal(shedder.begin('quiet'), undefined, 'past its floor it is shed like any other');
+  quiet[0]!();
+  t.ok(shedder.begin('quiet'), 'and under it again once one ends');
+});

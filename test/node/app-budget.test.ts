@@ -1,0 +1,36 @@
+import t from 'tap';
+import { integration, startService, WsClient } from '../helpers/index.ts';
+
+// APP_ACTIONS_PER_SECOND (README, Limits): all of an application's users share one budget of chat
+// actions per node, so one tenant's load cannot fill the queues the others share; another
+// application's users keep theirs.
+const svc = await startService({ APP_ACTIONS_PER_SECOND: '8', USER_WRITES_PER_SECOND: '1000', USER_SENDS_PER_SECOND: '1000', WS_ACTIONS_PER_SECOND: '1000' });
+t.teardown(() => svc.stop());
+const [loud, quiet] = [await integration(svc, 'loud'), await integration(svc, 'quiet')];
+
+t.test("an application's users share one budget of actions; another application's are untouched", async (t) => {
+  const [a, b] = [await loud.user('a'), await loud.user('b')];
+  const [c, d] = [await quiet.user('c'), await quiet.user('d')];
+  const loudChat = (await loud.node.post('/api/chats', { type: 'direct', userId: b.userId }, a.jwt)).body.chatId as string;
+  const quietChat = (await quiet.node.post('/api/chats', { type: 'direct', userId: d.userId }, c.jwt)).body.chatId as string;
+  // A fresh second for both budgets (the creations above counted).
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const [wa, wb] = [await WsClient.connect(svc.nodeUrl, a.jwt), await WsClient.connect(svc.nodeUrl, b.jwt)];
+  t.teardown(() => Promise.all([wa.close(), wb.close()]));
+  const replies = await Promise.all([
+    ...Array.from({ length: 4 }, (_, i) => wa.request({ type: 'message.send', chatId: loudChat, content: `a${i}` })),
+    ...Array.from({ length: 3 }, () => wb.request({ type: 'typing.start', chatId: loudChat })),
+    ...Array.from({ length: 3 }, () => wb.request({ type: 'read.mark', chatId: loudChat, seq: 1 })),
+  ]);
+  const refused = replies.filter((f) => f.type === 'error');
+  t.equal(replies.length - refused.length, 8, "eight actions in the second are taken, whichever of the application's users made them");
+  t.equal(refused.length, 2, 'the rest are refused');
+  for (const f of refused) {
+    t.equal(f.code, 'RATE_LIMITED');
+    t.match(f.message, /application/, 'naming the application budget');
+  }
+  const rest = await loud.node.post(`/api/messages/${loudChat}`, { content: 'over REST' }, a.jwt);
+  t.equal(rest.status, 429, 'over REST too');
+  const other = await quiet.node.post(`/api/messages/${quietChat}`, { content: 'my own budget' }, c.jwt);
+  t.equal(other.status, 201, "another application's user sends in the same second");
+});
