@@ -82,6 +82,7 @@ flood:
   --sockets N          sockets of the flooding tenant, one per user (default 1000)
   --rate R             the quiet tenant's msgs/s in all (default 100)
   --rooms C, --members M   the quiet tenant's groups and their members (default 4 and 5)
+  --app-actions N      the service's APP_ACTIONS_PER_SECOND (default 2000, its default)
 `;
 
 const OPTIONS = {
@@ -114,6 +115,7 @@ const OPTIONS = {
   sizes: { type: 'string' },
   stores: { type: 'string' },
   sockets: { type: 'string' },
+  'app-actions': { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is
