@@ -30,7 +30,9 @@ export function lineChart(rows: Row[], o: { title: string; x: string; xTitle: st
 }
 
 /** Bars of `y` per system, grouped by `group` where given. */
-export function barChart(rows: Row[], o: { title: string; y: string; yTitle: string; group?: string }): Promise<string> {
+/** Bars per system (in the systems' colours), or per `x` when the bars are something else (one colour, in row order). */
+export function barChart(rows: Row[], o: { title: string; y: string; yTitle: string; group?: string; x?: string }): Promise<string> {
+  const bySystem = o.x === undefined;
   return render({
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: o.title,
@@ -39,9 +41,9 @@ export function barChart(rows: Row[], o: { title: string; y: string; yTitle: str
     data: { values: rows },
     mark: { type: 'bar' },
     encoding: {
-      x: { field: 'system', type: 'nominal', title: null, sort: COLORS.domain },
+      x: bySystem ? { field: 'system', type: 'nominal', title: null, sort: COLORS.domain } : { field: o.x, type: 'nominal', title: null, sort: null, axis: { labelAngle: 0 } },
       y: { field: o.y, type: 'quantitative', title: o.yTitle },
-      color: { field: 'system', type: 'nominal', scale: COLORS, legend: null },
+      color: bySystem ? { field: 'system', type: 'nominal', scale: COLORS, legend: null } : { value: COLORS.range[0] },
       ...(o.group ? { column: { field: o.group, type: 'nominal', title: null } } : {}),
     },
   } as TopLevelSpec);
