@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { RedisOptions } from 'ioredis';
 import type { Config, Logger } from '../common/index.ts';
 import { HeartbeatMembership, HeartbeatPresence, RedisBus, RedisLeases, type Bus } from '../node/bus/index.ts';
 import type { NodeCluster } from '../node/index.ts';
@@ -12,6 +14,16 @@ export interface ClusterHandles {
 }
 
 /**
+ * Connection options beyond REDIS_URL: a private CA for TLS (rediss://). The file is read at start,
+ * so a wrong path stops the service with its name rather than failing every connection later.
+ */
+export function redisOptions(config: Readonly<Config>): RedisOptions {
+  if (!config.REDIS_TLS_CA_FILE) return {};
+  if (!config.REDIS_URL.startsWith('rediss://')) throw new Error('REDIS_TLS_CA_FILE is set but REDIS_URL is not rediss:// (TLS)');
+  return { tls: { ca: readFileSync(config.REDIS_TLS_CA_FILE, 'utf8') } };
+}
+
+/**
  * What a node needs to be one of many (BUS=redis): the bus, and the node list and user presence
  * over Redis leases. A cluster keeps its state in Cassandra/ScyllaDB: nodes on separate embedded
  * stores would each number the same chat, so that combination is refused.
@@ -20,8 +32,9 @@ export async function joinCluster(config: Readonly<Config>, log: Logger): Promis
   if (config.STORE !== 'cassandra') throw new Error('BUS=redis runs several nodes, which must share one store: set STORE=cassandra');
   const nodeId = randomUUID();
   const busLog = log.child({ component: 'bus' });
-  const bus = await RedisBus.connect({ url: config.REDIS_URL, nodeId, prefix: `${config.CLUSTER_NAME}:`, log: busLog });
-  const leases = await RedisLeases.connect({ url: config.REDIS_URL, prefix: `${config.CLUSTER_NAME}:`, log: busLog });
+  const redis = redisOptions(config);
+  const bus = await RedisBus.connect({ url: config.REDIS_URL, redis, nodeId, prefix: `${config.CLUSTER_NAME}:`, log: busLog });
+  const leases = await RedisLeases.connect({ url: config.REDIS_URL, redis, prefix: `${config.CLUSTER_NAME}:`, log: busLog });
   const membership = new HeartbeatMembership(leases, { log: busLog });
   const presence = new HeartbeatPresence(leases, { log: busLog });
   return {
@@ -35,5 +48,5 @@ export async function joinCluster(config: Readonly<Config>, log: Logger): Promis
 
 /** The control service's line to the nodes: it announces API-key revocations on the bus. */
 export async function controlBus(config: Readonly<Config>, log: Logger): Promise<Bus> {
-  return RedisBus.connect({ url: config.REDIS_URL, nodeId: `control-${randomUUID()}`, prefix: `${config.CLUSTER_NAME}:`, log: log.child({ component: 'bus' }) });
+  return RedisBus.connect({ url: config.REDIS_URL, redis: redisOptions(config), nodeId: `control-${randomUUID()}`, prefix: `${config.CLUSTER_NAME}:`, log: log.child({ component: 'bus' }) });
 }

@@ -25,7 +25,8 @@ export const ConfigSchema = Type.Object({
     default: 'memory',
     description: 'How nodes exchange events: `memory` (one process) or `redis` (between the nodes of a cluster; needs STORE=cassandra).',
   }),
-  REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', minLength: 1, description: 'Redis to route events through (BUS=redis).' }),
+  REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', minLength: 1, description: 'Redis to route events through (BUS=redis); a password goes in it (redis://:password@host:port), and rediss:// connects over TLS.' }),
+  REDIS_TLS_CA_FILE: Type.String({ default: '', description: "With a rediss:// REDIS_URL: a PEM file of the certificate authorities that Redis's certificate is checked against, instead of the system's (for a private CA)." }),
   NODE_RPC_PORT: Type.Integer({
     default: 0,
     minimum: 0,
