@@ -84,8 +84,7 @@ export class RedisBus extends BaseBus implements Bus {
     try {
       await Promise.all([bus.pub.connect(), bus.sub.connect()]);
     } catch (error) {
-      bus.pub.disconnect();
-      bus.sub.disconnect();
+      for (const client of [bus.pub, bus.sub]) quietDisconnect(client);
       throw new BackendUnavailableError('redis', { cause: error });
     }
     return bus;
@@ -178,4 +177,14 @@ export class RedisBus extends BaseBus implements Bus {
       () => this.pending.delete(settled),
     );
   }
+}
+
+/**
+ * Disconnects a client that failed to connect. A TLS socket whose handshake the other side broke
+ * off can still raise an error after ioredis has let go of it: with no listener, that error would
+ * end the process rather than the failed start reporting its reason.
+ */
+export function quietDisconnect(client: Redis): void {
+  (client.stream as { on?: (event: string, listener: () => void) => void } | undefined)?.on?.('error', () => undefined);
+  client.disconnect();
 }

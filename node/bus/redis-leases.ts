@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
+import { quietDisconnect } from './redis-bus.ts';
 import { BackendUnavailableError } from '../../common/errors/index.ts';
 import type { Lease, LeaseCounts, Leases } from './leases.ts';
 import { errorContext, stderrLogger, throttled, type BusLogger } from './log.ts';
@@ -107,7 +108,7 @@ export class RedisLeases implements Leases {
     try {
       await redis.connect();
     } catch (error) {
-      redis.disconnect();
+      quietDisconnect(redis);
       throw new BackendUnavailableError('redis', { cause: error });
     }
     return leases;

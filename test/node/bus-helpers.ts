@@ -1,4 +1,4 @@
-import type { Lease, LeaseCounts, Leases } from '../../node/bus/index.ts';
+import type { Bus, Lease, LeaseCounts, Leases } from '../../node/bus/index.ts';
 import { BackendUnavailableError } from '../../common/errors/index.ts';
 
 /**
@@ -64,4 +64,16 @@ export function recordingLog() {
 export interface OpenedLeases {
   stores: Leases[];
   close: () => Promise<void>;
+}
+
+/** Whether a control message published on `from` reaches a subscriber on `to` (published again until it does, within 5 s). */
+export async function controlCrosses(from: Bus, to: Bus, text: string): Promise<boolean> {
+  const got: string[] = [];
+  to.subscribe({ kind: 'control' }, (payload) => void got.push(Buffer.from(payload as Uint8Array).toString()));
+  await to.ready();
+  await eventually('a message crosses', () => {
+    from.publish({ kind: 'control' }, text);
+    return got.includes(text);
+  });
+  return got.includes(text);
 }

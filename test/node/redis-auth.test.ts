@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import t from 'tap';
 import { RedisBus } from '../../node/bus/index.ts';
 import { freePort } from '../helpers/index.ts';
-import { eventually, recordingLog } from './bus-helpers.ts';
+import { controlCrosses, recordingLog } from './bus-helpers.ts';
 
 // README, Security: Redis gets a password through REDIS_URL (ioredis reads it): a bus connects
 // with the right one and is refused with a wrong one. A Redis of its own, requiring a password.
@@ -21,14 +21,7 @@ else {
     const url = `redis://:correct-horse@127.0.0.1:${port}`;
     const [a, b] = await Promise.all([0, 1].map((i) => RedisBus.connect({ url, nodeId: `n${i}`, prefix: 'auth-test:', log: recordingLog() })));
     t.teardown(() => Promise.all([a!.close(), b!.close()]));
-    const got: string[] = [];
-    b!.subscribe({ kind: 'control' }, (payload) => void got.push(Buffer.from(payload as Uint8Array).toString()));
-    await b!.ready();
-    await eventually('a message crosses', () => {
-      a!.publish({ kind: 'control' }, 'hello');
-      return got.includes('hello');
-    });
-    t.ok(got.includes('hello'), 'published on one bus, received on the other');
+    t.ok(await controlCrosses(a!, b!, 'hello'), 'published on one bus, received on the other');
   });
 
   t.test('a wrong password is refused at start', async (t) => {

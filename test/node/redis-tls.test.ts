@@ -7,7 +7,7 @@ import { redisOptions } from '../../bin/cluster.ts';
 import { loadConfig } from '../../common/config/index.ts';
 import { RedisBus } from '../../node/bus/index.ts';
 import { freePort } from '../helpers/index.ts';
-import { eventually, recordingLog } from './bus-helpers.ts';
+import { controlCrosses, recordingLog } from './bus-helpers.ts';
 
 // README, Security: a node reaches Redis over TLS with a rediss:// REDIS_URL, its certificate
 // checked against REDIS_TLS_CA_FILE (a private CA); a Redis whose certificate does not chain to
@@ -33,14 +33,7 @@ t.test('buses connect over TLS to a Redis whose certificate the CA file vouches 
   const redis = redisOptions(config(file('ca.pem')));
   const [a, b] = await Promise.all([0, 1].map((i) => RedisBus.connect({ url, redis, nodeId: `n${i}`, prefix: 'tls-test:', log: recordingLog() })));
   t.teardown(() => Promise.all([a!.close(), b!.close()]));
-  const got: string[] = [];
-  b!.subscribe({ kind: 'control' }, (payload) => void got.push(Buffer.from(payload as Uint8Array).toString()));
-  await b!.ready();
-  await eventually('a message crosses', () => {
-    a!.publish({ kind: 'control' }, 'over tls');
-    return got.includes('over tls');
-  });
-  t.ok(got.includes('over tls'), 'published on one bus, received on the other');
+  t.ok(await controlCrosses(a!, b!, 'over tls'), 'published on one bus, received on the other');
 });
 
 t.test("a Redis whose certificate another CA signed is refused", async (t) => {
