@@ -31,10 +31,10 @@ export type LimitedOperation = keyof typeof WRITE_POLICY;
  * The per-application budget of chat actions on this node (APP_ACTIONS_PER_SECOND): every send,
  * write and typing indicator of any of an application's users counts, so one tenant's load is
  * bounded before it reaches the queues every tenant shares (the store's writer, the event loop).
- * A token bucket holding one second's budget, refilled continuously: a tenant may burst to it
- * after a quiet time, and a tenant that keeps sending past it has its actions taken evenly over
- * each second, not in one burst as each second starts (which would queue ahead of every other
- * tenant's work, as a fixed one-second window does).
+ * A token bucket holding a tenth of a second's budget (at least 20 actions, or the whole budget
+ * when smaller), refilled continuously: what a flooding tenant gets taken is spread over the
+ * second, not let through in one burst as each second starts (a burst of its work would queue
+ * ahead of every other tenant's).
  */
 export class AppActionBudget {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
@@ -45,7 +45,7 @@ export class AppActionBudget {
     private readonly perSecond: number,
     private readonly now: () => number = performance.now.bind(performance),
   ) {
-    this.burst = perSecond;
+    this.burst = Math.max(Math.ceil(perSecond / 10), Math.min(perSecond, 20));
   }
 
   /** The bucket of `appId` brought up to now (not stored while full: a full bucket is no bucket). */
