@@ -57,6 +57,7 @@ export async function startCluster(options: { size: number; cassandra: string; r
     REDIS_URL: options.redisUrl,
     CLUSTER_NAME: `it-${suffix}`,
     USER_SENDS_PER_SECOND: '100000',
+    APP_ACTIONS_PER_SECOND: '100000',
     USER_REQUESTS_PER_SECOND: '100000',
     WS_ACTIONS_PER_SECOND: '100000',
     ...options.env,

@@ -68,7 +68,7 @@ if (!existsSync(ST)) {
   }
 } else {
   // Budgets high enough that the cases reach the routes' logic rather than their rate limits.
-  const svc = await startService({ LOGIN_MAX_PER_ADDRESS: '1000000', LOGIN_MAX_FAILURES: '1000000', USER_REQUESTS_PER_SECOND: '100000', USER_WRITES_PER_SECOND: '100000', USER_SENDS_PER_SECOND: '100000', API_KEY_REQUESTS_PER_SECOND: '100000', REFRESH_PER_ADDRESS_PER_MINUTE: '1000000' });
+  const svc = await startService({ LOGIN_MAX_PER_ADDRESS: '1000000', LOGIN_MAX_FAILURES: '1000000', USER_REQUESTS_PER_SECOND: '100000', USER_WRITES_PER_SECOND: '100000', USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', API_KEY_REQUESTS_PER_SECOND: '100000', REFRESH_PER_ADDRESS_PER_MINUTE: '1000000' });
   t.teardown(() => svc.stop());
   const it = await integration(svc, 'fuzz');
   const user = await it.user('fuzzer');

@@ -14,7 +14,7 @@ else {
     STORE: 'cassandra',
     CASSANDRA_CONTACT_POINTS: `${cassandra.host}:${cassandra.port}`,
     CASSANDRA_KEYSPACE: keyspace,
-    USER_SENDS_PER_SECOND: '100000',
+    USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000',
     WS_ACTIONS_PER_SECOND: '100000',
   };
   t.teardown(async () => {

@@ -2,7 +2,7 @@ import t from 'tap';
 import { integration, startService, WsClient } from '../helpers/index.ts';
 
 t.test('kill -9 right after acks: every acked message, edit, reaction and read mark survives', async (t) => {
-  const env = { USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000', USER_REQUESTS_PER_SECOND: '100000' };
+  const env = { USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000', USER_REQUESTS_PER_SECOND: '100000' };
   const svc = await startService(env);
   let current = svc;
   t.teardown(() => current.stop());

@@ -28,7 +28,7 @@ t.test('health, readiness and metrics', async (t) => {
 });
 
 t.test('a consumer that stops reading is dropped with 4001 and counted, and others are unaffected', async (t) => {
-  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
+  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
   t.teardown(() => svc.stop());
   const it = await integration(svc);
   const [alice, bob, carol] = [await it.user(), await it.user(), await it.user()];
@@ -58,7 +58,7 @@ t.test('a consumer that stops reading is dropped with 4001 and counted, and othe
 });
 
 t.test('graceful shutdown: sockets get 4000, in-flight sends finish, acked ones survive', async (t) => {
-  const env = { USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' };
+  const env = { USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' };
   const svc = await startService(env);
   const it = await integration(svc);
   const [alice, bob] = [await it.user(), await it.user()];

@@ -2,7 +2,7 @@ import t from 'tap';
 import { integration, startService } from '../helpers/index.ts';
 
 t.test('paging 1,000 messages yields all of them in order, no duplicates, while new ones arrive', async (t) => {
-  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', USER_REQUESTS_PER_SECOND: '100000' });
+  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', USER_REQUESTS_PER_SECOND: '100000' });
   t.teardown(() => svc.stop());
   const it = await integration(svc);
   const [alice, bob] = [await it.user('alice'), await it.user('bob')];

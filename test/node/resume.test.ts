@@ -2,7 +2,7 @@ import t from 'tap';
 import { integration, startService, WsClient, type Frame } from '../helpers/index.ts';
 
 t.test('a client disconnected while 100 messages are sent receives exactly those 100 on reconnect', async (t) => {
-  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
+  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
   t.teardown(() => svc.stop());
   const it = await integration(svc);
   const [alice, bob] = [await it.user('alice'), await it.user('bob')];
@@ -44,7 +44,7 @@ t.test('a client disconnected while 100 messages are sent receives exactly those
 });
 
 t.test('a gap larger than the replay limit is signalled so the client pages history', async (t) => {
-  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
+  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
   t.teardown(() => svc.stop());
   const it = await integration(svc);
   const [alice, bob] = [await it.user('alice'), await it.user('bob')];
@@ -65,7 +65,7 @@ t.test('a gap larger than the replay limit is signalled so the client pages hist
 });
 
 t.test('changes to messages already seen are replayed on reconnect: current state, once each, in revision order', async (t) => {
-  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
+  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
   t.teardown(() => svc.stop());
   const it = await integration(svc);
   const [alice, bob] = [await it.user('alice'), await it.user('bob')];

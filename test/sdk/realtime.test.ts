@@ -18,7 +18,7 @@ async function setup(svc: Running) {
 }
 
 t.test('two clients chat through a server restart with nothing lost or duplicated', async (t) => {
-  const env = { USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000', CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()) };
+  const env = { USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000', CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()) };
   let svc = await startService(env);
   t.teardown(() => svc.stop());
   const { server, endpoint } = await setup(svc);
@@ -60,7 +60,7 @@ t.test('two clients chat through a server restart with nothing lost or duplicate
 });
 
 t.test('marking every incoming message read stays within the write budget: read marks of a chat are coalesced', async (t) => {
-  const svc = await startService({ USER_WRITES_PER_SECOND: '3', USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
+  const svc = await startService({ USER_WRITES_PER_SECOND: '3', USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
   t.teardown(() => svc.stop());
   const { server, endpoint } = await setup(svc);
   const [alice, bob] = [await server.registerUser({ username: 'alice' }), await server.registerUser({ username: 'bob' })];

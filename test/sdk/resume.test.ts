@@ -48,7 +48,7 @@ function collect(client: ChatClient, test: (e: ServerEvent) => boolean, count: n
 }
 
 t.test('realtime resume', async (t) => {
-  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000', USER_REQUESTS_PER_SECOND: '100000' });
+  const svc = await startService({ USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000', USER_REQUESTS_PER_SECOND: '100000' });
   t.teardown(() => svc.stop());
   const { endpoint, server } = await setup(svc);
   const [alice, bob] = [await server.registerUser({ username: 'alice' }), await server.registerUser({ username: 'bob' })];
