@@ -82,7 +82,10 @@ flood:
   --sockets N          sockets of the flooding tenant, one per user (default 1000)
   --rate R             the quiet tenant's msgs/s in all (default 100)
   --rooms C, --members M   the quiet tenant's groups and their members (default 4 and 5)
-  --app-actions N      the service's APP_ACTIONS_PER_SECOND (default 2000, its default)
+  --app-actions N      the service's APP_ACTIONS_PER_SECOND (default 1000, its default)
+  --modes LIST         the floods to run, one after the other (default obey,ignore): obey = the
+                       flooding sockets wait as told by retry hints; ignore = they send on regardless,
+                       reconnect at once when closed and retry refused upgrades every second
 `;
 
 const OPTIONS = {
@@ -116,6 +119,7 @@ const OPTIONS = {
   stores: { type: 'string' },
   sockets: { type: 'string' },
   'app-actions': { type: 'string' },
+  modes: { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is

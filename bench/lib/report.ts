@@ -32,10 +32,12 @@ function withRatios(rows: Row[], field: string, key: (r: Row) => string = () => 
 
 const ratioColumns = (rows: Row[]): [string, string][] => PEERS.filter((p) => rows.some((r) => r.system === p)).map((p) => [`vs ${p}`, `chat ÷ ${p}`]);
 
+/** The summary's goal, or the goals of its parts (`flood`: one per kind of flood). */
 function goals(summary: Record<string, unknown>): string {
   const goal = summary.goal as Record<string, unknown> | undefined;
-  if (!goal) return '';
-  return `\nGoal check: \`${JSON.stringify(goal)}\`\n`;
+  if (goal) return `\nGoal check: \`${JSON.stringify(goal)}\`\n`;
+  const parts = Object.entries(summary).filter(([, v]) => v && typeof v === 'object' && 'goal' in v);
+  return parts.map(([name, v]) => `\nGoal check (${name}): \`${JSON.stringify((v as { goal: unknown }).goal)}\`\n`).join('');
 }
 
 type Section = (r: ScenarioResult, chart: (name: string, svg: Promise<string>) => Promise<string>) => Promise<string>;
@@ -140,9 +142,9 @@ const SECTIONS: Record<string, Section> = {
       await chart('history', lineChart(r.rows, { title: 'getMessages p50 against history depth', x: 'depth', xTitle: 'messages in the chat (log)', y: 'p50Ms', yTitle: 'p50 latency (ms)', logX: true, series: 'page' })),
     ].join('\n'),
   flood: async (r, chart) => {
-    const bars = r.rows.map((x) => ({ ...x, bar: x.phase === 'quiet tenant alone' ? 'alone' : 'during the flood' }));
+    const bars = r.rows.map((x) => ({ ...x, bar: x.flood ? `${x.flood === 'obey' ? 'obeying' : 'ignoring'} flood` : 'alone' }));
     return [
-      table(r.rows, [['phase', 'phase'], ['offeredPerSecond', 'quiet msgs/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['refusedByCode', 'quiet sends refused'], ['floodActionsPerSecond', 'flood actions/s'], ['floodAcceptedPerSecond', 'flood accepted/s'], ['floodRefusedByCode', 'flood refused'], ['nodeCpuCoresDuringFlood', 'node cores'], ['floodProcessCpuCores', 'flooding process cores'], ['generatorLagP99Ms', 'generator lag p99 ms']]),
+      table(r.rows, [['phase', 'phase'], ['flood', 'flood'], ['offeredPerSecond', 'quiet msgs/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['refusedByCode', 'quiet sends refused'], ['floodActionsPerSecond', 'flood actions/s'], ['floodAcceptedPerSecond', 'flood accepted/s'], ['floodRefusedByCode', 'flood refused'], ['floodUnanswered', 'flood unanswered (on closed sockets)'], ['floodSocketsClosed', 'flood sockets closed'], ['floodUpgradesRefused', 'flood reconnects refused'], ['nodeCpuCoresDuringFlood', 'node cores'], ['floodProcessCpuCores', 'flooding process cores'], ['generatorLagP99Ms', 'generator lag p99 ms']]),
       await chart('flood', barChart(bars, { title: "The quiet tenant's p99, alone and during the flood", y: 'p99Ms', yTitle: 'p99 latency (ms)', x: 'bar' })),
     ].join('\n');
   },

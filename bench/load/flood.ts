@@ -11,7 +11,13 @@ import { RawWs } from './raw-ws.ts';
  * one JSON line when its sockets are open, and one with what it sent and how each kind was
  * answered when it is done; it exits by itself.
  *
- * Input (a JSON file named by argv[2]): { base, sockets: [{ jwt, chatId }], mix: { <action>: per second }, durationMs }.
+ * Two behaviours towards the node's retry hints (`mode`):
+ * - `ignore`, a hostile client: it sends on schedule whatever it is told, reconnects as soon as a
+ *   socket is closed, and retries a refused upgrade after 1 s whatever its Retry-After says;
+ * - `obey`, a client at the limits: after a RATE_LIMITED with `retryAfter`, that socket skips its
+ *   scheduled actions until the time has passed.
+ *
+ * Input (a JSON file named by argv[2]): { base, sockets: [{ jwt, chatId }], mix: { <action>: per second }, durationMs, mode }.
  */
 
 interface Input {
@@ -19,6 +25,7 @@ interface Input {
   sockets: { jwt: string; chatId: string }[];
   mix: Record<string, number>;
   durationMs: number;
+  mode: 'ignore' | 'obey';
 }
 
 const input = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Input;
@@ -28,7 +35,10 @@ setTimeout(() => process.exit(3), input.durationMs + 60_000).unref();
 
 interface Sock {
   ws: RawWs;
+  jwt: string;
   chatId: string;
+  /** `obey`: no action before this time (ms, the clock's). */
+  waitUntil: number;
   /** A message of this socket's (from its first acked send) that edits, reactions and deletes target. */
   messageId?: string;
   seq: number;
@@ -37,6 +47,11 @@ interface Sock {
 }
 
 const answered: Record<string, Record<string, number>> = {};
+/** How sockets ended and how reconnects were answered, by close reason or upgrade status. */
+const closes: Record<string, number> = {};
+const upgrades: Record<string, number> = {};
+let held = 0;
+const bump = (of: Record<string, number>, key: string) => void (of[key] = (of[key] ?? 0) + 1);
 const count = (kind: string, outcome: string) => {
   const of = (answered[kind] ??= {});
   of[outcome] = (of[outcome] ?? 0) + 1;
@@ -55,7 +70,14 @@ function onFrame(s: Sock, payload: Buffer): void {
   const kind = id && s.pending.get(id);
   if (!id || !kind) return;
   s.pending.delete(id);
-  if (!isAck) return count(kind, CODE.exec(text)?.[1] ?? 'ERROR');
+  if (!isAck) {
+    const code = CODE.exec(text)?.[1] ?? 'ERROR';
+    if (input.mode === 'obey' && code === 'RATE_LIMITED') {
+      const retryAfter = Number(/"retryAfter":([0-9.]+)/.exec(text)?.[1] ?? 0);
+      if (retryAfter > 0) s.waitUntil = Math.max(s.waitUntil, now() + retryAfter * 1000);
+    }
+    return count(kind, code);
+  }
   count(kind, 'ok');
   if (kind === 'message.send' && !s.messageId) {
     s.messageId = MESSAGE_ID.exec(text)?.[1];
@@ -83,25 +105,44 @@ function frame(s: Sock, kind: string): string | undefined {
 }
 
 const sockets: Sock[] = [];
+let flooding = true;
+
+/** Opens (or reopens) a socket's connection; resolves once it is ready or refused. */
+function connectSock(s: Sock): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    let ready = false;
+    s.ws = new RawWs(`${input.base.replace('http', 'ws')}/ws?token=${s.jwt}`, {
+      onOpen: (error) => {
+        if (!error) return;
+        bump(upgrades, error);
+        resolve(false);
+        // Hostile: back after 1 s, whatever Retry-After said.
+        if (flooding && sockets.includes(s)) setTimeout(() => void connectSock(s), 1000);
+      },
+      onClose: (reason) => {
+        bump(closes, reason);
+        resolve(ready);
+        if (flooding && sockets.includes(s)) void connectSock(s); // hostile: at once
+      },
+      onFrame: (payload) => {
+        if (!ready && payload.toString('utf8', 0, 21) === '{"v":1,"type":"ready"') {
+          ready = true;
+          if (s.chatId && !sockets.includes(s)) sockets.push(s);
+          resolve(true);
+        } else onFrame(s, payload);
+      },
+    });
+  });
+}
+
 async function openAll(): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: 32 }, async () => {
       while (next < input.sockets.length) {
         const spec = input.sockets[next++]!;
-        await new Promise<void>((resolve) => {
-          const s: Sock = { chatId: spec.chatId, seq: 0, pending: new Map(), ws: undefined as unknown as RawWs };
-          s.ws = new RawWs(`${input.base.replace('http', 'ws')}/ws?token=${spec.jwt}`, {
-            onOpen: (error) => error && resolve(),
-            onClose: () => resolve(),
-            onFrame: (payload) => {
-              if (payload.toString('utf8', 0, 21) === '{"v":1,"type":"ready"') {
-                sockets.push(s);
-                resolve();
-              } else onFrame(s, payload);
-            },
-          });
-        });
+        const s: Sock = { jwt: spec.jwt, chatId: spec.chatId, seq: 0, waitUntil: 0, pending: new Map(), ws: undefined as unknown as RawWs };
+        await connectSock(s);
       }
     }),
   );
@@ -129,11 +170,15 @@ await new Promise<void>((resolve) => {
       while (start + offsets[i]! + sentAt[i]! * interval <= Math.min(t, end)) {
         const kind = schedule[sentAt[i]! % schedule.length]!;
         sentAt[i]!++;
+        if (t < s.waitUntil || !s.ws.isOpen) {
+          held++; // told to wait (obey), or closed and not yet back (ignore)
+          continue;
+        }
         // Until the first send is acked, actions on a message go as sends.
         const f = frame(s, kind) ?? frame(s, 'message.send')!;
         const id = /"id":"(\d+)"/.exec(f)![1]!;
         s.pending.set(id, JSON.parse(f).type as string);
-        if (s.ws.isOpen) s.ws.send(f);
+        s.ws.send(f);
         sent++;
       }
     }
@@ -142,11 +187,9 @@ await new Promise<void>((resolve) => {
   };
   tick();
 });
+flooding = false;
 await new Promise((resolve) => setTimeout(resolve, 2000));
 let unanswered = 0;
-for (const s of sockets) {
-  unanswered += s.pending.size;
-  s.ws.close();
-}
-out({ done: true, sockets: sockets.length, seconds: input.durationMs / 1000, sent, answered, unanswered });
+for (const s of sockets) unanswered += s.pending.size; // on sockets closed by the node too
+out({ done: true, sockets: sockets.length, seconds: input.durationMs / 1000, sent, held, answered, unanswered, closes, upgrades });
 process.exit(0);

@@ -116,7 +116,7 @@ export class RawWs {
       at += head + len;
       if (opcode === OP_PING) this.socket.write(this.frame(OP_PONG, payload));
       else if (opcode === OP_CLOSE) {
-        this.finish('closed');
+        this.finish(payload.length >= 2 ? `closed ${payload.readUInt16BE(0)}` : 'closed');
         return;
       } else if (opcode !== OP_PONG) this.options.onFrame(payload);
     }

@@ -59,7 +59,7 @@ export const ConfigSchema = Type.Object({
   USER_SENDS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'Messages one chat user may send per second (REST and WebSocket together) before 429 / RATE_LIMITED.' }),
   USER_WRITES_PER_SECOND: Type.Integer({ default: 20, minimum: 1, description: 'Edits, deletes, reactions, read marks and chat changes (create, rename, delete, members, roles) one chat user may make per second, REST and WebSocket together, before 429 / RATE_LIMITED.' }),
   APP_ACTIONS_PER_SECOND: Type.Integer({
-    default: 2000,
+    default: 1000,
     minimum: 1,
     description: "Chat actions (sends, edits, deletes, reactions, read marks, typing, chat changes) all the users of one application may make per second on one node, REST and WebSocket together, before 429 / RATE_LIMITED: one tenant's load cannot fill a node's queues for the others.",
   }),

@@ -13,6 +13,7 @@ import type { Connection, Encoding, RealtimeHub } from './hub.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 import type { Replays } from './replays.ts';
 import { parseResume, resume, type ResumePoint } from './resume.ts';
+import { freshHints, HintCooldowns, ignoresHint, jitteredHint, tokenKey, toldToWait, type HintState } from './ignored-hints.ts';
 
 export interface GatewayMetrics {
   connections: (delta: number) => void;
@@ -55,7 +56,13 @@ export interface SocketState extends Connection {
   tokens: number;
   refilledAt: number;
   resume: Map<string, ResumePoint>;
+  hints: HintState;
+  /** The hash of the JWT the socket was opened with (see HintCooldowns). */
+  tokenKey: string;
 }
+
+const cooldownError = (seconds: number) =>
+  new ApiError('RATE_LIMITED', 'a connection of this user was closed for sending while told to wait; reconnect after Retry-After', { retryAfterSeconds: seconds });
 
 const validators = new Map<string, Validator>(Object.entries(actionSchemas).map(([type, schema]) => [type, compileValidator(schema, 'body')]));
 
@@ -66,6 +73,7 @@ const validators = new Map<string, Validator>(Object.entries(actionSchemas).map(
 export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): void } {
   const { app, hub, log } = deps;
   const live = new Set<WebSocket<SocketState>>();
+  const cooldowns = new HintCooldowns();
 
   app.ws<SocketState>('/ws', {
     maxPayloadLength: REALTIME_LIMITS.hardFrameBytes,
@@ -88,8 +96,13 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
         res.end(JSON.stringify(reply.body));
       };
       if (!token) return refuse(new ApiError('AUTH_REQUIRED', 'connect with ?token=<user JWT>'));
+      const hashed = tokenKey(token);
+      const tokenCooling = cooldowns.remainingForToken(hashed, Date.now());
+      if (tokenCooling > 0) return refuse(cooldownError(tokenCooling));
       const principal = deps.tokens.verify(token);
       if (isApiError(principal)) return refuse(principal);
+      const cooling = cooldowns.remaining(`${principal.appId}:${principal.userId}`, Date.now());
+      if (cooling > 0) return refuse(cooldownError(cooling));
       if (hub.sockets(principal.appId, principal.userId).size >= REALTIME_LIMITS.connectionsPerUser) {
         return refuse(new ApiError('TOO_MANY_CONNECTIONS', `at most ${REALTIME_LIMITS.connectionsPerUser} connections per user`));
       }
@@ -111,6 +124,8 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
         tokens: deps.actionsPerSecond * 2,
         refilledAt: Date.now(),
         resume: resumeFrom,
+        hints: freshHints(),
+        tokenKey: hashed,
       };
       // Upgraded here, synchronously, with the chats loaded after `open`. An upgrade completed
       // after an await must be corked, and uWS's cork() around such an upgrade can read the new
@@ -160,6 +175,15 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
 
     message: (ws, data, isBinary) => {
       const c = ws.getUserData();
+      if (c.closed) return;
+      const now = Date.now();
+      if (ignoresHint(c.hints, now)) {
+        const seconds = cooldowns.start(`${c.appId}:${c.userId}`, c.tokenKey, now);
+        const { code, reason, reconnect } = closeCodes.IGNORED_RETRY_HINTS;
+        c.closed = true; // no answer to what is still buffered: the socket is going
+        ws.end(code, JSON.stringify({ reason, reconnect, retryAfter: Math.ceil(seconds) }));
+        return;
+      }
       if (data.byteLength > REALTIME_LIMITS.maxFrameBytes) {
         return hub.send(ws, { type: 'error', code: 'FRAME_TOO_LARGE', message: `frames are at most ${REALTIME_LIMITS.maxFrameBytes} bytes` });
       }
@@ -172,15 +196,22 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       // The client's id is echoed only when it is one it could have sent: 1–64 characters.
       const rawId = frame && typeof frame === 'object' ? (frame as { id?: unknown }).id : undefined;
       const id = typeof rawId === 'string' && rawId.length >= 1 && rawId.length <= 64 ? rawId : undefined;
-      const fail = (error: ApiError) => {
-        const retryAfter = error.extra.retryAfterSeconds;
-        hub.send(ws, { type: 'error', ...(id !== undefined ? { id } : {}), code: error.code, message: error.detail, ...(retryAfter === undefined ? {} : { retryAfter: Math.max(1, Math.ceil(retryAfter)) }) });
+      const fail = (error: ApiError, hint?: number) => {
+        const retryAfter = hint ?? (error.extra.retryAfterSeconds === undefined ? undefined : Math.max(1, Math.ceil(error.extra.retryAfterSeconds)));
+        hub.send(ws, { type: 'error', ...(id !== undefined ? { id } : {}), code: error.code, message: error.detail, ...(retryAfter === undefined ? {} : { retryAfter }) });
       };
-      if (!takeToken(c, deps.actionsPerSecond)) return fail(new ApiError('RATE_LIMITED', `at most ${deps.actionsPerSecond} actions per second per connection`));
+      // The connection-wide limits: a refusal tells the connection to wait (see ignored-hints.ts),
+      // for a jittered time, so that the many sockets one budget refused together come back spread.
+      const waitFor = (error: ApiError) => {
+        const hint = jitteredHint(error.extra.retryAfterSeconds ?? 0);
+        toldToWait(c.hints, now, hint);
+        fail(error, hint);
+      };
+      if (!takeToken(c, deps.actionsPerSecond)) return waitFor(new ApiError('RATE_LIMITED', `at most ${deps.actionsPerSecond} actions per second per connection`, { retryAfterSeconds: (1 - c.tokens) / deps.actionsPerSecond }));
       // A tenant over its budget is refused here, before validation and dispatch: refusing its
       // flood must cost the node as little as possible (the action is counted where it is taken).
       const spent = deps.appBudgetSpent?.(c.appId);
-      if (spent) return fail(spent);
+      if (spent) return waitFor(spent);
       const type = frame && typeof frame === 'object' ? (frame as { type?: unknown }).type : undefined;
       if (!isActionType(type)) return fail(new ApiError('UNKNOWN_ACTION', `unknown action type ${JSON.stringify(type)?.slice(0, 40)}`));
       const checked = validators.get(type)!(frame);
@@ -234,6 +265,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
     closeAll: (name) => {
       clearInterval(slowCheck);
       clearInterval(expiryCheck);
+      cooldowns.close();
       const { code, reason, reconnect } = closeCodes[name];
       for (const ws of [...live]) ws.end(code, JSON.stringify({ reason, reconnect }));
     },

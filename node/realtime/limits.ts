@@ -16,6 +16,23 @@ export const REALTIME_LIMITS = Object.freeze({
   slowConsumerCheckBytes: 1024 * 1024,
   maxBackpressureBytes: 2 * 1024 * 1024,
   connectionsPerUser: 16,
+  /**
+   * Connections that ignore rate-limit hints. Once an action is refused by a connection-wide limit
+   * (WS_ACTIONS_PER_SECOND, APP_ACTIONS_PER_SECOND) with `retryAfter`, the connection is told to
+   * wait; frames arriving within `ignoredHintGraceMs` were already on their way, but after that
+   * every action sent before the wait is over is a strike, and at `ignoredHintsMax` strikes the
+   * socket is closed with 4029. The user's next upgrades on this node are refused 429 for
+   * `ignoredHintCooldownMs`, doubled for each repeat within `ignoredHintMemoryMs`, at most
+   * `ignoredHintCooldownMaxMs`. Refusing costs a node a few microseconds per frame; not reading a
+   * closed socket's frames costs nothing, which is what keeps one tenant's flood from delaying others.
+   */
+  ignoredHintGraceMs: 250,
+  /** The least wait a connection-wide refusal asks for; the hint is this (or what the limit needs) times 1–2, at random. */
+  minHintSeconds: 0.5,
+  ignoredHintsMax: 20,
+  ignoredHintCooldownMs: 30_000,
+  ignoredHintCooldownMaxMs: 15 * 60_000,
+  ignoredHintMemoryMs: 10 * 60_000,
   /** How often sockets whose JWT has expired are looked for and closed with 4100. */
   expiryCheckMs: 1000,
   /** Messages a reconnect replays per chat before it says "page history" instead. */

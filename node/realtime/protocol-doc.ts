@@ -131,6 +131,15 @@ ${REALTIME_LIMITS.slowConsumerCheckMs} ms and after every ${REALTIME_LIMITS.slow
 \`chat_ws_slow_consumers_dropped_total\`; it reconnects and resumes. No socket holds more than
 ${REALTIME_LIMITS.maxBackpressureBytes / 1024 / 1024} MiB of the node's memory.
 
+**Retry hints**: an action refused by a connection-wide limit (actions per connection, or the
+application's actions per node) gets a \`RATE_LIMITED\` error frame with \`retryAfter\` (seconds, with
+a fraction: at least what the limit needs and ${REALTIME_LIMITS.minHintSeconds} s, times a random factor between 1 and 2, so that
+sockets refused together do not come back together), and the connection is told to wait that long. Frames arriving in the first ${REALTIME_LIMITS.ignoredHintGraceMs} ms were already on their
+way; after that, the ${REALTIME_LIMITS.ignoredHintsMax}th action sent before the wait is over closes the socket with 4029, whose reason
+carries \`retryAfter\`: the user's upgrades on that node get 429 (with \`Retry-After\`) for
+${REALTIME_LIMITS.ignoredHintCooldownMs / 1000} s, doubled for each repeat within ${REALTIME_LIMITS.ignoredHintMemoryMs / 60_000} minutes (at most ${REALTIME_LIMITS.ignoredHintCooldownMaxMs / 60_000} minutes). Limits of one kind
+of action (sends, writes, typing per user) refuse only that kind and do not close sockets.
+
 ## Error codes
 
 \`error\` frames use the codes of the README's error table: ${codes}.

@@ -36,6 +36,8 @@ export const closeCodes = {
   SHUTDOWN: { code: 4000, reconnect: 'now', reason: 'server shutting down' },
   SLOW_CONSUMER: { code: 4001, reconnect: 'now', reason: 'too far behind; reconnect and resume' },
   UNAVAILABLE: { code: 4002, reconnect: 'now', reason: 'your chats cannot be loaded now (a backend is unavailable); reconnect and resume' },
+  /** The close frame's reason also carries `retryAfter` (seconds): upgrades before then get 429. */
+  IGNORED_RETRY_HINTS: { code: 4029, reconnect: 'now', reason: 'sent while told to wait; reconnect after retryAfter seconds' },
   /** 4100–4199: fix the cause, then reconnect. */
   TOKEN_EXPIRED: { code: 4100, reconnect: 'after-refresh', reason: 'user token expired; refresh it and reconnect' },
   /** 4500–4599: do not reconnect automatically. */
