@@ -23,6 +23,7 @@ import { appRoutes } from './http/app-routes.ts';
 import { authRoutes } from './http/auth-routes.ts';
 import { keyRoutes } from './http/key-routes.ts';
 import { metaRoutes } from './http/meta-routes.ts';
+import { mfaRoutes } from './http/mfa-routes.ts';
 import { profileRoutes } from './http/profile-routes.ts';
 import type { ControlStore } from './store/index.ts';
 
@@ -75,7 +76,7 @@ export async function createControlService(options: ControlServiceOptions): Prom
     now: () => new Date(),
   };
   const metrics = createMetrics('control');
-  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...metaRoutes(ctx)];
+  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...metaRoutes(ctx)];
   let closing = false;
   const routes: AnyRoute[] = [
     ...apiRoutes,

@@ -9,7 +9,30 @@ export interface AccountSession {
   role: 'CLIENT';
   refreshToken: string;
   expiresIn?: number;
-  mfaRequired?: boolean;
+  mfaRequired?: false;
+}
+
+/** A login of an account with MFA on: no session until `verifyMfa` with a code. */
+export interface MfaChallenge {
+  mfaRequired: true;
+  /** Single use, valid 5 minutes (MFA_TOKEN_TTL_SECONDS); a bearer nowhere. */
+  mfaToken: string;
+  email: string;
+  role: 'CLIENT';
+}
+
+export interface TotpEnrolment {
+  /** Base32 secret, for typing into an authenticator app. */
+  secret: string;
+  otpauthUri: string;
+  /** The URI as a QR code (an SVG document). */
+  qrSvg: string;
+}
+
+export interface MfaStatus {
+  enabled: boolean;
+  enabledAt?: string;
+  recoveryCodesLeft: number;
 }
 
 export interface Application {
@@ -56,6 +79,8 @@ export interface Profile {
  */
 export class ManagementClient {
   private session: AccountSession | undefined;
+  /** The challenge of the last login that answered mfaRequired, until verified. */
+  private challenge: MfaChallenge | undefined;
   private readonly fetchImpl: typeof fetch;
 
   constructor(private readonly options: { baseUrl: string; fetch?: typeof fetch }) {
@@ -76,9 +101,46 @@ export class ManagementClient {
     return this.session;
   }
 
-  async login(input: { email: string; password: string }): Promise<AccountSession> {
-    this.session = await request<AccountSession>(this.options.baseUrl, 'api/auth/login', { method: 'POST', body: input }, this.fetchImpl);
+  /**
+   * Logs in. With MFA on the account, resolves with the challenge (`mfaRequired: true`) and no
+   * session: complete it with `verifyMfa(code)`.
+   */
+  async login(input: { email: string; password: string }): Promise<AccountSession | MfaChallenge> {
+    const answer = await request<AccountSession | MfaChallenge>(this.options.baseUrl, 'api/auth/login', { method: 'POST', body: input }, this.fetchImpl);
+    if (answer.mfaRequired === true) {
+      this.challenge = answer;
+      this.session = undefined;
+    } else {
+      this.challenge = undefined;
+      this.session = answer;
+    }
+    return answer;
+  }
+
+  /** Completes the last login's challenge with a 6-digit code or an unused recovery code. */
+  async verifyMfa(code: string, mfaToken = this.challenge?.mfaToken): Promise<AccountSession> {
+    if (!mfaToken) throw new ChatStateError('log in first: no login is waiting for a code');
+    this.session = await request<AccountSession>(this.options.baseUrl, 'api/auth/mfa/verify', { method: 'POST', body: { mfaToken, code } }, this.fetchImpl);
+    this.challenge = undefined;
     return this.session;
+  }
+
+  mfaStatus(): Promise<MfaStatus> {
+    return this.call('api/client/mfa');
+  }
+
+  /** Starts a TOTP enrolment (no effect until `confirmTotp`). */
+  enrolTotp(): Promise<TotpEnrolment> {
+    return this.call('api/client/mfa/totp', { method: 'POST' });
+  }
+
+  /** Confirms the enrolment with a current code: MFA is on; returns the ten recovery codes (shown once). */
+  async confirmTotp(code: string): Promise<string[]> {
+    return (await this.call<{ recoveryCodes: string[] }>('api/client/mfa/totp/confirm', { method: 'POST', body: { code } })).recoveryCodes;
+  }
+
+  async disableTotp(currentPassword: string, code: string): Promise<void> {
+    await this.call('api/client/mfa/totp', { method: 'DELETE', body: { currentPassword, code } });
   }
 
   async refresh(): Promise<void> {

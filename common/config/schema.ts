@@ -47,6 +47,7 @@ export const ConfigSchema = Type.Object({
   MAX_BODY_BYTES: Type.Integer({ default: 65536, minimum: 1024, maximum: 16777216, description: 'Largest accepted request body; larger ones get 413 while streaming.' }),
   LOGIN_MAX_FAILURES: Type.Integer({ default: 5, minimum: 1, description: 'Wrong passwords per account and client address before each further attempt from that address waits (1 s, doubling); counts end LOGIN_WINDOW_SECONDS after the last failure.' }),
   LOGIN_MAX_PER_ADDRESS: Type.Integer({ default: 30, minimum: 1, description: 'Login and register attempts per client address within LOGIN_WINDOW_SECONDS before 429.' }),
+  MFA_TOKEN_TTL_SECONDS: Type.Integer({ default: 300, minimum: 1, maximum: 3600, description: 'Lifetime of the login challenge (mfaToken) a login returns when the account has MFA on: the code must be verified within it.' }),
   LOGIN_WINDOW_SECONDS: Type.Integer({ default: 900, minimum: 1, description: 'Window of the login throttles.' }),
   KEY_STATUS_TTL_MS: Type.Integer({ default: 500, minimum: 0, maximum: 1000, description: 'How long a node trusts a cached API-key status; bounds how late a revocation is seen.' }),
   USER_JWT_TTL_SECONDS: Type.Integer({ default: 900, minimum: 5, maximum: 86400, description: 'Lifetime of user JWTs; clients refresh them with their refresh token.' }),

@@ -6,7 +6,7 @@ import type { PublicKey, SigningKey } from './keys.ts';
  * Token kinds. Each kind has its own `kind` claim and audience; a verifier accepts exactly one kind,
  * so an API key never passes as an access token and the reverse.
  */
-export type TokenKind = 'access' | 'api_key' | 'user';
+export type TokenKind = 'access' | 'api_key' | 'user' | 'mfa';
 
 export const ALGORITHM = 'EdDSA';
 

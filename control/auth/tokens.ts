@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../common/errors/index.ts';
 import { bearerToken, publicKeyOf, TokenIssuer, TokenVerifier, type KeyRing } from '../../common/jwt/index.ts';
 import type { RequestInfo } from '../../common/http/index.ts';
@@ -6,6 +7,8 @@ import type { ControlStore } from '../store/index.ts';
 export const ACCESS_TOKEN_TTL_SECONDS = 900;
 /** Audience of management access tokens; API keys carry a cluster name instead. */
 export const MANAGEMENT_AUDIENCE = 'management';
+/** Audience of login challenges (`mfaToken`): accepted by `POST /api/auth/mfa/verify` only. */
+export const MFA_AUDIENCE = 'management-mfa';
 import { API_KEY_ISSUER } from '../../common/api-keys/index.ts';
 /** The control service signs access tokens and API keys under one issuer name. */
 export const CONTROL_ISSUER = API_KEY_ISSUER;
@@ -29,6 +32,8 @@ export class ControlTokens {
   private readonly access: TokenVerifier;
   /** Same checks but expiry and key retirement ignored: refresh accepts the session's last access token. */
   private readonly accessForRefresh: TokenVerifier;
+  /** Login challenges (`mfaToken`): their own kind and audience, so they are bearer nowhere. */
+  private readonly mfa: TokenVerifier;
 
   constructor(
     keys: KeyRing,
@@ -39,10 +44,12 @@ export class ControlTokens {
     const known = keys.all().map(publicKeyOf);
     this.access = new TokenVerifier(options, known);
     this.accessForRefresh = new TokenVerifier({ ...options, ignoreExpiration: true, ignoreRetirement: true }, known);
+    this.mfa = new TokenVerifier({ ...options, kind: 'mfa', audience: MFA_AUDIENCE }, known);
     keys.onChange((all) => {
       for (const key of all.map(publicKeyOf)) {
         this.access.addKey(key);
         this.accessForRefresh.addKey(key);
+        this.mfa.addKey(key);
       }
     });
   }
@@ -55,6 +62,19 @@ export class ControlTokens {
       expiresInSeconds: ACCESS_TOKEN_TTL_SECONDS,
       claims: { sid: sessionId },
     });
+  }
+
+  /** A login challenge: proves the password was right, for `ttlSeconds`; the second factor completes it. */
+  issueMfa(accountId: string, ttlSeconds: number): string {
+    return this.issuer.issue({ kind: 'mfa', subject: accountId, audience: MFA_AUDIENCE, expiresInSeconds: ttlSeconds, jwtId: randomUUID() });
+  }
+
+  /** The account and challenge id of a genuine, unexpired `mfaToken` (whether it was used is the store's). */
+  verifyMfa(token: string): { accountId: string; challengeId: string; expiresAtMs: number } | ApiError {
+    const claims = this.mfa.verify(token);
+    if (claims instanceof ApiError) return claims;
+    if (typeof claims.jti !== 'string' || typeof claims.exp !== 'number') return new ApiError('TOKEN_INVALID', 'not a login challenge');
+    return { accountId: claims.sub, challengeId: claims.jti, expiresAtMs: claims.exp * 1000 };
   }
 
   /** The authenticator of every management route but register and login. */

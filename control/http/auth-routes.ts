@@ -11,7 +11,7 @@ import { LoginBody, LoginResponse, LogoutBody, RefreshBody, RefreshResponse, Reg
 const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /** Starts a session (a refresh-token family) and returns its first token pair. */
-async function startSession(ctx: ControlContext, accountId: string) {
+export async function startSession(ctx: ControlContext, accountId: string) {
   const now = ctx.now();
   const refreshToken = newRefreshToken();
   const familyId = randomUUID();
@@ -78,7 +78,7 @@ export function authRoutes(ctx: ControlContext): AnyRoute[] {
       tags: ['auth'],
       body: LoginBody,
       responses: {
-        200: { description: 'Signed in', schema: LoginResponse },
+        200: { description: 'Signed in, or (`mfaRequired: true`) the password was right and a code is needed: POST /api/auth/mfa/verify', schema: LoginResponse },
         400: { description: 'Invalid fields' },
         401: { description: 'Wrong e-mail or password (INVALID_CREDENTIALS)' },
         429: { description: 'Too many failures for this account from this address (each further attempt waits twice as long), or attempts from this address; see Retry-After' },
@@ -98,6 +98,10 @@ export function authRoutes(ctx: ControlContext): AnyRoute[] {
         const ok = account ? await verifyPassword(body.password, account.passwordHash, account.passwordSalt) : await burnPasswordCheck(body.password);
         if (!account || !ok) return new ApiError('INVALID_CREDENTIALS', 'e-mail or password is wrong');
         guesses.succeeded(email, request.ip);
+        // With a second factor on, the password opens no session: a single-use challenge does, with a code.
+        if ((await ctx.store.mfa.get(account.id))?.secret) {
+          return { status: 200, body: { mfaRequired: true, mfaToken: ctx.tokens.issueMfa(account.id, ctx.config.MFA_TOKEN_TTL_SECONDS), email: account.email, role: 'CLIENT' } };
+        }
         const session = await startSession(ctx, account.id);
         // A password change that committed while this password was being checked has already ended
         // the account's other sessions; it must end this one too, or the old password would keep one.

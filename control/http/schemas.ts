@@ -29,13 +29,43 @@ export const RegisterResponse = Type.Object({
   expiresIn: Type.Literal(900),
   refreshToken: Type.String({ description: 'Opaque; rotates on every refresh.' }),
 });
-export const LoginResponse = Type.Object({
-  mfaRequired: Type.Boolean(),
+export const LoginResponse = Type.Union([
+  Type.Object(
+    { mfaRequired: Type.Literal(false), accessToken: Type.String(), email: Type.String(), role: Type.Literal('CLIENT'), refreshToken: Type.String() },
+    { description: 'Signed in (the account has no second factor).' },
+  ),
+  Type.Object(
+    {
+      mfaRequired: Type.Literal(true),
+      mfaToken: Type.String({ description: 'Single use, for POST /api/auth/mfa/verify only, within MFA_TOKEN_TTL_SECONDS (default 5 minutes); a bearer nowhere.' }),
+      email: Type.String(),
+      role: Type.Literal('CLIENT'),
+    },
+    { description: 'The password was right and the account has MFA on: no session until the code is verified.' },
+  ),
+]);
+
+const MfaCode = Type.String({ minLength: 1, maxLength: 32, description: 'A 6-digit code of the authenticator app, or an unused recovery code (`xxxxx-xxxxx`).' });
+export const MfaEnrolment = Type.Object({
+  secret: Type.String({ description: 'Base32 TOTP secret (SHA-1, 6 digits, 30 s), for typing into an authenticator app.' }),
+  otpauthUri: Type.String({ description: 'The same as an otpauth:// URI.' }),
+  qrSvg: Type.String({ description: 'The URI as a QR code, an SVG document.' }),
+});
+export const MfaConfirmBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 32, description: 'A current 6-digit code of the new enrolment.' }) }, { additionalProperties: false });
+export const MfaRecoveryCodes = Type.Object({
+  recoveryCodes: Type.Array(Type.String(), { minItems: 10, maxItems: 10, description: 'Ten single-use codes, shown this once (stored hashed).' }),
+});
+export const MfaDisableBody = Type.Object({ currentPassword: Type.String({ maxLength: 128 }), code: MfaCode }, { additionalProperties: false });
+export const MfaVerifyBody = Type.Object({ mfaToken: Type.String({ minLength: 1, maxLength: 2000 }), code: MfaCode }, { additionalProperties: false });
+export const MfaSession = Type.Object({
+  mfaRequired: Type.Literal(false),
   accessToken: Type.String(),
+  refreshToken: Type.String(),
+  expiresIn: Type.Literal(900),
   email: Type.String(),
   role: Type.Literal('CLIENT'),
-  refreshToken: Type.String(),
 });
+export const MfaStatus = Type.Object({ enabled: Type.Boolean(), enabledAt: Type.Optional(Timestamp), recoveryCodesLeft: Type.Integer() });
 export const RefreshResponse = Type.Object({ accessToken: Type.String(), refreshToken: Type.String(), expiresIn: Type.Literal(900) });
 
 export const AppParams = Type.Object({ appId: Uuid });

@@ -12,12 +12,14 @@ import type {
   Cluster,
   ClusterStore,
   ControlStore,
+  MfaStore,
   RefreshTokenRecord,
   RotateResult,
   SessionFamily,
   SessionStore,
   SigningKeyStore,
 } from './types.ts';
+import { LmdbMfa } from './lmdb-mfa.ts';
 
 type Key = (string | number)[];
 type Db = Database<unknown, Key>;
@@ -40,6 +42,7 @@ export class LmdbControlStore implements ControlStore {
   readonly applications: ApplicationStore;
   readonly keys: ApiKeyStore;
   readonly clusters: ClusterStore;
+  readonly mfa: MfaStore;
   readonly signingKeys: SigningKeyStore;
 
   private constructor(private readonly root: RootDatabase) {
@@ -49,6 +52,7 @@ export class LmdbControlStore implements ControlStore {
     this.applications = new LmdbApplications(root, db('applications'));
     this.keys = new LmdbApiKeys(root, db('api_keys'));
     this.clusters = new LmdbClusters(root, db('clusters'));
+    this.mfa = new LmdbMfa(root, db('mfa'));
     this.signingKeys = new LmdbSigningKeys(root, db('signing_keys'));
   }
 

@@ -135,6 +135,44 @@ export interface ClusterStore {
   get(id: string): Promise<Cluster | undefined>;
 }
 
+/** An account's second factor (TOTP, RFC 6238). */
+export interface MfaState {
+  /** Base32 secret of an enrolment not yet confirmed: it has no effect until confirmed. */
+  pendingSecret?: string;
+  /** Base32 secret of the confirmed enrolment; MFA is on while it is set. */
+  secret?: string;
+  enabledAt?: string;
+  /** The last TOTP time step a code was accepted for: a code is accepted once, a later step only after it. */
+  lastStep: number;
+}
+
+/**
+ * Accounts' TOTP enrolments, their single-use recovery codes (stored hashed) and the login
+ * challenges (`mfaToken`s) already used. Every "once" below is atomic: of two concurrent calls
+ * exactly one succeeds.
+ */
+export interface MfaStore {
+  get(accountId: string): Promise<MfaState | undefined>;
+  /** Stores a pending secret (replacing a pending one); 'enabled' (and nothing stored) when MFA is on. */
+  begin(accountId: string, secret: string): Promise<'pending' | 'enabled'>;
+  /**
+   * Turns MFA on with `secret` if it is still the pending one ('stale' otherwise), replacing the
+   * recovery codes with `recoveryHashes` and recording `step` as used.
+   */
+  confirm(accountId: string, secret: string, recoveryHashes: string[], step: number, now: string): Promise<'enabled' | 'stale'>;
+  /** Accepts `step` once: true only when it is later than the last accepted step. */
+  useStep(accountId: string, step: number): Promise<boolean>;
+  /** Uses a recovery code once: true only for an unused code of the account. */
+  useRecoveryCode(accountId: string, hash: string, now: string): Promise<boolean>;
+  unusedRecoveryCodes(accountId: string): Promise<number>;
+  /** Turns MFA off and forgets the secret, any pending one and the recovery codes. */
+  disable(accountId: string): Promise<void>;
+  /** Whether a login challenge was used (a read: the use itself is `useChallenge`). */
+  challengeUsed(id: string): Promise<boolean>;
+  /** Uses a login challenge once: false when it was used before. Remembered at least until `expiresAt` (ms). */
+  useChallenge(id: string, expiresAtMs: number): Promise<boolean>;
+}
+
 /** The control service's signing keys (contract in common/jwt/key-ring.ts); public halves are published as JWKS. */
 export type { SigningKeyStore };
 
@@ -144,6 +182,7 @@ export interface ControlStore {
   applications: ApplicationStore;
   keys: ApiKeyStore;
   clusters: ClusterStore;
+  mfa: MfaStore;
   signingKeys: SigningKeyStore;
   close(): Promise<void>;
 }

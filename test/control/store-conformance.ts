@@ -3,6 +3,7 @@ import type { Test } from 'tap';
 import { generateSigningKey } from '../../common/jwt/index.ts';
 import type { Account, ApiKeyRecord, Application, ControlStore, RefreshTokenRecord, SessionFamily } from '../../control/index.ts';
 import { at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
+import { mfaStoreConformance } from './store-conformance-mfa.ts';
 
 /**
  * The behaviour every ControlStore implementation must show, written once against the interfaces
@@ -630,5 +631,7 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
       t.equal(new Set(results.map((k) => k.kid)).size, 1, 'all callers get the same key');
       t.same(await store.signingKeys.list(), [results[0]], 'only that key is stored');
     });
+
+    mfaStoreConformance(t, fresh);
   });
 }

@@ -28,6 +28,7 @@ import {
 } from 'chat-service/client';
 import { ChatServer, ChatApiError as ServerApiError, ChatStateError as ServerStateError } from 'chat-service/server';
 import { ManagementClient, ChatApiError as ManagementApiError, ChatStateError as ManagementStateError } from 'chat-service/management';
+import { Secret, TOTP } from 'otpauth';
 import { client as httpClient, removeDir, startService } from '../helpers/index.ts';
 
 const WS = WebSocket as unknown as WebSocketConstructor;
@@ -274,6 +275,29 @@ t.test('ManagementClient: every method, with the documented shapes', async (t) =
   t.ok(rotated && rotated !== reg.refreshToken && rotated.startsWith('rt_'), 'the second presented the rotated one');
   t.match(mgmt.accessToken, JWT, 'an access token after refresh');
   t.equal((await mgmt.profile()).id, profile.id, 'calls work after refresh');
+
+  // Multi-factor sign-in: enrol, confirm, log in with a code, turn it off. The codes come from the
+  // secret as an authenticator app would make them.
+  t.same(await mgmt.mfaStatus(), { enabled: false, recoveryCodesLeft: 0 }, 'mfaStatus: off');
+  const enrolment = await mgmt.enrolTotp();
+  checkKeys(t, enrolment, ['secret', 'otpauthUri', 'qrSvg'], [], 'enrolTotp');
+  const app = new TOTP({ secret: Secret.fromBase32(enrolment.secret) });
+  const codeIn = (steps: number) => app.generate({ timestamp: Date.now() + steps * 30_000 });
+  const recovery = await mgmt.confirmTotp(codeIn(-1));
+  t.equal(recovery.length, 10, 'confirmTotp: ten recovery codes');
+  t.match(await mgmt.mfaStatus(), { enabled: true, recoveryCodesLeft: 10 }, 'mfaStatus: on');
+  const mfaLogin = new ManagementClient({ baseUrl: svc.controlUrl });
+  const challenge = await mfaLogin.login({ email: email2, password: password2 });
+  t.has(challenge, { mfaRequired: true, email: email2 }, 'login answers with a challenge');
+  t.equal(mfaLogin.accessToken, undefined, 'and no session');
+  await expectStateError(t, mfaLogin.profile(), /log in/, 'calls before the code');
+  await expectApiError(t, mfaLogin.verifyMfa('000000' === codeIn(0) ? '111111' : '000000'), 'MFA_CODE_INVALID', 400, 'verifyMfa: a wrong code');
+  const verified = await mfaLogin.verifyMfa(codeIn(0));
+  t.has(verified, { mfaRequired: false, email: email2, expiresIn: 900 }, 'verifyMfa: the session');
+  t.equal((await mfaLogin.profile()).id, profile.id, 'calls work after verifyMfa');
+  await mgmt.disableTotp(password2, recovery[0]!);
+  t.same(await mgmt.mfaStatus(), { enabled: false, recoveryCodesLeft: 0 }, 'disableTotp: off');
+  t.has(await new ManagementClient({ baseUrl: svc.controlUrl }).login({ email: email2, password: password2 }), { mfaRequired: false }, 'login is one step again');
 
   // Applications.
   const created = await mgmt.createApplication('ops app');

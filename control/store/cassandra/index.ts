@@ -3,6 +3,7 @@ import { CassandraSigningKeys, claimRow, cql, type CassandraClient } from '../..
 import type { Cluster, ClusterStatus, ClusterStore, ControlStore } from '../types.ts';
 import { CassandraAccounts, CassandraSessions } from './accounts.ts';
 import { CassandraApiKeys, CassandraApplications } from './apps.ts';
+import { CassandraMfa } from './mfa.ts';
 export { controlMigrations } from './schema.ts';
 
 /** The cluster registry: a name is claimed once (compare-and-set) and keeps its id for ever. */
@@ -39,6 +40,7 @@ export class CassandraControlStore implements ControlStore {
   readonly applications: CassandraApplications;
   readonly keys: CassandraApiKeys;
   readonly clusters: CassandraClusters;
+  readonly mfa: CassandraMfa;
   readonly signingKeys: CassandraSigningKeys;
 
   constructor(db: CassandraClient, keyspace: string, scope = 'control') {
@@ -47,6 +49,7 @@ export class CassandraControlStore implements ControlStore {
     this.applications = new CassandraApplications(db, keyspace);
     this.keys = new CassandraApiKeys(db, keyspace);
     this.clusters = new CassandraClusters(db, keyspace, scope);
+    this.mfa = new CassandraMfa(db, keyspace);
     this.signingKeys = new CassandraSigningKeys(cql(db), keyspace, 'control', scope);
   }
 

@@ -34,4 +34,14 @@ export const controlMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.control_signing_keyring (scope text, kid text, key text, PRIMARY KEY ((scope), kid))`,
     ],
   },
+  {
+    name: 'control-003-mfa',
+    statements: [
+      // TOTP enrolments (a confirmed secret, or a pending one), their recovery codes (hashed; used_at
+      // '' while unused) and the login challenges already used (kept by TTL past their expiry).
+      `CREATE TABLE IF NOT EXISTS {ks}.account_mfa (account_id text PRIMARY KEY, pending_secret text, secret text, enabled_at text, last_step int)`,
+      `CREATE TABLE IF NOT EXISTS {ks}.account_mfa_recovery (account_id text, hash text, used_at text, PRIMARY KEY ((account_id), hash))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.mfa_challenges_used (id text PRIMARY KEY)`,
+    ],
+  },
 ];
