@@ -11,6 +11,16 @@ export interface ReconnectPolicy {
 }
 
 /** Exponential backoff from 250 ms to 10 s with ±50% jitter, so a restarted node is not stampeded. */
+/** The `retryAfter` (seconds) of a close reason (`{"reason", "reconnect", "retryAfter"}`), in ms. */
+function retryAfterMs(reason: string): number | undefined {
+  try {
+    const seconds = (JSON.parse(reason) as { retryAfter?: unknown }).retryAfter;
+    return typeof seconds === 'number' && seconds > 0 && seconds <= 3600 ? seconds * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export const exponentialBackoff = (initialMs = 250, maxMs = 10_000, jitter = 0.5): ReconnectPolicy => ({
   delay: (attempt) => {
     const base = Math.min(maxMs, initialMs * 2 ** attempt);
@@ -212,6 +222,9 @@ export class Realtime {
       for (const p of this.pending.values()) p.sent = false;
       if (!this.wanted) return;
       if (ev.code >= 4500 && ev.code < 4600) return this.fail(new ChatStateError(`the server ended the session (${ev.code}): ${ev.reason}`));
+      // Closed for sending while told to wait: upgrades are refused until `retryAfter` has passed.
+      const waitMs = ev.code === 4029 ? retryAfterMs(ev.reason) : undefined;
+      if (waitMs !== undefined) return this.retry(waitMs);
       if (ev.code === 4100 || (!opened && this.attempt >= 2)) {
         // Expired, or refused at the upgrade repeatedly: the JWT may be stale. Refresh, then retry.
         void this.options.auth.refresh().then(
@@ -227,11 +240,13 @@ export class Realtime {
     };
   }
 
-  private retry(): void {
+  /** Reconnects after the policy's delay, or after `atLeastMs` (plus up to a tenth more) when the server said so. */
+  private retry(atLeastMs?: number): void {
     if (!this.wanted) return;
     this.setStatus('reconnecting');
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.open('reconnecting'), this.options.reconnect.delay(this.attempt++));
+    const delay = atLeastMs === undefined ? this.options.reconnect.delay(this.attempt++) : atLeastMs * (1 + Math.random() / 10);
+    this.timer = setTimeout(() => void this.open('reconnecting'), delay);
   }
 
   private fail(error: unknown): void {

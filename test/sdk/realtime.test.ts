@@ -79,3 +79,36 @@ t.test('marking every incoming message read stays within the write budget: read 
   t.equal(Math.max(...marks), 30, 'the highest mark is stored');
   t.ok(marks.every((m, i) => m >= i + 1), 'each resolves with a mark at least as high as it asked for');
 });
+
+t.test('closed with 4029 for ignoring retry hints, the client waits the retryAfter it was given before reconnecting', async (t) => {
+  const svc = await startService({ WS_ACTIONS_PER_SECOND: '5', USER_TYPING_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000' });
+  t.teardown(() => svc.stop());
+  const { server, endpoint } = await setup(svc);
+  const [ann, ben] = [await server.registerUser({ username: 'ann' }), await server.registerUser({ username: 'ben' })];
+  let sockets = 0;
+  const Counting = class extends WebSocket {
+    constructor(...args: ConstructorParameters<typeof WebSocket>) {
+      super(...args);
+      sockets++;
+    }
+  } as unknown as WebSocketConstructor;
+  const client = new ChatClient({ baseUrl: endpoint, WebSocket: Counting });
+  client.setAuth(await server.signIn({ userId: ann.userId }));
+  t.teardown(() => client.close());
+  await client.connect();
+  const chat = await client.directChat(ben.userId);
+  const statuses: string[] = [];
+  client.on('status', (s) => statuses.push(s));
+  // An application that types on every keystroke and ignores the refusals: 100 a second against 5.
+  const until = Date.now() + 5000;
+  while (!statuses.includes('reconnecting') && Date.now() < until) {
+    client.typing(chat.chatId, true).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  t.ok(statuses.includes('reconnecting'), 'the server closed the socket');
+  t.equal(sockets, 1, 'one socket so far');
+  // The close said retryAfter 30: a client on its backoff policy would have tried 3 times by now.
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  t.equal(sockets, 1, 'no reconnect attempt within the 30 s it was told to wait');
+  t.equal(statuses.at(-1), 'reconnecting', 'still waiting to reconnect');
+});
