@@ -46,7 +46,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       store: nodeStore,
       keys: { publicKeys: async () => (await store.signingKeys.list()).map(({ kid, publicKeyPem }) => ({ kid, publicKeyPem })) },
       keyStatus: store.keys,
-      appStatus: { isLive: async (appId) => (await store.applications.getById(appId)) !== undefined },
+      appStatus: { isLive: async (appId) => (await store.applications.getById(appId)) !== undefined, tier: async (appId) => (await store.applications.getById(appId))?.tier },
       publicUrl: nodeUrl,
       ...(joined ? { cluster: joined.cluster } : {}),
     });

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { connectCassandra } from '../common/cassandra/index.ts';
 import { loadConfigOrExit, type Config } from '../common/index.ts';
 import { CassandraControlStore, LmdbControlStore } from './store/index.ts';
-import type { AppStatus, Application, ControlStore } from './store/index.ts';
+import { TIERS, type AppStatus, type Application, type ControlStore } from './store/index.ts';
 
 const HELP = `Usage: npm run ctl -- <command> [arguments]
 
@@ -16,6 +16,9 @@ Commands:
   app suspend <appId>      set status SUSPENDED: the application gets no new API keys
                            (create and rotate answer 409 APP_SUSPENDED); existing keys keep working
   app reactivate <appId>   set status ACTIVE again
+  app tier <appId> <tier>  set the tier (and type): DEMO (at most DEMO_MAX_CONCURRENT_USERS users
+                           connected at once) or STANDARD (no ceiling); nodes see it within
+                           KEY_STATUS_TTL_MS
   help                     this text
 
 Exit codes: 0 done, 1 not found, 2 usage or configuration error.
@@ -24,12 +27,13 @@ Exit codes: 0 done, 1 not found, 2 usage or configuration error.
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function main(argv: string[]): Promise<number> {
-  const [noun, verb, appId] = argv;
+  const [noun, verb, appId, tierArg] = argv;
   if (!noun || noun === 'help' || argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(HELP);
     return noun ? 0 : 2;
   }
-  if (noun !== 'app' || !verb || !['show', 'suspend', 'reactivate'].includes(verb) || !appId || !UUID.test(appId)) {
+  const tier = TIERS.find((t) => t === tierArg?.toUpperCase());
+  if (noun !== 'app' || !verb || !['show', 'suspend', 'reactivate', 'tier'].includes(verb) || !appId || !UUID.test(appId) || (verb === 'tier' && !tier)) {
     process.stderr.write(`unknown or incomplete command: ${argv.join(' ')}\n\n${HELP}`);
     return 2;
   }
@@ -48,6 +52,15 @@ async function main(argv: string[]): Promise<number> {
     }
     if (verb === 'show') {
       process.stdout.write(`${JSON.stringify(app, null, 2)}\n`);
+      return 0;
+    }
+    if (verb === 'tier') {
+      const moved: Application = { ...app, tier: tier!, type: tier!, updatedAt: new Date().toISOString() };
+      if ((await store.applications.update(moved)) === 'not-found') {
+        process.stderr.write(`application ${appId} not found\n`);
+        return 1;
+      }
+      process.stdout.write(`application ${appId} is now ${tier}\n`);
       return 0;
     }
     const status: AppStatus = verb === 'suspend' ? 'SUSPENDED' : 'ACTIVE';

@@ -40,6 +40,7 @@ import { chatRoutes } from './http/chat-routes.ts';
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
+import { Admission } from './realtime/admission.ts';
 import { attachGateway } from './realtime/gateway.ts';
 import { RealtimeHub } from './realtime/hub.ts';
 import { LocalReplays, type Replays } from './realtime/replays.ts';
@@ -234,6 +235,16 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     replays,
     events,
     ...(cluster ? { presence: cluster.presence } : {}),
+    ...(options.appStatus.tier
+      ? {
+          admission: new Admission({
+            tierOf: (appId) => options.appStatus.tier!(appId),
+            usersOnline: cluster ? (appId) => cluster.presence.usersOnline(appId) : (appId) => hub.appUsers(appId),
+            demoCeiling: config.DEMO_MAX_CONCURRENT_USERS,
+            ttlMs: config.KEY_STATUS_TTL_MS,
+          }),
+        }
+      : {}),
     log,
     metrics: m,
     admitSend,

@@ -40,11 +40,11 @@ export interface Application {
   clientId: string;
   name: string;
   status: 'ACTIVE' | 'SUSPENDED';
-  tier: 'DEMO';
+  tier: 'DEMO' | 'STANDARD';
   clusterId: string;
   createdAt: string;
   updatedAt: string;
-  type?: 'DEMO';
+  type?: 'DEMO' | 'STANDARD';
   clusterEndpoint?: string;
   clusterName?: string;
   clusterStatus?: 'ACTIVE';
@@ -55,7 +55,7 @@ export interface ApiKey {
   token: string;
   keyPrefix: string;
   audience: string;
-  tier: 'DEMO';
+  tier: 'DEMO' | 'STANDARD';
   createdAt: string;
 }
 

@@ -222,8 +222,9 @@ export class Realtime {
       for (const p of this.pending.values()) p.sent = false;
       if (!this.wanted) return;
       if (ev.code >= 4500 && ev.code < 4600) return this.fail(new ChatStateError(`the server ended the session (${ev.code}): ${ev.reason}`));
-      // Closed for sending while told to wait: upgrades are refused until `retryAfter` has passed.
-      const waitMs = ev.code === 4029 ? retryAfterMs(ev.reason) : undefined;
+      // Told when to come back (4029: sent while told to wait; 4010: the application's ceiling of
+      // concurrent users): sooner would only be refused.
+      const waitMs = ev.code >= 4000 && ev.code < 4100 ? retryAfterMs(ev.reason) : undefined;
       if (waitMs !== undefined) return this.retry(waitMs);
       if (ev.code === 4100 || (!opened && this.attempt >= 2)) {
         // Expired, or refused at the upgrade repeatedly: the JWT may be stale. Refresh, then retry.

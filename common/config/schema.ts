@@ -64,6 +64,11 @@ export const ConfigSchema = Type.Object({
     minimum: 1,
     description: "Chat actions (sends, edits, deletes, reactions, read marks, typing, chat changes) all the users of one application may make per second on one node, REST and WebSocket together, before 429 / RATE_LIMITED: one tenant's load cannot fill a node's queues for the others.",
   }),
+  DEMO_MAX_CONCURRENT_USERS: Type.Integer({
+    default: 100,
+    minimum: 1,
+    description: 'Distinct users of one DEMO-tier application connected at once over WebSocket, cluster-wide; past it a new user is closed with 4010 before ready (users already connected are not affected). STANDARD applications have no ceiling.',
+  }),
   USER_CHATS_MAX: Type.Integer({
     default: 1000,
     minimum: 1,

@@ -74,12 +74,13 @@ export const CreateAppBody = Type.Object({ name: AppName }, { additionalProperti
 export const UpdateAppBody = Type.Object({ name: AppName }, { additionalProperties: false });
 
 const AppStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED')]);
+const TierSchema = Type.Union([Type.Literal('DEMO'), Type.Literal('STANDARD')], { description: 'DEMO (the default: at most DEMO_MAX_CONCURRENT_USERS users connected at once) or STANDARD (no ceiling); set by the operator' });
 const appFields = {
   id: Uuid,
   clientId: Uuid,
   name: Type.String(),
   status: AppStatus,
-  tier: Type.Literal('DEMO'),
+  tier: TierSchema,
   clusterId: Uuid,
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -87,7 +88,7 @@ const appFields = {
 export const ApplicationCreated = Type.Object(appFields, { description: 'Create form: no type or cluster details.' });
 export const ApplicationDetail = Type.Object({
   ...appFields,
-  type: Type.Literal('DEMO'),
+  type: TierSchema,
   clusterEndpoint: Type.String({ description: 'Base URL for chat calls of this application.' }),
   clusterName: Type.String(),
   clusterStatus: Type.Literal('ACTIVE'),
@@ -99,14 +100,14 @@ export const ApiKeyCreated = Type.Object({
   token: Type.String({ description: 'The API key. Shown only in this response.' }),
   keyPrefix: Type.String({ description: 'First 8 characters of the token.' }),
   audience: Type.String({ description: 'Name of the cluster the key is for.' }),
-  tier: Type.Literal('DEMO'),
+  tier: TierSchema,
   createdAt: Timestamp,
 });
 export const ApiKeySummary = Type.Object({
   id: Uuid,
   keyPrefix: Type.String(),
   audience: Type.String(),
-  tier: Type.Literal('DEMO'),
+  tier: TierSchema,
   status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('REVOKED')]),
   createdAt: Timestamp,
   revokedAt: Type.Optional(Timestamp),

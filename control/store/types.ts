@@ -1,6 +1,9 @@
 import type { SigningKeyStore } from '../../common/jwt/index.ts';
 
 export type AppStatus = 'ACTIVE' | 'SUSPENDED';
+/** DEMO: the default, with a ceiling of concurrent users (DEMO_MAX_CONCURRENT_USERS); STANDARD: none. */
+export type Tier = 'DEMO' | 'STANDARD';
+export const TIERS: readonly Tier[] = ['DEMO', 'STANDARD'];
 export type ClusterStatus = 'ACTIVE';
 
 export interface Account {
@@ -39,8 +42,8 @@ export interface Application {
   clientId: string;
   name: string;
   status: AppStatus;
-  type: 'DEMO';
-  tier: 'DEMO';
+  type: Tier;
+  tier: Tier;
   clusterId: string;
   createdAt: string;
   updatedAt: string;
@@ -53,7 +56,7 @@ export interface ApiKeyRecord {
   tokenHash: string;
   keyPrefix: string;
   audience: string;
-  tier: 'DEMO';
+  tier: Tier;
   createdAt: string;
   revokedAt?: string;
 }

@@ -3,6 +3,8 @@ import { ApiError, BackendUnavailableError } from '../../common/index.ts';
 /** Where a node learns whether an application still exists. Implemented over the control store. */
 export interface AppStatusSource {
   isLive(appId: string): Promise<boolean>;
+  /** The application's tier (DEMO, STANDARD), or undefined when it does not exist; absent: no tier ceilings. */
+  tier?(appId: string): Promise<string | undefined>;
 }
 
 /** Where a node learns whether a chat user still exists. */

@@ -14,6 +14,8 @@ export const PRESENCE_DEFAULTS = { ttlMs: 30_000, heartbeatMs: 10_000 } as const
 
 const keyOf = (appId: string, userId: string) => `p:${appId}:${userId}`;
 const memberOf = (nodeId: string, connId: string) => `${nodeId}/${connId}`;
+/** An application's users online: one member per (node, user), so counting them needs no scan of users. */
+const appKeyOf = (appId: string) => `pa:${appId}`;
 
 /**
  * Presence over leases: one lease set per user, one member per connection. This class owns the
@@ -28,6 +30,8 @@ export class HeartbeatPresence implements Presence {
   private readonly ttlMs: number;
   /** This node's live connections: user key → members. */
   private readonly local = new Map<string, Set<string>>();
+  /** This node's users with a live connection, per application: user → the node id it was announced under. */
+  private readonly localApps = new Map<string, Map<string, string>>();
   private readonly timer: NodeJS.Timeout;
   private readonly warn: (context: object) => void;
   private beating = false;
@@ -54,7 +58,14 @@ export class HeartbeatPresence implements Presence {
     let set = this.local.get(key);
     if (!set) this.local.set(key, (set = new Set()));
     set.add(member);
-    const { before, after } = await this.leases.renew(key, [{ member, value: '' }], this.ttlMs);
+    let users = this.localApps.get(appId);
+    if (!users) this.localApps.set(appId, (users = new Map()));
+    const first = !users.has(userId);
+    users.set(userId, nodeId);
+    const [{ before, after }] = await Promise.all([
+      this.leases.renew(key, [{ member, value: '' }], this.ttlMs),
+      first ? this.leases.renew(appKeyOf(appId), [{ member: `${nodeId}/${userId}`, value: '' }], this.ttlMs) : undefined,
+    ]);
     return before === 0 && after > 0;
   }
 
@@ -63,7 +74,14 @@ export class HeartbeatPresence implements Presence {
     const member = memberOf(nodeId, connId);
     const set = this.local.get(key);
     set?.delete(member);
-    if (set?.size === 0) this.local.delete(key);
+    let lastHere = false;
+    if (set?.size === 0) {
+      this.local.delete(key);
+      const users = this.localApps.get(appId);
+      lastHere = users?.delete(userId) ?? false;
+      if (users?.size === 0) this.localApps.delete(appId);
+    }
+    if (lastHere) await this.leases.remove(appKeyOf(appId), [`${nodeId}/${userId}`]);
     const { before, after } = await this.leases.remove(key, [member]);
     return before > 0 && after === 0;
   }
@@ -72,13 +90,22 @@ export class HeartbeatPresence implements Presence {
     return (await this.leases.count(keyOf(appId, userId))) > 0;
   }
 
+  async usersOnline(appId: string): Promise<ReadonlySet<string>> {
+    return new Set((await this.leases.live(appKeyOf(appId))).map((l) => l.member.slice(l.member.indexOf('/') + 1)));
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
     const local = [...this.local];
+    const apps = [...this.localApps];
     this.local.clear();
-    const results = await Promise.allSettled(local.map(([key, members]) => this.leases.remove(key, [...members])));
+    this.localApps.clear();
+    const results = await Promise.allSettled([
+      ...local.map(([key, members]) => this.leases.remove(key, [...members])),
+      ...apps.map(([appId, users]) => this.leases.remove(appKeyOf(appId), [...users].map(([userId, nodeId]) => `${nodeId}/${userId}`))),
+    ]);
     // Not fatal: whatever could not be removed expires within one TTL.
     for (const r of results) if (r.status === 'rejected') this.warn(errorContext(r.reason));
   }
@@ -87,13 +114,22 @@ export class HeartbeatPresence implements Presence {
     // A beat still waiting on a slow store is not doubled; the next tick tries again.
     if (this.beating || this.closed || this.local.size === 0) return;
     this.beating = true;
-    const renewals = [...this.local].map(([key, members]) =>
-      this.leases.renew(
-        key,
-        [...members].map((member) => ({ member, value: '' })),
-        this.ttlMs,
+    const renewals = [
+      ...[...this.local].map(([key, members]) =>
+        this.leases.renew(
+          key,
+          [...members].map((member) => ({ member, value: '' })),
+          this.ttlMs,
+        ),
       ),
-    );
+      ...[...this.localApps].map(([appId, users]) =>
+        this.leases.renew(
+          appKeyOf(appId),
+          [...users].map(([userId, nodeId]) => ({ member: `${nodeId}/${userId}`, value: '' })),
+          this.ttlMs,
+        ),
+      ),
+    ];
     void Promise.allSettled(renewals).then((results) => {
       this.beating = false;
       const failed = results.filter((r) => r.status === 'rejected');

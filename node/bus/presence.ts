@@ -21,6 +21,8 @@ export interface Presence {
   /** Ends a connection; resolves true when this call ended the user's last live connection. */
   offline(appId: string, userId: string, nodeId: string, connId: string): Promise<boolean>;
   isOnline(appId: string, userId: string): Promise<boolean>;
+  /** The distinct users of an application with a live connection on any node. */
+  usersOnline(appId: string): Promise<ReadonlySet<string>>;
   /** Stops heartbeating and ends this instance's connections at once (graceful shutdown). */
   close(): Promise<void>;
 }

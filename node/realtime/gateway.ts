@@ -13,6 +13,7 @@ import type { Connection, Encoding, RealtimeHub } from './hub.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 import type { Replays } from './replays.ts';
 import { parseResume, resume, type ResumePoint } from './resume.ts';
+import type { Admission } from './admission.ts';
 import { freshHints, HintCooldowns, ignoresHint, jitteredHint, tokenKey, toldToWait, type HintState } from './ignored-hints.ts';
 
 export interface GatewayMetrics {
@@ -48,6 +49,8 @@ export interface GatewayDeps {
   admitSend: (p: Principal) => ApiError | (() => void);
   /** Whether a socket's application and user still exist (checked on open and before each action). */
   sessions: SessionGuard;
+  /** The tier's ceiling of concurrent users, checked before a socket counts as connected. */
+  admission?: Admission;
 }
 
 export interface SocketState extends Connection {
@@ -59,6 +62,10 @@ export interface SocketState extends Connection {
   hints: HintState;
   /** The hash of the JWT the socket was opened with (see HintCooldowns). */
   tokenKey: string;
+  /** Past the admission check: counted in the hub and in presence (so its close is too). */
+  admitted: boolean;
+  /** Frames received before the admission check answered, taken in order once admitted. */
+  early: { data: ArrayBuffer; isBinary: boolean }[];
 }
 
 const cooldownError = (seconds: number) =>
@@ -74,6 +81,113 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
   const { app, hub, log } = deps;
   const live = new Set<WebSocket<SocketState>>();
   const cooldowns = new HintCooldowns();
+
+  /** The socket counts as connected: in the hub, in presence; `ready` once its chats are subscribed. */
+  function opened(ws: WebSocket<SocketState>, waitPresence: boolean): void {
+    const c = ws.getUserData();
+    c.admitted = true;
+    const count = hub.add(ws);
+    const early = c.early.splice(0);
+    for (const frame of early) onMessage(ws, frame.data, frame.isBinary);
+    const start = () => {
+      if (c.closed) return;
+      // Events flow from here on, and `ready` goes out before any of them.
+      hub.join(ws);
+      hub.send(ws, { type: 'ready', connectionId: c.connId, userId: c.userId });
+      if (c.resume.size > 0) {
+        void resume(deps, ws, c.resume).catch((error: unknown) => log.warn({ err: String(error) }, 'resume failed'));
+      }
+    };
+    // `ready` follows once the socket is subscribed to the user's chats. In a cluster it also
+    // waits until this node hears those chats from the other nodes, so nothing published after
+    // `ready` is missed (a down bus does not hold the socket back).
+    // A token outlives a deletion of its application or user: such a socket is closed at once.
+    const online = presenceChanged(deps, c, 'presence.online', deps.presence ? () => deps.presence!.online(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => count === 1);
+    Promise.all([deps.store.chats.chatsOf(c.appId, c.userId), deps.sessions.ended(c.appId, c.userId), waitPresence ? online : undefined]).then(
+      ([chatIds, ended]) => {
+        if (c.closed) return;
+        if (ended) {
+          const { code, reason, reconnect } = closeCodes[ended === 'app-deleted' ? 'APP_DELETED' : 'USER_DELETED'];
+          return ws.end(code, JSON.stringify({ reason, reconnect }));
+        }
+        for (const chatId of chatIds) if (!c.resume.has(chatId)) hub.subscribe(ws, chatId);
+        if (deps.presence) void deps.replays.ready().then(start, start);
+        else start();
+      },
+      (error: unknown) => {
+        log.warn({ err: String(error) }, 'cannot load the chats of a new socket');
+        const { code, reason, reconnect } = closeCodes.UNAVAILABLE;
+        if (!c.closed) ws.end(code, JSON.stringify({ reason, reconnect }));
+      },
+    );
+  }
+
+  /** One frame of a socket that counts as connected (see `opened`). */
+  function onMessage(ws: WebSocket<SocketState>, data: ArrayBuffer, isBinary: boolean): void {
+    const c = ws.getUserData();
+    if (c.closed) return;
+    const now = Date.now();
+    if (ignoresHint(c.hints, now)) {
+      const seconds = cooldowns.start(`${c.appId}:${c.userId}`, c.tokenKey, now);
+      const { code, reason, reconnect } = closeCodes.IGNORED_RETRY_HINTS;
+      c.closed = true; // no answer to what is still buffered: the socket is going
+      ws.end(code, JSON.stringify({ reason, reconnect, retryAfter: Math.ceil(seconds) }));
+      return;
+    }
+    if (data.byteLength > REALTIME_LIMITS.maxFrameBytes) {
+      return hub.send(ws, { type: 'error', code: 'FRAME_TOO_LARGE', message: `frames are at most ${REALTIME_LIMITS.maxFrameBytes} bytes` });
+    }
+    let frame: unknown;
+    try {
+      frame = isBinary ? unpack(Buffer.from(data)) : JSON.parse(Buffer.from(data).toString('utf8'));
+    } catch {
+      return hub.send(ws, { type: 'error', code: 'MALFORMED_FRAME', message: 'frame is not valid JSON or MessagePack' });
+    }
+    // The client's id is echoed only when it is one it could have sent: 1–64 characters.
+    const rawId = frame && typeof frame === 'object' ? (frame as { id?: unknown }).id : undefined;
+    const id = typeof rawId === 'string' && rawId.length >= 1 && rawId.length <= 64 ? rawId : undefined;
+    const fail = (error: ApiError, hint?: number) => {
+      const retryAfter = hint ?? (error.extra.retryAfterSeconds === undefined ? undefined : Math.max(1, Math.ceil(error.extra.retryAfterSeconds)));
+      hub.send(ws, { type: 'error', ...(id !== undefined ? { id } : {}), code: error.code, message: error.detail, ...(retryAfter === undefined ? {} : { retryAfter }) });
+    };
+    // The connection-wide limits: a refusal tells the connection to wait (see ignored-hints.ts),
+    // for a jittered time, so that the many sockets one budget refused together come back spread.
+    const waitFor = (error: ApiError) => {
+      const hint = jitteredHint(error.extra.retryAfterSeconds ?? 0);
+      toldToWait(c.hints, now, hint);
+      fail(error, hint);
+    };
+    if (!takeToken(c, deps.actionsPerSecond)) return waitFor(new ApiError('RATE_LIMITED', `at most ${deps.actionsPerSecond} actions per second per connection`, { retryAfterSeconds: (1 - c.tokens) / deps.actionsPerSecond }));
+    // A tenant over its budget is refused here, before validation and dispatch: refusing its
+    // flood must cost the node as little as possible (the action is counted where it is taken).
+    const spent = deps.appBudgetSpent?.(c.appId);
+    if (spent) return waitFor(spent);
+    const type = frame && typeof frame === 'object' ? (frame as { type?: unknown }).type : undefined;
+    if (!isActionType(type)) return fail(new ApiError('UNKNOWN_ACTION', `unknown action type ${JSON.stringify(type)?.slice(0, 40)}`));
+    const checked = validators.get(type)!(frame);
+    if (isApiError(checked)) return fail(checked);
+    const action = checked.value as Action;
+    deps.metrics.actionIn(action.type);
+    const run = (appLive: boolean) => {
+      if (!appLive) {
+        const { code, reason, reconnect } = closeCodes.APP_DELETED;
+        if (!c.closed) ws.end(code, JSON.stringify({ reason, reconnect }));
+        return;
+      }
+      dispatch(deps, c, action).then(
+        (result) => (isApiError(result) ? fail(result) : hub.send(ws, { type: 'ack', id: action.id, result })),
+        (error: unknown) => {
+          log.error({ err: error instanceof Error ? error.stack : String(error), action: action.type }, 'action failed');
+          fail(new ApiError('UNAVAILABLE', 'the action could not be completed; retry with the same idempotency key'));
+        },
+      );
+    };
+    // The application must still exist: at once while its status is fresh, else one lookup.
+    const live = deps.sessions.appLive(c.appId);
+    if (typeof live === 'boolean') run(live);
+    else
+      live.then(run, () => fail(new ApiError('UNAVAILABLE', 'the action could not be completed; retry with the same idempotency key')));
+  }
 
   app.ws<SocketState>('/ws', {
     maxPayloadLength: REALTIME_LIMITS.hardFrameBytes,
@@ -126,6 +240,8 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
         resume: resumeFrom,
         hints: freshHints(),
         tokenKey: hashed,
+        admitted: false,
+        early: [],
       };
       // Upgraded here, synchronously, with the chats loaded after `open`. An upgrade completed
       // after an await must be corked, and uWS's cork() around such an upgrade can read the new
@@ -139,104 +255,32 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       const c = ws.getUserData();
       live.add(ws);
       deps.metrics.connections(1);
-      const count = hub.add(ws);
-      const start = () => {
-        if (c.closed) return;
-        // Events flow from here on, and `ready` goes out before any of them.
-        hub.join(ws);
-        hub.send(ws, { type: 'ready', connectionId: c.connId, userId: c.userId });
-        if (c.resume.size > 0) {
-          void resume(deps, ws, c.resume).catch((error: unknown) => log.warn({ err: String(error) }, 'resume failed'));
-        }
-      };
-      // `ready` follows once the socket is subscribed to the user's chats. In a cluster it also
-      // waits until this node hears those chats from the other nodes, so nothing published after
-      // `ready` is missed (a down bus does not hold the socket back).
-      // A token outlives a deletion of its application or user: such a socket is closed at once.
-      Promise.all([deps.store.chats.chatsOf(c.appId, c.userId), deps.sessions.ended(c.appId, c.userId)]).then(
-        ([chatIds, ended]) => {
+      if (!deps.admission) return opened(ws, false);
+      // Checked before the socket counts anywhere; `ready` then waits for presence to count it, so
+      // the next user's check (on any node) sees this one.
+      deps.admission.admit(c.appId, c.userId).then(
+        (refusal) => {
           if (c.closed) return;
-          if (ended) {
-            const { code, reason, reconnect } = closeCodes[ended === 'app-deleted' ? 'APP_DELETED' : 'USER_DELETED'];
-            return ws.end(code, JSON.stringify({ reason, reconnect }));
-          }
-          for (const chatId of chatIds) if (!c.resume.has(chatId)) hub.subscribe(ws, chatId);
-          if (deps.presence) void deps.replays.ready().then(start, start);
-          else start();
+          if (!refusal) return opened(ws, true);
+          const { code, reason, reconnect } = closeCodes.USER_CEILING_REACHED;
+          ws.end(code, JSON.stringify({ reason, reconnect, retryAfter: refusal.extra.retryAfterSeconds }));
         },
         (error: unknown) => {
-          log.warn({ err: String(error) }, 'cannot load the chats of a new socket');
+          log.warn({ err: String(error) }, 'cannot check the concurrent-user ceiling of a new socket');
           const { code, reason, reconnect } = closeCodes.UNAVAILABLE;
           if (!c.closed) ws.end(code, JSON.stringify({ reason, reconnect }));
         },
       );
-      void presenceChanged(deps, c, 'presence.online', deps.presence ? () => deps.presence!.online(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => count === 1);
     },
 
     message: (ws, data, isBinary) => {
       const c = ws.getUserData();
-      if (c.closed) return;
-      const now = Date.now();
-      if (ignoresHint(c.hints, now)) {
-        const seconds = cooldowns.start(`${c.appId}:${c.userId}`, c.tokenKey, now);
-        const { code, reason, reconnect } = closeCodes.IGNORED_RETRY_HINTS;
-        c.closed = true; // no answer to what is still buffered: the socket is going
-        ws.end(code, JSON.stringify({ reason, reconnect, retryAfter: Math.ceil(seconds) }));
-        return;
-      }
-      if (data.byteLength > REALTIME_LIMITS.maxFrameBytes) {
-        return hub.send(ws, { type: 'error', code: 'FRAME_TOO_LARGE', message: `frames are at most ${REALTIME_LIMITS.maxFrameBytes} bytes` });
-      }
-      let frame: unknown;
-      try {
-        frame = isBinary ? unpack(Buffer.from(data)) : JSON.parse(Buffer.from(data).toString('utf8'));
-      } catch {
-        return hub.send(ws, { type: 'error', code: 'MALFORMED_FRAME', message: 'frame is not valid JSON or MessagePack' });
-      }
-      // The client's id is echoed only when it is one it could have sent: 1–64 characters.
-      const rawId = frame && typeof frame === 'object' ? (frame as { id?: unknown }).id : undefined;
-      const id = typeof rawId === 'string' && rawId.length >= 1 && rawId.length <= 64 ? rawId : undefined;
-      const fail = (error: ApiError, hint?: number) => {
-        const retryAfter = hint ?? (error.extra.retryAfterSeconds === undefined ? undefined : Math.max(1, Math.ceil(error.extra.retryAfterSeconds)));
-        hub.send(ws, { type: 'error', ...(id !== undefined ? { id } : {}), code: error.code, message: error.detail, ...(retryAfter === undefined ? {} : { retryAfter }) });
-      };
-      // The connection-wide limits: a refusal tells the connection to wait (see ignored-hints.ts),
-      // for a jittered time, so that the many sockets one budget refused together come back spread.
-      const waitFor = (error: ApiError) => {
-        const hint = jitteredHint(error.extra.retryAfterSeconds ?? 0);
-        toldToWait(c.hints, now, hint);
-        fail(error, hint);
-      };
-      if (!takeToken(c, deps.actionsPerSecond)) return waitFor(new ApiError('RATE_LIMITED', `at most ${deps.actionsPerSecond} actions per second per connection`, { retryAfterSeconds: (1 - c.tokens) / deps.actionsPerSecond }));
-      // A tenant over its budget is refused here, before validation and dispatch: refusing its
-      // flood must cost the node as little as possible (the action is counted where it is taken).
-      const spent = deps.appBudgetSpent?.(c.appId);
-      if (spent) return waitFor(spent);
-      const type = frame && typeof frame === 'object' ? (frame as { type?: unknown }).type : undefined;
-      if (!isActionType(type)) return fail(new ApiError('UNKNOWN_ACTION', `unknown action type ${JSON.stringify(type)?.slice(0, 40)}`));
-      const checked = validators.get(type)!(frame);
-      if (isApiError(checked)) return fail(checked);
-      const action = checked.value as Action;
-      deps.metrics.actionIn(action.type);
-      const run = (appLive: boolean) => {
-        if (!appLive) {
-          const { code, reason, reconnect } = closeCodes.APP_DELETED;
-          if (!c.closed) ws.end(code, JSON.stringify({ reason, reconnect }));
-          return;
-        }
-        dispatch(deps, c, action).then(
-          (result) => (isApiError(result) ? fail(result) : hub.send(ws, { type: 'ack', id: action.id, result })),
-          (error: unknown) => {
-            log.error({ err: error instanceof Error ? error.stack : String(error), action: action.type }, 'action failed');
-            fail(new ApiError('UNAVAILABLE', 'the action could not be completed; retry with the same idempotency key'));
-          },
-        );
-      };
-      // The application must still exist: at once while its status is fresh, else one lookup.
-      const live = deps.sessions.appLive(c.appId);
-      if (typeof live === 'boolean') run(live);
-      else
-        live.then(run, () => fail(new ApiError('UNAVAILABLE', 'the action could not be completed; retry with the same idempotency key')));
+      if (c.admitted) return onMessage(ws, data, isBinary);
+      // Sent before the admission check answered: kept (a copy: uWS reuses the buffer) and taken
+      // once the socket counts as connected, or dropped with it if refused.
+      const held = c.early.reduce((n, f) => n + f.data.byteLength, 0);
+      if (c.early.length < REALTIME_LIMITS.earlyFrames && held + data.byteLength <= REALTIME_LIMITS.earlyBytes) c.early.push({ data: data.slice(0), isBinary });
+      else ws.end(closeCodes.UNAVAILABLE.code, JSON.stringify({ reason: 'too much sent before ready', reconnect: closeCodes.UNAVAILABLE.reconnect }));
     },
 
     close: (ws, code) => {
@@ -246,6 +290,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       live.delete(ws);
       deps.metrics.connections(-1);
       if (c.slow) deps.metrics.slowConsumerDropped();
+      if (!c.admitted) return; // refused before it counted anywhere
       const left = hub.remove(ws);
       void presenceChanged(deps, c, 'presence.offline', deps.presence ? () => deps.presence!.offline(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => left === 0);
     },

@@ -56,6 +56,8 @@ export interface HubInterest {
  */
 export class RealtimeHub implements EventSink {
   private readonly byUser = new Map<string, Set<WebSocket<Connection>>>();
+  /** Users with a live socket on this node, per application. */
+  private readonly usersByApp = new Map<string, Set<string>>();
   /** Bytes handed to uWS since the last slow-consumer check. */
   private uncheckedBytes = 0;
   /** Local sockets subscribed to each chat (`appId/chatId`), for HubInterest. */
@@ -70,6 +72,11 @@ export class RealtimeHub implements EventSink {
   /** Live sockets of a user on this node. */
   sockets(appId: string, userId: string): ReadonlySet<WebSocket<Connection>> {
     return this.byUser.get(`${appId}/${userId}`) ?? new Set();
+  }
+
+  /** Users of an application with a live socket on this node (the set itself: read, do not keep). */
+  appUsers(appId: string): ReadonlySet<string> {
+    return this.usersByApp.get(appId) ?? new Set();
   }
 
   /** Live sockets of every user of an application on this node (a scan: for rare events only). */
@@ -93,7 +100,12 @@ export class RealtimeHub implements EventSink {
     if (!set) this.byUser.set(key, (set = new Set()));
     set.add(ws);
     if (c.joined) ws.subscribe(userTopic(c.encoding, c.appId, c.userId));
-    if (set.size === 1) this.interest?.user(c.appId, c.userId, true);
+    if (set.size === 1) {
+      this.interest?.user(c.appId, c.userId, true);
+      let users = this.usersByApp.get(c.appId);
+      if (!users) this.usersByApp.set(c.appId, (users = new Set()));
+      users.add(c.userId);
+    }
     return set.size;
   }
 
@@ -117,6 +129,9 @@ export class RealtimeHub implements EventSink {
     if (set.size === 0) {
       this.byUser.delete(key);
       this.interest?.user(c.appId, c.userId, false);
+      const users = this.usersByApp.get(c.appId);
+      users?.delete(c.userId);
+      if (users?.size === 0) this.usersByApp.delete(c.appId);
     }
     return set.size;
   }

@@ -16,6 +16,9 @@ export const REALTIME_LIMITS = Object.freeze({
   slowConsumerCheckBytes: 1024 * 1024,
   maxBackpressureBytes: 2 * 1024 * 1024,
   connectionsPerUser: 16,
+  /** Frames (and bytes) a socket may send before its admission check (the tier's ceiling) answers; past either, it is closed (4002). */
+  earlyFrames: 64,
+  earlyBytes: 256 * 1024,
   /**
    * Connections that ignore rate-limit hints. Once an action is refused by a connection-wide limit
    * (WS_ACTIONS_PER_SECOND, APP_ACTIONS_PER_SECOND) with `retryAfter`, the connection is told to

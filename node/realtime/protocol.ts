@@ -37,6 +37,8 @@ export const closeCodes = {
   SLOW_CONSUMER: { code: 4001, reconnect: 'now', reason: 'too far behind; reconnect and resume' },
   UNAVAILABLE: { code: 4002, reconnect: 'now', reason: 'your chats cannot be loaded now (a backend is unavailable); reconnect and resume' },
   /** The close frame's reason also carries `retryAfter` (seconds): upgrades before then get 429. */
+  /** Before `ready`: a DEMO application has DEMO_MAX_CONCURRENT_USERS users connected; the reason carries `retryAfter`. */
+  USER_CEILING_REACHED: { code: 4010, reconnect: 'now', reason: 'the application has its most users connected; retry after retryAfter s' },
   IGNORED_RETRY_HINTS: { code: 4029, reconnect: 'now', reason: 'sent while told to wait; reconnect after retryAfter seconds' },
   /** 4100–4199: fix the cause, then reconnect. */
   TOKEN_EXPIRED: { code: 4100, reconnect: 'after-refresh', reason: 'user token expired; refresh it and reconnect' },

@@ -392,7 +392,7 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
       const owner = randomUUID();
       const app = application(owner);
       await store.applications.create(app, 5);
-      const changed: Application = { ...app, name: 'Renamed', status: 'SUSPENDED', updatedAt: LATER };
+      const changed: Application = { ...app, name: 'Renamed', status: 'SUSPENDED', tier: 'STANDARD', type: 'STANDARD', updatedAt: LATER };
       t.equal(await store.applications.update(changed), 'updated');
       t.same(await store.applications.get(owner, app.id), changed);
       t.same(await store.applications.getById(app.id), changed);

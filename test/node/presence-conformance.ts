@@ -49,6 +49,29 @@ export function presenceConformance(t: Test, name: string, open: (n: number) => 
     t.equal(await a!.presence.isOnline(appId, userId), false);
   });
 
+  withNodes("an application's users online: distinct users across nodes, kept by heartbeats, dropped with a dead node", 2, async (t, [a, b]) => {
+    const [appId, other] = [randomUUID(), randomUUID()];
+    const [u1, u2, u3] = [randomUUID(), randomUUID(), randomUUID()];
+    t.same([...(await a!.presence.usersOnline(appId))], [], 'nobody at first');
+    await a!.presence.online(appId, u1, a!.id, 'c1');
+    await a!.presence.online(appId, u1, a!.id, 'c2');
+    await b!.presence.online(appId, u1, b!.id, 'c3');
+    await b!.presence.online(appId, u2, b!.id, 'c4');
+    await a!.presence.online(appId, u3, a!.id, 'c5');
+    await b!.presence.online(other, u1, b!.id, 'c6');
+    t.same(new Set(await b!.presence.usersOnline(appId)), new Set([u1, u2, u3]), 'three distinct users, whatever their sockets and nodes');
+    t.same(new Set(await a!.presence.usersOnline(other)), new Set([u1]), 'per application');
+    await a!.presence.offline(appId, u1, a!.id, 'c1');
+    t.equal((await b!.presence.usersOnline(appId)).size, 3, 'u1 still has sockets');
+    await b!.presence.offline(appId, u2, b!.id, 'c4');
+    t.same(new Set(await a!.presence.usersOnline(appId)), new Set([u1, u3]), 'u2 left');
+    await pause(TTL_MS * 2);
+    t.same(new Set(await a!.presence.usersOnline(appId)), new Set([u1, u3]), 'heartbeats keep them past the TTL');
+    a!.link.down = true;
+    await eventually("node a's own users drop out", async () => (await b!.presence.usersOnline(appId)).size === 1, TTL_MS * 5);
+    t.same(new Set(await b!.presence.usersOnline(appId)), new Set([u1]), "u1 stays: it has a socket on b; u3 was only on the dead node");
+  });
+
   withNodes('of concurrent calls on several nodes, exactly one reports each transition', 3, async (t, nodes) => {
     const [appId, userId] = [randomUUID(), randomUUID()];
     const conns = nodes.flatMap((node) => [1, 2, 3].map((i) => ({ node, connId: `c${i}` })));

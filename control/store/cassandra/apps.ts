@@ -1,8 +1,10 @@
 import type { types } from 'cassandra-driver';
 import { applied, str, type CassandraClient } from '../../../common/cassandra/index.ts';
-import type { ApiKeyRecord, ApiKeyStore, Application, ApplicationStore, AppStatus } from '../types.ts';
+import type { ApiKeyRecord, ApiKeyStore, Application, ApplicationStore, AppStatus, Tier } from '../types.ts';
 import { Slots } from './slots.ts';
 
+/** A stored tier; rows written before tiers existed hold DEMO. */
+const tierOf = (row: types.Row, column: string): Tier => (row.get(column) === 'STANDARD' ? 'STANDARD' : 'DEMO');
 
 /** Applications under their owning account; the per-account limit is held as slots. */
 export class CassandraApplications implements ApplicationStore {
@@ -18,8 +20,8 @@ export class CassandraApplications implements ApplicationStore {
       clientId: str(row, 'client_id'),
       name: str(row, 'name'),
       status: str(row, 'status') as AppStatus,
-      type: 'DEMO',
-      tier: 'DEMO',
+      type: tierOf(row, 'type'),
+      tier: tierOf(row, 'tier'),
       clusterId: str(row, 'cluster_id'),
       createdAt: str(row, 'created_at'),
       updatedAt: str(row, 'updated_at'),
@@ -90,7 +92,7 @@ export class CassandraApiKeys implements ApiKeyStore {
       tokenHash: str(row, 'token_hash'),
       keyPrefix: str(row, 'key_prefix'),
       audience: str(row, 'audience'),
-      tier: 'DEMO',
+      tier: tierOf(row, 'tier'),
       createdAt: str(row, 'created_at'),
       slot: Number(row.get('slot')),
     };
