@@ -41,7 +41,6 @@ export const errorCodes = {
   FRAME_TOO_LARGE: { status: 413, title: 'WebSocket frame too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Request body must be application/json' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
-  USER_CEILING_REACHED: { status: 429, title: "The application's tier allows no more users connected at once" },
   TOO_MANY_CONNECTIONS: { status: 429, title: 'Too many open connections for this user' },
   INTERNAL: { status: 500, title: 'Internal error' },
   UNAVAILABLE: { status: 503, title: 'A backend is unavailable' },

@@ -1,6 +1,6 @@
 import { ApiError } from '../../common/errors/index.ts';
 import { defineRoute, type AnyRoute, type RequestInfo } from '../../common/http/index.ts';
-import { verifyPassword } from '../auth/passwords.ts';
+import { checkCurrentPassword } from '../auth/current-password.ts';
 import { newEnrolment, newRecoveryCodes, recoveryHash, stepOf } from '../auth/totp.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../auth/tokens.ts';
 import type { ControlContext } from '../context.ts';
@@ -42,6 +42,22 @@ export function mfaRoutes(ctx: ControlContext): AnyRoute[] {
     if (!ok) return new ApiError('MFA_CODE_INVALID', step !== undefined ? 'this code was used already; wait for the next one' : 'the code is wrong');
     ctx.throttles.passwordGuesses.succeeded(guessKey(accountId), request.ip);
     return undefined;
+  }
+
+  /**
+   * Counts a wrong code against a login challenge; at CODES_PER_CHALLENGE the challenge is used up
+   * in the store (so no process takes it again) and the refusal says to log in again.
+   */
+  async function wrongCodeFor(challengeId: string, expiresAtMs: number): Promise<ApiError | undefined> {
+    const now = Date.now();
+    for (const [id, entry] of wrongCodes) if (entry.expiresAtMs < now) wrongCodes.delete(id);
+    const entry = wrongCodes.get(challengeId) ?? { n: 0, expiresAtMs };
+    entry.n++;
+    wrongCodes.set(challengeId, entry);
+    if (entry.n < CODES_PER_CHALLENGE) return undefined;
+    await ctx.store.mfa.useChallenge(challengeId, expiresAtMs);
+    wrongCodes.delete(challengeId);
+    return new ApiError('TOKEN_INVALID', `${CODES_PER_CHALLENGE} wrong codes: this login challenge is used up; log in again`);
   }
 
   return [
@@ -134,10 +150,8 @@ export function mfaRoutes(ctx: ControlContext): AnyRoute[] {
         if (!account) return new ApiError('TOKEN_INVALID', 'the account of this token no longer exists');
         const state = await ctx.store.mfa.get(auth.accountId);
         if (!state?.secret) return new ApiError('MFA_NOT_ENABLED', 'multi-factor sign-in is not on');
-        const attempt = ctx.throttles.passwordGuesses.attempt(account.email, request.ip);
-        if (!attempt.allowed) return new ApiError('RATE_LIMITED', 'too many wrong passwords for this account from this address; retry later', { retryAfterSeconds: attempt.retryAfterSeconds });
-        if (!(await verifyPassword(body.currentPassword, account.passwordHash, account.passwordSalt))) return new ApiError('INVALID_CREDENTIALS', 'currentPassword is wrong');
-        ctx.throttles.passwordGuesses.succeeded(account.email, request.ip);
+        const wrongPassword = await checkCurrentPassword(ctx, account, body.currentPassword, request);
+        if (wrongPassword) return wrongPassword;
         const wrong = await useCode(auth.accountId, state.secret, body.code, request, true);
         if (wrong) return wrong;
         await ctx.store.mfa.disable(auth.accountId);
@@ -162,31 +176,21 @@ export function mfaRoutes(ctx: ControlContext): AnyRoute[] {
         const challenge = ctx.tokens.verifyMfa(body.mfaToken);
         if (challenge instanceof ApiError) return challenge;
         const { accountId, challengeId, expiresAtMs } = challenge;
-        if (await ctx.store.mfa.challengeUsed(challengeId)) return new ApiError('TOKEN_INVALID', 'this login challenge was used already; log in again');
-        const [account, state] = await Promise.all([ctx.store.accounts.get(accountId), ctx.store.mfa.get(accountId)]);
         // Used (or used up) challenges are recorded by the store: one use, across restarts and processes.
+        const usedAlready = () => new ApiError('TOKEN_INVALID', 'this login challenge was used already; log in again');
+        if (await ctx.store.mfa.challengeUsed(challengeId)) return usedAlready();
+        const [account, state] = await Promise.all([ctx.store.accounts.get(accountId), ctx.store.mfa.get(accountId)]);
         if (!account) return new ApiError('TOKEN_INVALID', 'the account of this login no longer exists');
-        if (!state?.secret) {
-          // MFA was turned off since the password was checked: the challenge still needs its one use.
-          if (!(await ctx.store.mfa.useChallenge(challengeId, expiresAtMs))) return new ApiError('TOKEN_INVALID', 'this login challenge was used already; log in again');
-        } else {
+        // Without a secret, MFA was turned off since the password was checked: no code is needed,
+        // but the challenge still has its one use.
+        if (state?.secret) {
           const wrong = await useCode(accountId, state.secret, body.code, request, true);
           if (wrong) {
-            if (wrong.code === 'MFA_CODE_INVALID') {
-              for (const [id, entry] of wrongCodes) if (entry.expiresAtMs < Date.now()) wrongCodes.delete(id);
-              const entry = wrongCodes.get(challengeId) ?? { n: 0, expiresAtMs };
-              entry.n++;
-              wrongCodes.set(challengeId, entry);
-              if (entry.n >= CODES_PER_CHALLENGE) {
-                await ctx.store.mfa.useChallenge(challengeId, expiresAtMs);
-                wrongCodes.delete(challengeId);
-                return new ApiError('TOKEN_INVALID', `${CODES_PER_CHALLENGE} wrong codes: this login challenge is used up; log in again`);
-              }
-            }
-            return wrong;
+            const usedUp = wrong.code === 'MFA_CODE_INVALID' ? await wrongCodeFor(challengeId, expiresAtMs) : undefined;
+            return usedUp ?? wrong;
           }
-          if (!(await ctx.store.mfa.useChallenge(challengeId, expiresAtMs))) return new ApiError('TOKEN_INVALID', 'this login challenge was used already; log in again');
         }
+        if (!(await ctx.store.mfa.useChallenge(challengeId, expiresAtMs))) return usedAlready();
         wrongCodes.delete(challengeId);
         const session = await startSession(ctx, accountId);
         return {

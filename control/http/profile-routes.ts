@@ -1,6 +1,7 @@
 import { ApiError } from '../../common/errors/index.ts';
 import { defineRoute, type AnyRoute } from '../../common/http/index.ts';
-import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+import { checkCurrentPassword } from '../auth/current-password.ts';
+import { hashPassword } from '../auth/passwords.ts';
 import type { ControlContext } from '../context.ts';
 import type { Account } from '../store/index.ts';
 import { Profile, UpdateProfileBody } from './schemas.ts';
@@ -76,14 +77,8 @@ export function profileRoutes(ctx: ControlContext): AnyRoute[] {
               errors: [{ path: '/body/currentPassword', message: 'required' }],
             });
           }
-          // Guesses of currentPassword are throttled like logins (a stolen access token must not
-          // become a way to find the password).
-          const attempt = ctx.throttles.passwordGuesses.attempt(account.email, request.ip);
-          if (!attempt.allowed) return new ApiError('RATE_LIMITED', 'too many wrong passwords for this account from this address; retry later', { retryAfterSeconds: attempt.retryAfterSeconds });
-          if (!(await verifyPassword(body.currentPassword, account.passwordHash, account.passwordSalt))) {
-            return new ApiError('INVALID_CREDENTIALS', 'currentPassword is wrong');
-          }
-          ctx.throttles.passwordGuesses.succeeded(account.email, request.ip);
+          const wrong = await checkCurrentPassword(ctx, account, body.currentPassword, request);
+          if (wrong) return wrong;
         }
         const updated: Account = { ...account, updatedAt: ctx.now().toISOString() };
         if (body.companyName !== undefined) updated.companyName = body.companyName;

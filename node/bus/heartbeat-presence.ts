@@ -81,8 +81,10 @@ export class HeartbeatPresence implements Presence {
       lastHere = users?.delete(userId) ?? false;
       if (users?.size === 0) this.localApps.delete(appId);
     }
-    if (lastHere) await this.leases.remove(appKeyOf(appId), [`${nodeId}/${userId}`]);
-    const { before, after } = await this.leases.remove(key, [member]);
+    const [{ before, after }] = await Promise.all([
+      this.leases.remove(key, [member]),
+      lastHere ? this.leases.remove(appKeyOf(appId), [`${nodeId}/${userId}`]) : undefined,
+    ]);
     return before > 0 && after === 0;
   }
 

@@ -1,5 +1,3 @@
-import { ApiError } from '../../common/index.ts';
-
 /** Where a node learns an application's tier (the control store's record). */
 export type TierSource = (appId: string) => Promise<string | undefined>;
 
@@ -32,12 +30,12 @@ export class Admission {
     this.now = options.now ?? Date.now;
   }
 
-  /** Undefined when the user may connect; the refusal otherwise. */
-  async admit(appId: string, userId: string): Promise<ApiError | undefined> {
+  /** Undefined when the user may connect; else the seconds to wait before trying again. */
+  async admit(appId: string, userId: string): Promise<number | undefined> {
     if ((await this.tier(appId)) !== 'DEMO') return undefined;
     const users = await this.options.usersOnline(appId);
     if (users.has(userId) || users.size < this.options.demoCeiling) return undefined;
-    return new ApiError('USER_CEILING_REACHED', `this DEMO application has its ${this.options.demoCeiling} users connected at once; retry later`, { retryAfterSeconds: CEILING_RETRY_SECONDS });
+    return CEILING_RETRY_SECONDS;
   }
 
   private async tier(appId: string): Promise<string | undefined> {

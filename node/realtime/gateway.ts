@@ -259,11 +259,11 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       // Checked before the socket counts anywhere; `ready` then waits for presence to count it, so
       // the next user's check (on any node) sees this one.
       deps.admission.admit(c.appId, c.userId).then(
-        (refusal) => {
+        (retryAfter) => {
           if (c.closed) return;
-          if (!refusal) return opened(ws, true);
+          if (retryAfter === undefined) return opened(ws, true);
           const { code, reason, reconnect } = closeCodes.USER_CEILING_REACHED;
-          ws.end(code, JSON.stringify({ reason, reconnect, retryAfter: refusal.extra.retryAfterSeconds }));
+          ws.end(code, JSON.stringify({ reason, reconnect, retryAfter }));
         },
         (error: unknown) => {
           log.warn({ err: String(error) }, 'cannot check the concurrent-user ceiling of a new socket');

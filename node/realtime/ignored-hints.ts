@@ -57,7 +57,7 @@ export function ignoresHint(h: HintState, now: number): boolean {
  * window have passed, and past `maxEntries` the oldest go first.
  */
 export class HintCooldowns {
-  private readonly byUser = new Map<string, { until: number; strikes: number; forgetAt: number }>();
+  private readonly byUser = new Map<string, { until: number; closes: number; forgetAt: number }>();
   /**
    * The same cooldowns by the hash of the token the closed socket was opened with: a reconnect
    * with that token is refused before its signature is checked, so a storm of them costs a hash
@@ -74,10 +74,10 @@ export class HintCooldowns {
   /** Starts (or lengthens) a user's cooldown, and its token's; returns its length in seconds. */
   start(key: string, tokenKey: string, now: number): number {
     const previous = this.byUser.get(key);
-    const repeats = previous && previous.forgetAt > now ? previous.strikes : 0;
+    const repeats = previous && previous.forgetAt > now ? previous.closes : 0;
     const ms = Math.min(REALTIME_LIMITS.ignoredHintCooldownMs * 2 ** repeats, REALTIME_LIMITS.ignoredHintCooldownMaxMs);
     this.byUser.delete(key); // re-inserted last: the map's order is the order of forgetting
-    this.byUser.set(key, { until: now + ms, strikes: repeats + 1, forgetAt: now + ms + REALTIME_LIMITS.ignoredHintMemoryMs });
+    this.byUser.set(key, { until: now + ms, closes: repeats + 1, forgetAt: now + ms + REALTIME_LIMITS.ignoredHintMemoryMs });
     if (this.byUser.size > this.maxEntries) this.byUser.delete(this.byUser.keys().next().value!);
     this.byToken.delete(tokenKey);
     this.byToken.set(tokenKey, now + ms);
