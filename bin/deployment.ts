@@ -48,6 +48,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       keyStatus: store.keys,
       appStatus: { isLive: async (appId) => (await store.applications.getById(appId)) !== undefined, tier: async (appId) => (await store.applications.getById(appId))?.tier },
       publicUrl: nodeUrl,
+      usage: store.usage,
       ...(joined ? { cluster: joined.cluster } : {}),
     });
     const { port } = await node.listen(config.HOST, config.NODE_PORT);

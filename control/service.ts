@@ -19,12 +19,14 @@ import {
 import { GuessThrottle } from './auth/guess-throttle.ts';
 import { ControlTokens } from './auth/tokens.ts';
 import type { ControlContext } from './context.ts';
+import { serveDashboard } from './dashboard/index.ts';
 import { appRoutes } from './http/app-routes.ts';
 import { authRoutes } from './http/auth-routes.ts';
 import { keyRoutes } from './http/key-routes.ts';
 import { metaRoutes } from './http/meta-routes.ts';
 import { mfaRoutes } from './http/mfa-routes.ts';
 import { profileRoutes } from './http/profile-routes.ts';
+import { usageRoutes } from './http/usage-routes.ts';
 import type { ControlStore } from './store/index.ts';
 
 export interface ControlServiceOptions {
@@ -76,7 +78,7 @@ export async function createControlService(options: ControlServiceOptions): Prom
     now: () => new Date(),
   };
   const metrics = createMetrics('control');
-  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...metaRoutes(ctx)];
+  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...metaRoutes(ctx)];
   let closing = false;
   const routes: AnyRoute[] = [
     ...apiRoutes,
@@ -104,6 +106,8 @@ export async function createControlService(options: ControlServiceOptions): Prom
     log,
     observe: metrics.observeHttp,
   });
+  // The dashboard page at `/` and its bundle under /dashboard/, outside the API's route table.
+  serveDashboard(app, { log: log.child({ component: 'dashboard' }), observe: metrics.observeHttp });
   let listening: Listening | undefined;
   return {
     routes,

@@ -3,6 +3,7 @@ import type { SessionGuard } from './auth/session-guard.ts';
 import type { UserPrincipal, UserTokens } from './auth/user-tokens.ts';
 import type { ChatService, Principal } from './chat/service.ts';
 import type { NodeStore } from './store/index.ts';
+import type { UsageMeter } from './usage/meter.ts';
 
 /** What the node's routes are built from; made once at start. */
 export interface NodeContext {
@@ -24,5 +25,7 @@ export interface NodeContext {
   authenticateUser: (request: import('../common/index.ts').RequestInfo) => UserPrincipal | ApiError | Promise<UserPrincipal | ApiError>;
   /** Closes a deleted user's sockets. */
   disconnectUser: (appId: string, userId: string) => void;
+  /** Usage counts of this node (users, chats, messages, key uses, concurrent users). */
+  usage: UsageMeter;
   now: () => Date;
 }

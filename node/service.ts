@@ -46,6 +46,8 @@ import { RealtimeHub } from './realtime/hub.ts';
 import { LocalReplays, type Replays } from './realtime/replays.ts';
 import { closeCodes } from './realtime/protocol.ts';
 import type { NodeStore } from './store/index.ts';
+import { UsageMeter } from './usage/meter.ts';
+import type { UsageSink } from '../common/usage/index.ts';
 
 export interface NodeServiceOptions {
   config: Readonly<Config>;
@@ -59,6 +61,8 @@ export interface NodeServiceOptions {
   publicUrl: string;
   /** Absent standalone. In a cluster: how this node meets the others. */
   cluster?: NodeCluster;
+  /** Where usage counts go every USAGE_FLUSH_SECONDS (the control store); absent: not kept. */
+  usage?: UsageSink;
 }
 
 /** What a node of a cluster shares with the others (see bin/cluster.ts, which builds it). */
@@ -119,6 +123,14 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const { code, reason, reconnect } = closeCodes.APP_DELETED;
     for (const ws of hub.appSockets(appId)) ws.end(code, JSON.stringify({ reason, reconnect }));
   };
+  const usage = new UsageMeter({
+    ...(options.usage ? { sink: options.usage } : {}),
+    nodeId: cluster?.nodeId ?? 'standalone',
+    flushMs: config.USAGE_FLUSH_SECONDS * 1000,
+    usersOnline: cluster ? (appId) => cluster.presence.usersOnline(appId) : (appId) => hub.appUsers(appId),
+    localUsers: (appId) => hub.appUsers(appId).size,
+    log: log.child({ component: 'usage' }),
+  });
   const clusterEvents =
     cluster &&
     new ClusterEvents(cluster.bus, hub, log, closeSockets, {
@@ -138,6 +150,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       chatCap,
       observeAck: m.observeAck,
       observeWrite: m.observeWrite,
+      messagesStored: (appId, n) => usage.messagesStored(appId, n),
       // A Cassandra request costs far more than a row: busy chats write fewer, larger batches.
       ...(config.STORE === 'cassandra' ? { linger: { ms: CHAT_LIMITS.lingerMs, minBatch: CHAT_LIMITS.lingerMinBatch } } : {}),
     },
@@ -211,8 +224,14 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const sessionSweep = setInterval(sweepSessions, 3_600_000);
   sessionSweep.unref();
   const keyRequests = new WindowLimiter(config.API_KEY_REQUESTS_PER_SECOND, 1000);
-  const authenticateApiKey = async (request: RequestInfo) => {
+  // Every API-key route goes through here (usage keeps each key's last use).
+  const verifyApiKey = async (request: RequestInfo) => {
     const p = await apiKeys.authenticate(request);
+    if (!(p instanceof ApiError)) usage.keyUsed(p.appId, p.keyId);
+    return p;
+  };
+  const authenticateApiKey = async (request: RequestInfo) => {
+    const p = await verifyApiKey(request);
     if (p instanceof ApiError) return p;
     const d = keyRequests.hit(`${p.appId}/${p.keyId}`);
     return d.allowed ? p : new ApiError('RATE_LIMITED', `at most ${config.API_KEY_REQUESTS_PER_SECOND} requests per second per API key`, { retryAfterSeconds: d.retryAfterSeconds });
@@ -222,7 +241,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, now };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, usage, now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -247,6 +266,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       : {}),
     log,
     metrics: m,
+    usage,
     admitSend,
     sessions,
     actionsPerSecond: config.WS_ACTIONS_PER_SECOND,
@@ -262,7 +282,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       operationId: 'whoAmI',
       summary: 'Check an API key: which application and key it is',
       tags: ['users (server, API key)'],
-      auth: { verify: apiKeys.authenticate, security: 'apiKey' },
+      auth: { verify: verifyApiKey, security: 'apiKey' },
       responses: { 200: { description: 'The key is valid for this cluster', schema: WhoAmI }, 401: { description: 'Key missing, invalid, revoked or for another cluster' } },
       handler: ({ auth }) => ({ status: 200, body: { appId: auth.appId, keyId: auth.keyId, cluster: config.CLUSTER_NAME } }),
     }),
@@ -328,6 +348,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       await actors.flushAll();
       gateway.closeAll('SHUTDOWN');
       actors.close();
+      // After the last writes and closes, so their counts are in the final flush.
+      await usage.close();
       shedder.close();
       clearInterval(sessionSweep);
       stopControl();

@@ -47,7 +47,7 @@ export interface Application {
   type?: 'DEMO' | 'STANDARD';
   clusterEndpoint?: string;
   clusterName?: string;
-  clusterStatus?: 'ACTIVE';
+  clusterStatus?: 'ACTIVE' | 'DRAINING' | 'OFFLINE';
 }
 
 export interface ApiKey {
@@ -62,6 +62,20 @@ export interface ApiKey {
 export interface ApiKeySummary extends Omit<ApiKey, 'token'> {
   status: 'ACTIVE' | 'REVOKED';
   revokedAt?: string;
+  /** When a cluster node last accepted the key (to within the usage flush interval); null if never. */
+  lastUsedAt: string | null;
+}
+
+/** An application's usage (GET /api/client/apps/:appId/usage); figures lag by the nodes' flush interval. */
+export interface ApplicationUsage {
+  appId: string;
+  registeredUsers: number;
+  chats: number;
+  messages: number;
+  concurrentUsers: { current: number; peak: number };
+  /** The last 30 UTC days, oldest first; the last is today. */
+  days: { day: string; messages: number; peakUsers: number }[];
+  asOf: string;
 }
 
 export interface Profile {
@@ -193,6 +207,10 @@ export class ManagementClient {
 
   async revokeApiKey(appId: string, keyId: string): Promise<void> {
     await this.call(`api/client/apps/${encodeURIComponent(appId)}/keys/${encodeURIComponent(keyId)}`, { method: 'DELETE' });
+  }
+
+  getUsage(appId: string): Promise<ApplicationUsage> {
+    return this.call(`api/client/apps/${encodeURIComponent(appId)}/usage`);
   }
 
   rotateApiKey(appId: string, keyId: string): Promise<ApiKey> {

@@ -69,6 +69,12 @@ export const ConfigSchema = Type.Object({
     minimum: 1,
     description: 'Distinct users of one DEMO-tier application connected at once over WebSocket, cluster-wide; past it a new user is closed with 4010 before ready (users already connected are not affected). STANDARD applications have no ceiling.',
   }),
+  USAGE_FLUSH_SECONDS: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: 3600,
+    description: 'How often each node adds its usage counts (users, chats, messages per day, concurrent users, API-key last use) to the control store; usage figures lag by at most this.',
+  }),
   USER_CHATS_MAX: Type.Integer({
     default: 1000,
     minimum: 1,

@@ -89,7 +89,8 @@ export function keyRoutes(ctx: ControlContext): AnyRoute[] {
       handler: async ({ params, auth }) => {
         const app = await ctx.store.applications.get(auth.accountId, params.appId);
         if (!app) return appNotFound();
-        return { status: 200, body: { keys: (await ctx.store.keys.list(app.id)).map(keySummaryView) } };
+        const [keys, lastUsed] = await Promise.all([ctx.store.keys.list(app.id), ctx.store.usage.keysLastUsed(app.id)]);
+        return { status: 200, body: { keys: keys.map((k) => keySummaryView(k, lastUsed[k.id])) } };
       },
     }),
     defineRoute({

@@ -91,7 +91,9 @@ export const ApplicationDetail = Type.Object({
   type: TierSchema,
   clusterEndpoint: Type.String({ description: 'Base URL for chat calls of this application.' }),
   clusterName: Type.String(),
-  clusterStatus: Type.Literal('ACTIVE'),
+  clusterStatus: Type.Union([Type.Literal('ACTIVE'), Type.Literal('DRAINING'), Type.Literal('OFFLINE')], {
+    description: 'ACTIVE; DRAINING (the application keeps working, none is moved onto it); OFFLINE (not serving). Set by the operator',
+  }),
 });
 export const ApplicationList = Type.Object({ applications: Type.Array(ApplicationDetail) });
 
@@ -111,8 +113,30 @@ export const ApiKeySummary = Type.Object({
   status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('REVOKED')]),
   createdAt: Timestamp,
   revokedAt: Type.Optional(Timestamp),
+  lastUsedAt: Type.Union([Timestamp, Type.Null()], { description: 'When a cluster node last accepted the key (to within USAGE_FLUSH_SECONDS); null if never.' }),
 });
 export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeySummary) });
+
+const Count = Type.Integer({ minimum: 0 });
+export const Usage = Type.Object(
+  {
+    appId: Uuid,
+    registeredUsers: Type.Integer({ description: 'Users registered, minus those deleted.' }),
+    chats: Type.Integer({ description: 'Chats created, minus those deleted.' }),
+    messages: Type.Integer({ description: 'Messages sent, all time.' }),
+    concurrentUsers: Type.Object({
+      current: Type.Integer({ minimum: 0, description: 'Distinct users connected over WebSocket now, cluster-wide (as last sampled).' }),
+      peak: Type.Integer({ minimum: 0, description: 'The highest of `days[].peakUsers`.' }),
+    }),
+    days: Type.Array(Type.Object({ day: Type.String({ description: 'UTC day, YYYY-MM-DD' }), messages: Count, peakUsers: Count }), {
+      minItems: 30,
+      maxItems: 30,
+      description: 'The last 30 UTC days, oldest first; the last is today.',
+    }),
+    asOf: Timestamp,
+  },
+  { description: 'Counted by the nodes and added to the store every USAGE_FLUSH_SECONDS (default 60): figures lag by at most that.' },
+);
 
 export const Profile = Type.Object({
   id: Uuid,

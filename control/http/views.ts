@@ -20,7 +20,7 @@ export const detailView = (app: Application, cluster: Cluster) => ({
   clusterStatus: cluster.status,
 });
 
-export const keySummaryView = (key: ApiKeyRecord) => ({
+export const keySummaryView = (key: ApiKeyRecord, lastUsedAt: string | undefined) => ({
   id: key.id,
   keyPrefix: key.keyPrefix,
   audience: key.audience,
@@ -28,4 +28,5 @@ export const keySummaryView = (key: ApiKeyRecord) => ({
   status: key.revokedAt ? ('REVOKED' as const) : ('ACTIVE' as const),
   createdAt: key.createdAt,
   ...(key.revokedAt ? { revokedAt: key.revokedAt } : {}),
+  lastUsedAt: lastUsedAt ?? null,
 });

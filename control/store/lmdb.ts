@@ -10,6 +10,7 @@ import type {
   Application,
   ApplicationStore,
   Cluster,
+  ClusterStatus,
   ClusterStore,
   ControlStore,
   MfaStore,
@@ -18,8 +19,10 @@ import type {
   SessionFamily,
   SessionStore,
   SigningKeyStore,
+  UsageStore,
 } from './types.ts';
 import { LmdbMfa } from './lmdb-mfa.ts';
+import { LmdbUsage } from './lmdb-usage.ts';
 
 type Key = (string | number)[];
 type Db = Database<unknown, Key>;
@@ -43,6 +46,7 @@ export class LmdbControlStore implements ControlStore {
   readonly keys: ApiKeyStore;
   readonly clusters: ClusterStore;
   readonly mfa: MfaStore;
+  readonly usage: UsageStore;
   readonly signingKeys: SigningKeyStore;
 
   private constructor(private readonly root: RootDatabase) {
@@ -53,6 +57,7 @@ export class LmdbControlStore implements ControlStore {
     this.keys = new LmdbApiKeys(root, db('api_keys'));
     this.clusters = new LmdbClusters(root, db('clusters'));
     this.mfa = new LmdbMfa(root, db('mfa'));
+    this.usage = new LmdbUsage(root, db('usage'));
     this.signingKeys = new LmdbSigningKeys(root, db('signing_keys'));
   }
 
@@ -202,6 +207,12 @@ class LmdbApplications implements ApplicationStore {
     return clientId === undefined ? undefined : this.get(clientId, appId);
   }
 
+  async listAll(clusterId?: string): Promise<Application[]> {
+    return [...rangeValues<Application>(this.db, ['c'])]
+      .filter((app) => clusterId === undefined || app.clusterId === clusterId)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  }
+
   update(app: Application): Promise<'updated' | 'not-found'> {
     return this.root.transaction(() => {
       if (this.db.get(['c', app.clientId, app.id]) === undefined) return 'not-found' as const;
@@ -292,10 +303,12 @@ class LmdbClusters implements ClusterStore {
     private readonly db: Db,
   ) {}
 
-  upsert(name: string, endpoint: string, now: string): Promise<Cluster> {
+  upsert(name: string, endpoint: string, now: string, status?: ClusterStatus): Promise<Cluster> {
     return this.root.transaction(() => {
       const current = this.db.get(['n', name]) as Cluster | undefined;
-      const cluster: Cluster = current ? { ...current, endpoint } : { id: randomUUID(), name, endpoint, status: 'ACTIVE', createdAt: now };
+      const cluster: Cluster = current
+        ? { ...current, endpoint, status: status ?? current.status }
+        : { id: randomUUID(), name, endpoint, status: status ?? 'ACTIVE', createdAt: now };
       this.db.put(['n', name], cluster);
       this.db.put(['i', cluster.id], name);
       return cluster;
@@ -304,7 +317,15 @@ class LmdbClusters implements ClusterStore {
 
   async get(id: string): Promise<Cluster | undefined> {
     const name = this.db.get(['i', id]) as string | undefined;
-    return name === undefined ? undefined : (this.db.get(['n', name]) as Cluster | undefined);
+    return name === undefined ? undefined : this.getByName(name);
+  }
+
+  async getByName(name: string): Promise<Cluster | undefined> {
+    return this.db.get(['n', name]) as Cluster | undefined;
+  }
+
+  async list(): Promise<Cluster[]> {
+    return [...rangeValues<Cluster>(this.db, ['n'])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 }
 

@@ -1,10 +1,16 @@
 import type { SigningKeyStore } from '../../common/jwt/index.ts';
+import type { UsageStore } from './usage-types.ts';
 
 export type AppStatus = 'ACTIVE' | 'SUSPENDED';
 /** DEMO: the default, with a ceiling of concurrent users (DEMO_MAX_CONCURRENT_USERS); STANDARD: none. */
 export type Tier = 'DEMO' | 'STANDARD';
 export const TIERS: readonly Tier[] = ['DEMO', 'STANDARD'];
-export type ClusterStatus = 'ACTIVE';
+/**
+ * ACTIVE: applications may be moved onto it (the default). DRAINING: none may be moved onto it; its
+ * applications keep working. OFFLINE: the same, and it is not serving.
+ */
+export type ClusterStatus = 'ACTIVE' | 'DRAINING' | 'OFFLINE';
+export const CLUSTER_STATUSES: readonly ClusterStatus[] = ['ACTIVE', 'DRAINING', 'OFFLINE'];
 
 export interface Account {
   id: string;
@@ -112,6 +118,11 @@ export interface ApplicationStore {
   get(clientId: string, appId: string): Promise<Application | undefined>;
   /** Unscoped lookup for operator commands only. */
   getById(appId: string): Promise<Application | undefined>;
+  /**
+   * Every application of every account, oldest first; only those bound to `clusterId` when given.
+   * For operator commands only: it reads the whole table.
+   */
+  listAll(clusterId?: string): Promise<Application[]>;
   update(app: Application): Promise<'updated' | 'not-found'>;
   delete(clientId: string, appId: string): Promise<'deleted' | 'not-found'>;
 }
@@ -133,9 +144,16 @@ export interface ApiKeyStore {
 
 /** The registry of clusters that applications are bound to. */
 export interface ClusterStore {
-  /** Creates the cluster by name or updates its endpoint; the id of a name never changes. */
-  upsert(name: string, endpoint: string, now: string): Promise<Cluster>;
+  /**
+   * Creates the cluster by name or updates its endpoint; the id of a name never changes. Sets the
+   * status when `status` is given; otherwise a new cluster is ACTIVE and an existing one keeps its
+   * status (so the service registering its own cluster at start never undoes the operator's).
+   */
+  upsert(name: string, endpoint: string, now: string, status?: ClusterStatus): Promise<Cluster>;
   get(id: string): Promise<Cluster | undefined>;
+  getByName(name: string): Promise<Cluster | undefined>;
+  /** Every cluster, by name. */
+  list(): Promise<Cluster[]>;
 }
 
 /** An account's second factor (TOTP, RFC 6238). */
@@ -176,6 +194,8 @@ export interface MfaStore {
   useChallenge(id: string, expiresAtMs: number): Promise<boolean>;
 }
 
+export type { UsageDelta, UsageSnapshot, UsageStore } from './usage-types.ts';
+
 /** The control service's signing keys (contract in common/jwt/key-ring.ts); public halves are published as JWKS. */
 export type { SigningKeyStore };
 
@@ -186,6 +206,7 @@ export interface ControlStore {
   keys: ApiKeyStore;
   clusters: ClusterStore;
   mfa: MfaStore;
+  usage: UsageStore;
   signingKeys: SigningKeyStore;
   close(): Promise<void>;
 }

@@ -21,6 +21,8 @@ export interface ActorDeps {
   observeAck?: (seconds: number) => void;
   /** Seconds one batch of message writes took in the store, for the store-write histogram. */
   observeWrite?: (seconds: number) => void;
+  /** `n` new messages of the application became durable (usage counts; each message once). */
+  messagesStored?: (appId: string, n: number) => void;
   /** Whether a chat takes one more write (default: a bounded queue and delay, see admission.ts). */
   admission?: AdmissionPolicy;
   /** Wait for larger batches after a write (see GroupCommitOptions.linger); none by default. */
@@ -337,6 +339,7 @@ export class ChatActor {
   /** A batch is durable: it becomes the chat's state, and its events go out in seq order. */
   private durable(batch: PendingWrite[]): void {
     const now = performance.now();
+    let stored = 0;
     for (const w of batch) {
       this.cache.remember(w.message);
       this.publishedRev = Math.max(this.publishedRev, w.message.rev ?? 0);
@@ -345,9 +348,11 @@ export class ChatActor {
         this.chat.lastSeq = w.message.seq;
         this.chat.lastActivityAt = w.message.createdAt;
       }
+      if (w.event.type === 'message.new') stored++;
       this.deps.observeAck?.((now - w.enqueuedAt) / 1000);
       this.deps.events.chatEvent(this.appId, w.event);
     }
+    if (stored > 0) this.deps.messagesStored?.(this.appId, stored);
     this.activity.touch();
   }
 

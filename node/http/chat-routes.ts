@@ -25,10 +25,13 @@ export function chatRoutes(ctx: NodeContext): AnyRoute[] {
         if (body.type === 'direct') {
           const result = await ctx.chats.createDirect(auth, body.userId);
           if (isApiError(result)) return result;
+          if (result.created) ctx.usage.chatCreated(auth.appId);
           return reply(result.created ? 201 : 200, await ctx.chats.get(auth, result.chat.id));
         }
         const chat = await ctx.chats.createGroup(auth, body.name, body.memberIds);
-        return isApiError(chat) ? chat : reply(201, await ctx.chats.get(auth, chat.id));
+        if (isApiError(chat)) return chat;
+        ctx.usage.chatCreated(auth.appId);
+        return reply(201, await ctx.chats.get(auth, chat.id));
       },
     }),
     defineRoute({
@@ -76,7 +79,9 @@ export function chatRoutes(ctx: NodeContext): AnyRoute[] {
       responses: { 204: { description: 'Deleted' }, 400: { description: 'chatId is not a UUID' }, 403: { description: 'Not allowed' }, ...common },
       handler: async ({ params, auth }) => {
         const r = await ctx.chats.remove(auth, params.chatId);
-        return isApiError(r) ? r : { status: 204 };
+        if (isApiError(r)) return r;
+        ctx.usage.chatDeleted(auth.appId);
+        return { status: 204 };
       },
     }),
     defineRoute({

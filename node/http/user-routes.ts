@@ -46,6 +46,7 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
         const now = ctx.now().toISOString();
         const u: ChatUser = { appId: auth.appId, id: randomUUID(), username: body.username, displayName: body.displayName ?? body.username, createdAt: now, updatedAt: now };
         if ((await ctx.store.users.create(u)) === 'exists') return new ApiError('USERNAME_TAKEN', 'a user with this username exists in this application');
+        ctx.usage.userRegistered(auth.appId);
         return { status: 201, body: userView(u) };
       },
     }),
@@ -111,6 +112,7 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
         await ctx.store.userSessions.revokeAllForUser(auth.appId, params.userId, ctx.now().toISOString());
         await ctx.chats.forgetUser(auth.appId, params.userId);
         await ctx.store.users.delete(auth.appId, params.userId);
+        ctx.usage.userDeleted(auth.appId);
         ctx.disconnectUser(auth.appId, params.userId);
         return { status: 204 };
       },

@@ -51,6 +51,8 @@ export interface GatewayDeps {
   sessions: SessionGuard;
   /** The tier's ceiling of concurrent users, checked before a socket counts as connected. */
   admission?: Admission;
+  /** Told when a counted socket opens or closes (usage samples the application's concurrent users). */
+  usage?: { connectionsChanged(appId: string): void };
 }
 
 export interface SocketState extends Connection {
@@ -103,6 +105,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
     // `ready` is missed (a down bus does not hold the socket back).
     // A token outlives a deletion of its application or user: such a socket is closed at once.
     const online = presenceChanged(deps, c, 'presence.online', deps.presence ? () => deps.presence!.online(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => count === 1);
+    void online.finally(() => deps.usage?.connectionsChanged(c.appId));
     Promise.all([deps.store.chats.chatsOf(c.appId, c.userId), deps.sessions.ended(c.appId, c.userId), waitPresence ? online : undefined]).then(
       ([chatIds, ended]) => {
         if (c.closed) return;
@@ -292,7 +295,9 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       if (c.slow) deps.metrics.slowConsumerDropped();
       if (!c.admitted) return; // refused before it counted anywhere
       const left = hub.remove(ws);
-      void presenceChanged(deps, c, 'presence.offline', deps.presence ? () => deps.presence!.offline(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => left === 0);
+      void presenceChanged(deps, c, 'presence.offline', deps.presence ? () => deps.presence!.offline(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => left === 0).finally(() =>
+        deps.usage?.connectionsChanged(c.appId),
+      );
     },
 
   });

@@ -4,6 +4,7 @@ import { generateSigningKey } from '../../common/jwt/index.ts';
 import type { Account, ApiKeyRecord, Application, ControlStore, RefreshTokenRecord, SessionFamily } from '../../control/index.ts';
 import { at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 import { mfaStoreConformance } from './store-conformance-mfa.ts';
+import { usageStoreConformance } from './store-conformance-usage.ts';
 
 /**
  * The behaviour every ControlStore implementation must show, written once against the interfaces
@@ -421,6 +422,31 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
       t.equal(await store.applications.delete(owner, randomUUID()), 'not-found', 'unknown application');
     });
 
+    // On a shared keyspace other subtests' applications are listed too: assertions look at this
+    // subtest's own (its accounts and clusters are fresh ids).
+    t.test('applications: listAll spans accounts, oldest first, and filters by cluster', async (t) => {
+      const store = await fresh(t);
+      const [alice, bob] = [randomUUID(), randomUUID()];
+      const [east, west] = [randomUUID(), randomUUID()];
+      const a2 = application(alice, { name: 'a2', clusterId: east, createdAt: at(30) });
+      const b1 = application(bob, { name: 'b1', clusterId: west, createdAt: at(20) });
+      const a1 = application(alice, { name: 'a1', clusterId: east, createdAt: at(10) });
+      for (const app of [a2, b1, a1]) t.equal(await store.applications.create(app, 5), 'created');
+      const ours = new Set([a1.id, a2.id, b1.id]);
+      const mine = async () => (await store.applications.listAll()).filter((app) => ours.has(app.id));
+      t.same(await mine(), [a1, b1, a2], 'every account, oldest first');
+      t.same(await store.applications.listAll(east), [a1, a2], 'only those bound to the cluster');
+      t.same(await store.applications.listAll(west), [b1]);
+      t.same(await store.applications.listAll(randomUUID()), [], 'a cluster without applications');
+
+      const moved = { ...b1, clusterId: east, tier: 'STANDARD' as const, type: 'STANDARD' as const, updatedAt: LATER };
+      t.equal(await store.applications.update(moved), 'updated');
+      t.same(await store.applications.listAll(east), [a1, moved, a2], 'an update moves it to the other cluster');
+      t.same(await store.applications.listAll(west), [], 'and off its old one');
+      t.equal(await store.applications.delete(alice, a1.id), 'deleted');
+      t.same(await mine(), [moved, a2], 'a deleted application is not listed');
+    });
+
     // ---------------------------------------------------------------- API keys
     t.test('keys: create, get, list', async (t) => {
       const store = await fresh(t);
@@ -595,6 +621,41 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
       t.ok(results.some((c) => c.endpoint === stored?.endpoint), 'the endpoint is one of those written');
     });
 
+    t.test('clusters: a status is set when given and kept otherwise', async (t) => {
+      const store = await fresh(t);
+      const created = await store.clusters.upsert('eu-1', 'http://a.example', NOW);
+      t.equal(created.status, 'ACTIVE', 'a new cluster is ACTIVE');
+      const draining = await store.clusters.upsert('eu-1', 'http://a.example', LATER, 'DRAINING');
+      t.same(draining, { ...created, status: 'DRAINING' }, 'the status is set; id, endpoint and createdAt kept');
+      t.same(await store.clusters.get(created.id), draining);
+      // What the service does at every start: register its own cluster with its endpoint.
+      const restarted = await store.clusters.upsert('eu-1', 'http://b.example', at(120));
+      t.same(restarted, { ...created, endpoint: 'http://b.example', status: 'DRAINING' }, 'an upsert without a status keeps the stored one');
+      t.same(await store.clusters.get(created.id), restarted);
+      t.same(await store.clusters.getByName('eu-1'), restarted);
+      t.equal((await store.clusters.upsert('eu-1', 'http://b.example', at(180), 'OFFLINE')).status, 'OFFLINE');
+      t.equal((await store.clusters.get(created.id))?.status, 'OFFLINE');
+      t.equal((await store.clusters.upsert('eu-1', 'http://b.example', at(240), 'ACTIVE')).status, 'ACTIVE', 'and back to ACTIVE');
+      const born = await store.clusters.upsert('cold', 'http://c.example', NOW, 'OFFLINE');
+      t.match(born, { name: 'cold', endpoint: 'http://c.example', status: 'OFFLINE', createdAt: NOW }, 'a new cluster may start with a status');
+      t.same(await store.clusters.get(born.id), born);
+    });
+
+    t.test('clusters: getByName, and list by name', async (t) => {
+      const store = await fresh(t);
+      t.same(await store.clusters.list(), [], 'no clusters at first');
+      const b = await store.clusters.upsert('b-two', 'http://b.example', NOW);
+      const c = await store.clusters.upsert('c-three', 'https://c.example', NOW, 'DRAINING');
+      const a = await store.clusters.upsert('a-one', 'http://a.example', LATER);
+      t.same(await store.clusters.getByName('a-one'), a);
+      t.same(await store.clusters.getByName('c-three'), c);
+      t.equal(await store.clusters.getByName('nope'), undefined, 'unknown name');
+      t.same(await store.clusters.list(), [a, b, c], 'every cluster, by name');
+      const offline = await store.clusters.upsert('b-two', 'http://b2.example', at(120), 'OFFLINE');
+      t.same(await store.clusters.list(), [a, offline, c], 'with their current endpoint and status');
+      t.same(offline, { ...b, endpoint: 'http://b2.example', status: 'OFFLINE' });
+    });
+
     // ------------------------------------------------------------ signing keys
     t.test('signingKeys: ensure stores the first candidate and returns it afterwards', async (t) => {
       const store = await fresh(t);
@@ -633,5 +694,6 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
     });
 
     mfaStoreConformance(t, fresh);
+    usageStoreConformance(t, fresh);
   });
 }

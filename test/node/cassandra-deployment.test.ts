@@ -72,6 +72,11 @@ else {
     t.match((await ctl('app', 'suspend', app.id)).stdout, /SUSPENDED/);
     t.equal((await mgmt.post(`/api/client/apps/${app.id}/keys`, undefined, token)).body.code, 'APP_SUSPENDED', 'a suspended application gets no keys');
     await ctl('app', 'reactivate', app.id);
+    // Cluster commands read the registry and scan the applications table of the keyspace.
+    t.match(JSON.parse((await ctl('cluster', 'list', '--json')).stdout), { name: 'demo', endpoint: nodeUrl, status: 'ACTIVE', applications: 1 }, 'cluster list');
+    await ctl('cluster', 'register', 'eu-1', 'http://127.0.0.1:9', '--status', 'DRAINING');
+    await t.rejects(ctl('app', 'move', app.id, '--cluster', 'eu-1'), { code: 1 }, 'no move onto a DRAINING cluster');
+    t.match(JSON.parse((await ctl('app', 'list', '--cluster', 'demo', '--json')).stdout), { id: app.id, clusterName: 'demo' }, 'app list');
 
     await mgmt.del(`/api/client/apps/${app.id}/keys/${key.id}`, token);
     const deadline = Date.now() + 2000;

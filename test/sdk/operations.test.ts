@@ -326,7 +326,12 @@ t.test('ManagementClient: every method, with the documented shapes', async (t) =
   t.has(key1, { tier: 'DEMO', audience: detail.clusterName }, 'createApiKey: values');
   const keys1 = await mgmt.listApiKeys(created.id);
   t.equal(keys1.length, 1, 'listApiKeys: one key');
-  checkKeys(t, keys1[0]!, ['id', 'keyPrefix', 'audience', 'tier', 'status', 'createdAt'], ['revokedAt'], 'listApiKeys');
+  checkKeys(t, keys1[0]!, ['id', 'keyPrefix', 'audience', 'tier', 'status', 'createdAt', 'lastUsedAt'], ['revokedAt'], 'listApiKeys');
+  t.equal(keys1[0]!.lastUsedAt, null, 'listApiKeys: a key never used has lastUsedAt null');
+  const usage = await mgmt.getUsage(created.id);
+  checkKeys(t, usage, ['appId', 'registeredUsers', 'chats', 'messages', 'concurrentUsers', 'days', 'asOf'], [], 'getUsage');
+  t.has(usage, { appId: created.id, registeredUsers: 0, chats: 0, messages: 0, concurrentUsers: { current: 0, peak: 0 } }, 'getUsage: a new application has none');
+  t.equal(usage.days.length, 30, 'getUsage: 30 days');
   t.has(keys1[0], { id: key1.id, keyPrefix: key1.keyPrefix, status: 'ACTIVE' }, 'listApiKeys: the key, active');
   t.notOk(JSON.stringify(keys1).includes(key1.token), 'listApiKeys never contains the token');
 

@@ -1,6 +1,7 @@
 import type { types } from 'cassandra-driver';
 import { applied, str, type CassandraClient } from '../../../common/cassandra/index.ts';
 import type { ApiKeyRecord, ApiKeyStore, Application, ApplicationStore, AppStatus, Tier } from '../types.ts';
+import { scanRows } from './scan.ts';
 import { Slots } from './slots.ts';
 
 /** A stored tier; rows written before tiers existed hold DEMO. */
@@ -54,6 +55,20 @@ export class CassandraApplications implements ApplicationStore {
   async getById(appId: string): Promise<Application | undefined> {
     const row = (await this.db.execute(`SELECT client_id FROM ${this.ks}.applications_by_id WHERE id = ?`, [appId])).first();
     return row ? this.get(str(row, 'client_id'), appId) : undefined;
+  }
+
+  /**
+   * A paged scan of the whole table, acceptable for an operator command: each account holds at
+   * most 5 applications (LIMITS), so it reads at most 5 rows per account. The cluster is filtered
+   * here rather than with ALLOW FILTERING, which would scan all the same.
+   */
+  async listAll(clusterId?: string): Promise<Application[]> {
+    const apps: Application[] = [];
+    for await (const row of scanRows(this.db, `SELECT * FROM ${this.ks}.applications`)) {
+      const app = this.read(row);
+      if (clusterId === undefined || app.clusterId === clusterId) apps.push(app);
+    }
+    return apps.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   }
 
   async update(app: Application): Promise<'updated' | 'not-found'> {

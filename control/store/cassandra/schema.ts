@@ -44,4 +44,17 @@ export const controlMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.mfa_challenges_used (id text PRIMARY KEY)`,
     ],
   },
+  {
+    name: 'control-004-usage',
+    statements: [
+      // Usage per application, written by the nodes (see control/store/usage-types.ts): sums as
+      // counters, a node's daily peak per row (expiring after 40 days), the newest concurrent-user
+      // sample, and each key's last use.
+      `CREATE TABLE IF NOT EXISTS {ks}.usage_totals (app_id text, metric text, value counter, PRIMARY KEY ((app_id), metric))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.usage_daily (app_id text, day text, messages counter, PRIMARY KEY ((app_id), day))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.usage_peaks (app_id text, day text, node_id text, peak int, PRIMARY KEY ((app_id), day, node_id))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.usage_current (app_id text PRIMARY KEY, users int, at text)`,
+      `CREATE TABLE IF NOT EXISTS {ks}.usage_key_use (app_id text, key_id text, at text, PRIMARY KEY ((app_id), key_id))`,
+    ],
+  },
 ];
