@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { startCluster } from '../../bin/spawn-cluster.ts';
@@ -121,7 +122,9 @@ export interface ClusterServices {
 /** Three nodes of `system` sharing Redis (and Cassandra for this service). */
 export async function startThree(system: SystemName, services: ClusterServices, options: StartOptions): Promise<Target> {
   if (system !== 'chat') {
-    const peers = await Promise.all([0, 1, 2].map(() => startPeer(system, { REDIS_URL: services.redisUrl }, options.nofile)));
+    // One channel prefix per cluster: another benchmark's peers on the same Redis stay apart.
+    const env = { REDIS_URL: services.redisUrl, CHANNEL_PREFIX: `bench-${randomUUID()}:` };
+    const peers = await Promise.all([0, 1, 2].map(() => startPeer(system, env, options.nofile)));
     return tracked({ system, nodes: peers.map((p) => p.url), pids: peers.map((p) => p.child.pid!), services: { redisPid: services.redisPid }, stop: async () => void (await Promise.all(peers.map((p) => stopChild(p.child)))) });
   }
   const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: { ...BENCH_ENV, ...options.env }, nodeArgs: profiling(options.profileDir) });

@@ -33,7 +33,8 @@ const http = createServer((req, res) => {
 const io = new Server(http, { transports: ['websocket'], serveClient: false, perMessageDeflate: false });
 if (redisUrl) {
   const pub = new Redis(redisUrl);
-  io.adapter(createAdapter(pub, pub.duplicate()));
+  // The adapter's channel prefix names this run: runs sharing one Redis never hear each other.
+  io.adapter(createAdapter(pub, pub.duplicate(), { key: `socket.io${process.env.CHANNEL_PREFIX ?? ''}` }));
 }
 
 io.on('connection', (socket) => {

@@ -15,6 +15,8 @@ import { Redis } from 'ioredis';
  */
 const port = Number(process.env.PORT ?? 0);
 const redisUrl = process.env.REDIS_URL;
+/** Names this run's channels: runs sharing one Redis (two benchmarks at once) never hear each other. */
+const prefix = process.env.CHANNEL_PREFIX ?? '';
 const app = uws.App();
 
 let publish = (room: string, message: string | ArrayBuffer) => void app.publish(room, message, false);
@@ -25,11 +27,11 @@ if (redisUrl) {
   const sub = new Redis(redisUrl);
   await Promise.all([pub.ping(), sub.ping()]);
   const joined = new Map<string, Promise<unknown>>();
-  sub.on('messageBuffer', (channel: Buffer, message: Buffer) => app.publish(channel.toString(), message, false));
-  publish = (room, message) => void pub.publish(room, typeof message === 'string' ? message : Buffer.from(message));
+  sub.on('messageBuffer', (channel: Buffer, message: Buffer) => app.publish(channel.toString().slice(prefix.length), message, false));
+  publish = (room, message) => void pub.publish(prefix + room, typeof message === 'string' ? message : Buffer.from(message));
   join = (room) => {
     let subscribed = joined.get(room);
-    if (!subscribed) joined.set(room, (subscribed = sub.subscribe(room)));
+    if (!subscribed) joined.set(room, (subscribed = sub.subscribe(prefix + room)));
     return subscribed;
   };
 }

@@ -1,5 +1,5 @@
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { go } from '../route.ts';
 import { useLoaded, type Application, type Calls } from '../data.ts';
 import { Field, FormError, Notice, onSubmit, useAction } from '../forms.ts';
@@ -60,12 +60,15 @@ function Settings({ calls, app, onRenamed }: { calls: Calls; app: Application; o
   const [confirming, setConfirming] = useState(false);
   const rename = useAction();
   const remove = useAction();
-  useEffect(() => setName(app.name), [app.name]);
+  // The field starts from the application's name and then belongs to the person typing (an effect
+  // resetting it after the first paint could undo a quick edit).
 
   const submit = () =>
     void rename.run(async () => {
       setSaved(false);
-      onRenamed(await calls.renameApp(app.id, name));
+      const renamed = await calls.renameApp(app.id, name);
+      setName(renamed.name);
+      onRenamed(renamed);
       setSaved(true);
     });
   const confirmDelete = () =>

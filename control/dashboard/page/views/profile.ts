@@ -1,5 +1,5 @@
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { useLoaded, type Calls, type Profile } from '../data.ts';
 import { Field, FormError, Notice, onSubmit, useAction, WRONG_PASSWORD } from '../forms.ts';
 import { When } from '../widgets.ts';
@@ -29,10 +29,8 @@ function ProfileForm({ calls, profile, onSaved }: { calls: Calls; profile: Profi
   const [currentPassword, setCurrentPassword] = useState('');
   const [saved, setSaved] = useState('');
   const { busy, failure, run } = useAction(WRONG_PASSWORD);
-  useEffect(() => {
-    setCompanyName(profile.companyName);
-    setEmail(profile.email);
-  }, [profile]);
+  // The fields start from the profile and then belong to the person typing: a reload of the
+  // profile (a token refresh re-runs the load) must not wipe what they typed.
 
   // Only what changed is sent; the service asks for the current password to change e-mail or password.
   const changes = {
@@ -47,6 +45,8 @@ function ProfileForm({ calls, profile, onSaved }: { calls: Calls; profile: Profi
       const updated = await calls.updateProfile({ ...changes, ...(sensitive ? { currentPassword } : {}) });
       setPassword('');
       setCurrentPassword('');
+      setCompanyName(updated.companyName);
+      setEmail(updated.email);
       onSaved(updated);
       setSaved(changes.password ? 'Saved. Your other sessions have ended; this one goes on.' : 'Saved.');
     });
