@@ -8,6 +8,7 @@ import type { Cluster, ControlStore } from './store/index.ts';
 export const LIMITS = Object.freeze({
   applicationsPerAccount: 5,
   activeKeysPerApplication: 5,
+  webhooksPerApplication: 5,
   /** A login's refresh tokens stop working this long after the login, however often refreshed. */
   sessionSeconds: 30 * 24 * 3600,
 });

@@ -27,6 +27,7 @@ import { metaRoutes } from './http/meta-routes.ts';
 import { mfaRoutes } from './http/mfa-routes.ts';
 import { profileRoutes } from './http/profile-routes.ts';
 import { usageRoutes } from './http/usage-routes.ts';
+import { webhookRoutes } from './http/webhook-routes.ts';
 import type { ControlStore } from './store/index.ts';
 
 export interface ControlServiceOptions {
@@ -78,7 +79,7 @@ export async function createControlService(options: ControlServiceOptions): Prom
     now: () => new Date(),
   };
   const metrics = createMetrics('control');
-  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...metaRoutes(ctx)];
+  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...webhookRoutes(ctx), ...metaRoutes(ctx)];
   let closing = false;
   const routes: AnyRoute[] = [
     ...apiRoutes,

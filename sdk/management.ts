@@ -66,6 +66,26 @@ export interface ApiKeySummary extends Omit<ApiKey, 'token'> {
   lastUsedAt: string | null;
 }
 
+/** A webhook endpoint of an application (README, "Webhooks"); `secret` only where shown. */
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: string[];
+  description?: string;
+  status: 'ACTIVE' | 'DISABLED';
+  disabledReason?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface WebhookTestResult {
+  delivered: boolean;
+  eventId: string;
+  statusCode?: number;
+  durationMs: number;
+  error?: string;
+}
+
 /** An application's usage (GET /api/client/apps/:appId/usage); figures lag by the nodes' flush interval. */
 export interface ApplicationUsage {
   appId: string;
@@ -209,6 +229,40 @@ export class ManagementClient {
     await this.call(`api/client/apps/${encodeURIComponent(appId)}/keys/${encodeURIComponent(keyId)}`, { method: 'DELETE' });
   }
 
+  createWebhook(appId: string, input: { url: string; events: string[]; description?: string }): Promise<WebhookEndpoint & { secret: string }> {
+    return this.call(`${webhooks(appId)}`, { method: 'POST', body: input });
+  }
+
+  async listWebhooks(appId: string): Promise<WebhookEndpoint[]> {
+    return (await this.call<{ webhooks: WebhookEndpoint[] }>(webhooks(appId))).webhooks;
+  }
+
+  getWebhook(appId: string, webhookId: string): Promise<WebhookEndpoint> {
+    return this.call(`${webhooks(appId)}/${encodeURIComponent(webhookId)}`);
+  }
+
+  /** Changes url, events or description (`''` removes it), or turns the endpoint off and on. */
+  updateWebhook(appId: string, webhookId: string, changes: { url?: string; events?: string[]; description?: string; status?: 'ACTIVE' | 'DISABLED' }): Promise<WebhookEndpoint> {
+    return this.call(`${webhooks(appId)}/${encodeURIComponent(webhookId)}`, { method: 'PUT', body: changes });
+  }
+
+  async deleteWebhook(appId: string, webhookId: string): Promise<void> {
+    await this.call(`${webhooks(appId)}/${encodeURIComponent(webhookId)}`, { method: 'DELETE' });
+  }
+
+  async revealWebhookSecret(appId: string, webhookId: string): Promise<string> {
+    return (await this.call<{ secret: string }>(`${webhooks(appId)}/${encodeURIComponent(webhookId)}/secret`)).secret;
+  }
+
+  async rotateWebhookSecret(appId: string, webhookId: string): Promise<string> {
+    return (await this.call<{ secret: string }>(`${webhooks(appId)}/${encodeURIComponent(webhookId)}/secret/rotate`, { method: 'POST' })).secret;
+  }
+
+  /** Sends a signed `webhook.test` event to the endpoint now. */
+  testWebhook(appId: string, webhookId: string): Promise<WebhookTestResult> {
+    return this.call(`${webhooks(appId)}/${encodeURIComponent(webhookId)}/test`, { method: 'POST' });
+  }
+
   getUsage(appId: string): Promise<ApplicationUsage> {
     return this.call(`api/client/apps/${encodeURIComponent(appId)}/usage`);
   }
@@ -217,3 +271,5 @@ export class ManagementClient {
     return this.call(`api/client/apps/${encodeURIComponent(appId)}/keys/${encodeURIComponent(keyId)}/rotate`, { method: 'POST' });
   }
 }
+
+const webhooks = (appId: string) => `api/client/apps/${encodeURIComponent(appId)}/webhooks`;

@@ -69,6 +69,10 @@ export const ConfigSchema = Type.Object({
     minimum: 1,
     description: 'Distinct users of one DEMO-tier application connected at once over WebSocket, cluster-wide; past it a new user is closed with 4010 before ready (users already connected are not affected). STANDARD applications have no ceiling.',
   }),
+  WEBHOOK_ALLOW_INSECURE_URLS: Type.Boolean({
+    default: false,
+    description: 'Let webhook endpoints use http:// and loopback or private addresses (local development and tests only): otherwise only https:// URLs whose host resolves to public addresses, checked at creation and at every delivery.',
+  }),
   USAGE_FLUSH_SECONDS: Type.Integer({
     default: 60,
     minimum: 1,

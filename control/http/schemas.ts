@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { DisplayText, EmailAddress } from '../../common/index.ts';
+import { MAX_WEBHOOK_URL, WEBHOOK_EVENTS } from '../../common/webhooks/index.ts';
 
 /** Validation rules of the management interface (spec §4.1 rule 4 leaves them to us; README lists them). */
 export const Email = EmailAddress();
@@ -137,6 +138,46 @@ export const Usage = Type.Object(
   },
   { description: 'Counted by the nodes and added to the store every USAGE_FLUSH_SECONDS (default 60): figures lag by at most that.' },
 );
+
+export const WebhookParams = Type.Object({ appId: Uuid, webhookId: Uuid });
+const WebhookEvents = Type.Array(Type.Union(WEBHOOK_EVENTS.map((e) => Type.Literal(e))), {
+  minItems: 1,
+  maxItems: WEBHOOK_EVENTS.length,
+  uniqueItems: true,
+  description: 'The event types the endpoint receives (README, "Webhooks").',
+});
+const WebhookUrl = Type.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL, description: 'https:// URL whose host resolves to public addresses (WEBHOOK_ALLOW_INSECURE_URLS relaxes both).' });
+const WebhookDescription = DisplayText(1, 200);
+export const CreateWebhookBody = Type.Object({ url: WebhookUrl, events: WebhookEvents, description: Type.Optional(WebhookDescription) }, { additionalProperties: false });
+export const UpdateWebhookBody = Type.Object(
+  {
+    url: Type.Optional(WebhookUrl),
+    events: Type.Optional(WebhookEvents),
+    description: Type.Optional(Type.Union([WebhookDescription, Type.Literal('', { description: 'Removes the description.' })])),
+    status: Type.Optional(Type.Union([Type.Literal('ACTIVE'), Type.Literal('DISABLED')], { description: 'DISABLED stops deliveries; ACTIVE turns a disabled endpoint on again.' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export const Webhook = Type.Object({
+  id: Uuid,
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  description: Type.Optional(Type.String()),
+  status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('DISABLED')]),
+  disabledReason: Type.Optional(Type.String({ description: 'Why it is disabled: by the integrator, 410 from the receiver, or failing for 24 h.' })),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export const WebhookCreated = Type.Object({ ...Webhook.properties, secret: Type.String({ description: 'The signing secret (whsec_…): shown here, by the reveal call and on rotation.' }) });
+export const WebhookList = Type.Object({ webhooks: Type.Array(Webhook) });
+export const WebhookSecret = Type.Object({ secret: Type.String({ description: 'whsec_ and 32 random bytes in base64 (Standard Webhooks).' }) });
+export const WebhookTestResult = Type.Object({
+  delivered: Type.Boolean({ description: 'The receiver answered 2xx within 10 s.' }),
+  eventId: Type.String({ description: 'The `webhook-id` the test delivery carried.' }),
+  statusCode: Type.Optional(Type.Integer()),
+  durationMs: Type.Integer({ minimum: 0 }),
+  error: Type.Optional(Type.String()),
+});
 
 export const Profile = Type.Object({
   id: Uuid,

@@ -20,9 +20,11 @@ import type {
   SessionStore,
   SigningKeyStore,
   UsageStore,
+  WebhookStore,
 } from './types.ts';
 import { LmdbMfa } from './lmdb-mfa.ts';
 import { LmdbUsage } from './lmdb-usage.ts';
+import { LmdbWebhooks } from './lmdb-webhooks.ts';
 
 type Key = (string | number)[];
 type Db = Database<unknown, Key>;
@@ -47,6 +49,7 @@ export class LmdbControlStore implements ControlStore {
   readonly clusters: ClusterStore;
   readonly mfa: MfaStore;
   readonly usage: UsageStore;
+  readonly webhooks: WebhookStore;
   readonly signingKeys: SigningKeyStore;
 
   private constructor(private readonly root: RootDatabase) {
@@ -58,6 +61,7 @@ export class LmdbControlStore implements ControlStore {
     this.clusters = new LmdbClusters(root, db('clusters'));
     this.mfa = new LmdbMfa(root, db('mfa'));
     this.usage = new LmdbUsage(root, db('usage'));
+    this.webhooks = new LmdbWebhooks(root, db('webhooks'));
     this.signingKeys = new LmdbSigningKeys(root, db('signing_keys'));
   }
 

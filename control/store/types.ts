@@ -1,5 +1,6 @@
 import type { SigningKeyStore } from '../../common/jwt/index.ts';
 import type { UsageStore } from './usage-types.ts';
+import type { WebhookStore } from './webhook-types.ts';
 
 export type AppStatus = 'ACTIVE' | 'SUSPENDED';
 /** DEMO: the default, with a ceiling of concurrent users (DEMO_MAX_CONCURRENT_USERS); STANDARD: none. */
@@ -195,6 +196,7 @@ export interface MfaStore {
 }
 
 export type { UsageDelta, UsageSnapshot, UsageStore } from './usage-types.ts';
+export type { WebhookEndpoint, WebhookStore } from './webhook-types.ts';
 
 /** The control service's signing keys (contract in common/jwt/key-ring.ts); public halves are published as JWKS. */
 export type { SigningKeyStore };
@@ -207,6 +209,7 @@ export interface ControlStore {
   clusters: ClusterStore;
   mfa: MfaStore;
   usage: UsageStore;
+  webhooks: WebhookStore;
   signingKeys: SigningKeyStore;
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@ import type { Account, ApiKeyRecord, Application, ControlStore, RefreshTokenReco
 import { at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 import { mfaStoreConformance } from './store-conformance-mfa.ts';
 import { usageStoreConformance } from './store-conformance-usage.ts';
+import { webhookStoreConformance } from './store-conformance-webhooks.ts';
 
 /**
  * The behaviour every ControlStore implementation must show, written once against the interfaces
@@ -695,5 +696,6 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
 
     mfaStoreConformance(t, fresh);
     usageStoreConformance(t, fresh);
+    webhookStoreConformance(t, fresh);
   });
 }

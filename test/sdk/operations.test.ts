@@ -361,6 +361,18 @@ t.test('ManagementClient: every method, with the documented shapes', async (t) =
   const key3 = await mgmt.createApiKey(created.id);
   const server3 = new ChatServer({ baseUrl: detail.clusterEndpoint!, apiKey: key3.token });
   t.equal((await server3.whoAmI()).keyId, key3.id, 'a fresh key works before the application is deleted');
+  // Webhook endpoints (delivery itself: test/control/webhooks.test.ts).
+  const hook = await mgmt.createWebhook(created.id, { url: 'https://hooks.example.com/chat', events: ['message.new'], description: 'push' });
+  checkKeys(t, hook, ['id', 'url', 'events', 'status', 'createdAt', 'updatedAt', 'secret', 'description'], [], 'createWebhook');
+  t.match(hook.secret, /^whsec_/, 'createWebhook: the secret');
+  t.same((await mgmt.listWebhooks(created.id)).map((w) => w.id), [hook.id], 'listWebhooks');
+  t.equal((await mgmt.getWebhook(created.id, hook.id)).url, hook.url, 'getWebhook');
+  t.match(await mgmt.updateWebhook(created.id, hook.id, { status: 'DISABLED', description: '' }), { status: 'DISABLED', disabledReason: 'disabled by the integrator' }, 'updateWebhook');
+  t.equal(await mgmt.revealWebhookSecret(created.id, hook.id), hook.secret, 'revealWebhookSecret');
+  t.not(await mgmt.rotateWebhookSecret(created.id, hook.id), hook.secret, 'rotateWebhookSecret');
+  await expectApiError(t, mgmt.createWebhook(created.id, { url: 'http://hooks.example.com/', events: ['message.new'] }), 'VALIDATION_FAILED', 400, 'createWebhook: http://');
+  t.equal(await mgmt.deleteWebhook(created.id, hook.id), undefined, 'deleteWebhook resolves');
+  await expectApiError(t, mgmt.getWebhook(created.id, hook.id), 'WEBHOOK_NOT_FOUND', 404, 'getWebhook after delete');
   t.equal(await mgmt.deleteApplication(created.id), undefined, 'deleteApplication resolves');
   t.same(await mgmt.listApplications(), [], 'listApplications: gone');
   await expectApiError(t, mgmt.getApplication(created.id), 'APP_NOT_FOUND', 404, 'getApplication after delete');

@@ -5,6 +5,7 @@ import { CassandraApiKeys, CassandraApplications } from './apps.ts';
 import { CassandraClusters } from './clusters.ts';
 import { CassandraMfa } from './mfa.ts';
 import { CassandraUsage } from './usage.ts';
+import { CassandraWebhooks } from './webhooks.ts';
 export { controlMigrations } from './schema.ts';
 
 /**
@@ -19,6 +20,7 @@ export class CassandraControlStore implements ControlStore {
   readonly clusters: CassandraClusters;
   readonly mfa: CassandraMfa;
   readonly usage: CassandraUsage;
+  readonly webhooks: CassandraWebhooks;
   readonly signingKeys: CassandraSigningKeys;
 
   constructor(db: CassandraClient, keyspace: string, scope = 'control') {
@@ -29,6 +31,7 @@ export class CassandraControlStore implements ControlStore {
     this.clusters = new CassandraClusters(db, keyspace, scope);
     this.mfa = new CassandraMfa(db, keyspace);
     this.usage = new CassandraUsage(db, keyspace);
+    this.webhooks = new CassandraWebhooks(db, keyspace);
     this.signingKeys = new CassandraSigningKeys(cql(db), keyspace, 'control', scope);
   }
 

@@ -57,4 +57,12 @@ export const controlMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.usage_key_use (app_id text, key_id text, at text, PRIMARY KEY ((app_id), key_id))`,
     ],
   },
+  {
+    name: 'control-005-webhooks',
+    statements: [
+      // Webhook endpoints per application, and the slots that hold their limit (as for API keys).
+      `CREATE TABLE IF NOT EXISTS {ks}.webhook_endpoints (app_id text, id text, url text, events list<text>, description text, status text, disabled_reason text, secret text, created_at text, updated_at text, slot int, PRIMARY KEY ((app_id), id))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.webhook_slots (app_id text, slot int, endpoint_id text, PRIMARY KEY ((app_id), slot))`,
+    ],
+  },
 ];

@@ -1,0 +1,77 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { signatureHeaders } from './sign.ts';
+import { guardedLookup } from './urls.ts';
+
+export interface DeliveryRequest {
+  url: string;
+  secret: string;
+  /** The event id: the `webhook-id` header, the same on every retry of the event. */
+  id: string;
+  body: string;
+  /** A 2xx within this is success (10 s for events). */
+  timeoutMs: number;
+  allowInsecure: boolean;
+  now?: () => Date;
+}
+
+export interface DeliveryResult {
+  ok: boolean;
+  /** The HTTP status, when the receiver answered. */
+  statusCode?: number;
+  durationMs: number;
+  /** Why it failed, in words, when it did. */
+  error?: string;
+}
+
+/** At most this much of a receiver's answer is read (and then thrown away). */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * One signed POST of an event to an endpoint. Never throws: every outcome is a result. Redirects
+ * are not followed (a 3xx is a failure), the host must resolve to public addresses only (unless
+ * `allowInsecure`), and the whole exchange is bounded by `timeoutMs`.
+ */
+export function deliver(req: DeliveryRequest): Promise<DeliveryResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  return new Promise<DeliveryResult>((resolve) => {
+    let settled = false;
+    const finish = (result: Omit<DeliveryResult, 'durationMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...result, durationMs: elapsed() });
+    };
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      return finish({ ok: false, error: 'invalid URL' });
+    }
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'chat-service-webhooks/1',
+      ...signatureHeaders(req.secret, req.id, (req.now ?? (() => new Date()))(), req.body),
+    };
+    const outgoing = send(url, { method: 'POST', headers, lookup: guardedLookup(req.allowInsecure) as never, agent: false }, (res) => {
+      let read = 0;
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > MAX_RESPONSE_BYTES) res.destroy();
+      });
+      const status = res.statusCode ?? 0;
+      const done = () => finish(status >= 200 && status < 300 ? { ok: true, statusCode: status } : { ok: false, statusCode: status, error: `HTTP ${status}` });
+      res.on('end', done);
+      res.on('close', done);
+      res.on('error', done);
+    });
+    const timer = setTimeout(() => {
+      outgoing.destroy();
+      finish({ ok: false, error: `no answer within ${req.timeoutMs} ms` });
+    }, req.timeoutMs);
+    outgoing.on('error', (error: NodeJS.ErrnoException) => finish({ ok: false, error: error.code === 'WEBHOOK_ADDRESS_REFUSED' ? error.message : `${error.code ?? 'error'}: ${error.message}` }));
+    outgoing.end(req.body);
+  });
+}

@@ -1,0 +1,5 @@
+/** Webhooks: the event names and envelope, URL rules, Standard Webhooks signing, one delivery. */
+export { TEST_EVENT, WEBHOOK_EVENTS, type WebhookEnvelope, type WebhookEventType } from './events.ts';
+export { guardedLookup, isPublicAddress, MAX_WEBHOOK_URL, webhookUrlProblem } from './urls.ts';
+export { newWebhookSecret, signatureHeaders } from './sign.ts';
+export { deliver, type DeliveryRequest, type DeliveryResult } from './deliver.ts';
