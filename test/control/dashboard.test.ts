@@ -1,17 +1,15 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import * as OTPAuth from 'otpauth';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import t from 'tap';
 import WebSocket from 'ws';
+import { chromiumMissing, dashboardPage, DESKTOP, PHONE } from '../helpers/dashboard-page.ts';
 import { removeDir, startService } from '../helpers/index.ts';
 
 // The dashboard page (control/dashboard): how it is served, then a new user's whole flow in
 // headless Chromium, done the way a person does it (labelled fields, buttons by name, the keyboard).
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
 const PASSWORD = 'correct horse battery staple';
 
 // Usage counters are flushed by the node every second, so the figures show up within seconds.
@@ -154,26 +152,9 @@ async function cluster<T>(path: string, token: string, body?: unknown): Promise<
   return { status: res.status, body: (await res.json()) as T };
 }
 
-if (!existsSync(CHROMIUM)) {
-  // Outside CI the suite says loudly what it skipped; in CI a missing browser is a failure.
-  if (process.env.CI === 'true') throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs Debian's chromium package`);
-  t.comment(`SKIPPED dashboard browser test: no Chromium at ${CHROMIUM}. Install it with: apt-get install chromium (or set CHROMIUM_PATH)`);
-  t.pass('dashboard browser test skipped (no Chromium); see the comment above');
-} else
+if (!chromiumMissing(t, 'dashboard browser test'))
 t.test('a new user signs up, creates an application and keys, turns MFA on, logs in with a code, sees usage, revokes, rotates, renames and deletes', async (t) => {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: DESKTOP });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
-  });
+  const { page, problems } = await dashboardPage(t, base);
 
   // Sign up. An address the browser takes but the service refuses is reported beside its field.
   await page.goto(`${base}/#/signup`);

@@ -22,6 +22,8 @@ const FIELD_RULES: Record<string, string> = {
   companyName: 'Use 1 to 100 characters, with no space at either end.',
   name: 'Use 1 to 64 characters, with no space at either end.',
   code: 'Enter the 6-digit code from your app, or a recovery code.',
+  events: 'Choose at least one event.',
+  description: 'Use 1 to 200 characters, with no space at either end, or leave it empty.',
 };
 
 const sentence = (text: string) => {

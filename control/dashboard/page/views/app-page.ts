@@ -8,8 +8,9 @@ import { statusTone } from './apps.ts';
 import { KeysPanel } from './keys.ts';
 import { QuickStart } from './quick-start.ts';
 import { UsagePanel } from './usage.ts';
+import { WebhooksPanel } from './webhooks.ts';
 
-/** One application: its state, endpoint, keys, usage, quick start, and renaming or deleting it. */
+/** One application: its state, endpoint, keys, webhooks, usage, quick start, and renaming or deleting it. */
 
 const TIER_NOTES: Record<Application['tier'], string> = {
   DEMO: 'Demo tier: a limited number of users may be connected at once. The operator moves applications to Standard.',
@@ -48,6 +49,7 @@ export function AppPage({ calls, appId }: { calls: Calls; appId: string }) {
       </dl>
     </section>
     <${KeysPanel} calls=${calls} app=${detail} />
+    <${WebhooksPanel} calls=${calls} app=${detail} />
     <${UsagePanel} calls=${calls} appId=${detail.id} />
     <${QuickStart} endpoint=${endpoint} />
     <${Settings} calls=${calls} app=${detail} onRenamed=${app.set} />

@@ -1,0 +1,40 @@
+import { existsSync } from 'node:fs';
+import type { Test } from 'tap';
+import { chromium, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const DESKTOP = { width: 1280, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
+/**
+ * Whether the browser tests can run: outside CI a missing Chromium is reported loudly and the
+ * suite passes one skip; under CI=true it throws (`.ci/run` installs Debian's chromium).
+ */
+export function chromiumMissing(t: Test, suite: string): boolean {
+  if (existsSync(CHROMIUM)) return false;
+  if (process.env.CI === 'true') throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs Debian's chromium package`);
+  t.comment(`SKIPPED ${suite}: no Chromium at ${CHROMIUM}. Install it with: apt-get install chromium (or set CHROMIUM_PATH)`);
+  t.pass(`${suite} skipped (no Chromium); see the comment above`);
+  return true;
+}
+
+/**
+ * A desktop-sized page of headless Chromium with clipboard access to `origin`, closed at the end
+ * of `t`. `problems` collects page errors and console errors (a 4xx a page shows in place is not one).
+ */
+export async function dashboardPage(t: Test, origin: string): Promise<{ page: Page; problems: string[] }> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  t.teardown(() => browser.close());
+  const context = await browser.newContext({ viewport: DESKTOP });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
+  });
+  return { page, problems };
+}
