@@ -54,7 +54,7 @@ t.test('usage matches what the integration did: users, chats, messages, concurre
   t.teardown(() => Promise.all(ws.map((w) => w.close())));
   t.match(await ws[0]!.request({ type: 'message.send', chatId, content: 'four' }), { type: 'ack' }, 'a send over WebSocket');
 
-  const u = await usageWhen(app, (u) => u.messages === 4 && u.concurrentUsers.current === 2 && u.registeredUsers === 2);
+  const u = await usageWhen(app, (u) => u.messages === 4 && u.concurrentUsers.current === 2 && u.registeredUsers === 2 && u.chats === 1);
   t.match(u, { registeredUsers: 2, chats: 1, messages: 4, concurrentUsers: { current: 2, peak: 2 } }, 'two users left, one chat left, four messages, two users (three sockets) connected');
   t.same(u.days.at(-1), { day: today(), messages: 4, peakUsers: 2 }, "today's figures");
   t.equal(u.days.slice(0, -1).reduce((n, d) => n + d.messages, 0), 0, 'nothing on other days');
