@@ -33,7 +33,10 @@ Scenarios:
                each system first gets 15 s of unrecorded load to warm up (this service
                90 s at 1,000 msgs/s: Cassandra's JVM warms slowly); Redis and Cassandra
                CPU per step, Cassandra CPU and statements per persisted message
-  all          connections, fanout, sends, history, chatlist, flood and cluster, in that order
+  webhooks     persisted sends over WebSocket with no webhook endpoint and with one subscribed to
+               every event (a loopback receiver), alternating in one run: sends/s and p99 as
+               ratios (this service only)
+  all          connections, fanout, sends, history, chatlist, flood, cluster and webhooks, in that order
   report       only render RESULTS.md and the charts from the results in --out
 
 Common options:
@@ -68,6 +71,9 @@ sends:
   --window W           WebSocket sends in flight per sender (default 16)
   --transports LIST    of ws,http (default: both)
   --concurrency N      HTTP requests in flight in total (default 64)
+webhooks:
+  --senders S, --window W   as for sends (defaults 64 and 16)
+  --rounds N           pairs of runs, no endpoint then one endpoint (default 2)
 history:
   --depths LIST        history depths (default 1000,100000,1000000)
   --page N             messages per page (default 50)
@@ -120,6 +126,7 @@ const OPTIONS = {
   sockets: { type: 'string' },
   'app-actions': { type: 'string' },
   modes: { type: 'string' },
+  rounds: { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is

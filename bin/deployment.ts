@@ -49,6 +49,8 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       appStatus: { isLive: async (appId) => (await store.applications.getById(appId)) !== undefined, tier: async (appId) => (await store.applications.getById(appId))?.tier },
       publicUrl: nodeUrl,
       usage: store.usage,
+      webhooks: store.webhooks,
+      beforeSend: store.beforeSend,
       ...(joined ? { cluster: joined.cluster } : {}),
     });
     const { port } = await node.listen(config.HOST, config.NODE_PORT);
@@ -67,6 +69,10 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       onKeyRevoked: (appId, keyId) => {
         node?.invalidateKey(appId, keyId);
         announcer?.publish({ kind: 'control' }, encodeControl({ type: 'apiKey.revoked', appId, keyId }));
+      },
+      onWebhooksChanged: (appId) => {
+        node?.webhooksChanged(appId);
+        announcer?.publish({ kind: 'control' }, encodeControl({ type: 'webhooks.changed', appId }));
       },
       onAppDeleted: (appId) => {
         node?.appDeleted(appId);

@@ -27,5 +27,7 @@ export interface ControlContext {
   onKeyRevoked: (appId: string, keyId: string) => void;
   /** An application was deleted: the nodes end its users' sessions (see node/auth/session-guard.ts). */
   onAppDeleted: (appId: string) => void;
+  /** An application's webhook endpoints or before-send hook changed: nodes drop their cached copies. */
+  onWebhooksChanged: (appId: string) => void;
   now: () => Date;
 }

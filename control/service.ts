@@ -28,6 +28,7 @@ import { mfaRoutes } from './http/mfa-routes.ts';
 import { profileRoutes } from './http/profile-routes.ts';
 import { usageRoutes } from './http/usage-routes.ts';
 import { webhookRoutes } from './http/webhook-routes.ts';
+import { beforeSendRoutes } from './http/before-send-routes.ts';
 import type { ControlStore } from './store/index.ts';
 
 export interface ControlServiceOptions {
@@ -40,6 +41,7 @@ export interface ControlServiceOptions {
   publicUrl: string;
   onKeyRevoked?: (appId: string, keyId: string) => void;
   onAppDeleted?: (appId: string) => void;
+  onWebhooksChanged?: (appId: string) => void;
 }
 
 export interface ControlService {
@@ -76,10 +78,11 @@ export async function createControlService(options: ControlServiceOptions): Prom
     },
     onKeyRevoked: options.onKeyRevoked ?? (() => {}),
     onAppDeleted: options.onAppDeleted ?? (() => {}),
+    onWebhooksChanged: options.onWebhooksChanged ?? (() => {}),
     now: () => new Date(),
   };
   const metrics = createMetrics('control');
-  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...webhookRoutes(ctx), ...metaRoutes(ctx)];
+  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...webhookRoutes(ctx), ...beforeSendRoutes(ctx), ...metaRoutes(ctx)];
   let closing = false;
   const routes: AnyRoute[] = [
     ...apiRoutes,

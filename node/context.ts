@@ -4,6 +4,7 @@ import type { UserPrincipal, UserTokens } from './auth/user-tokens.ts';
 import type { ChatService, Principal } from './chat/service.ts';
 import type { NodeStore } from './store/index.ts';
 import type { UsageMeter } from './usage/meter.ts';
+import type { ChatWebhooks } from './webhooks/index.ts';
 
 /** What the node's routes are built from; made once at start. */
 export interface NodeContext {
@@ -27,5 +28,7 @@ export interface NodeContext {
   disconnectUser: (appId: string, userId: string) => void;
   /** Usage counts of this node (users, chats, messages, key uses, concurrent users). */
   usage: UsageMeter;
+  /** Webhook events of user writes (`user.created`, `user.deleted`); none when absent. */
+  webhooks?: ChatWebhooks;
   now: () => Date;
 }

@@ -48,6 +48,9 @@ import { closeCodes } from './realtime/protocol.ts';
 import type { NodeStore } from './store/index.ts';
 import { UsageMeter } from './usage/meter.ts';
 import type { UsageSink } from '../common/usage/index.ts';
+import { ownerOf } from './bus/index.ts';
+import { NodeWebhooks, type WebhookSource } from './webhooks/index.ts';
+import { BeforeSendHooks, type BeforeSendSource } from './webhooks/before-send.ts';
 
 export interface NodeServiceOptions {
   config: Readonly<Config>;
@@ -63,6 +66,10 @@ export interface NodeServiceOptions {
   cluster?: NodeCluster;
   /** Where usage counts go every USAGE_FLUSH_SECONDS (the control store); absent: not kept. */
   usage?: UsageSink;
+  /** The applications' webhook endpoints and delivery log (the control store); absent: no webhooks. */
+  webhooks?: WebhookSource;
+  /** The applications' before-send hooks (the control store); absent: messages are stored unasked. */
+  beforeSend?: BeforeSendSource;
 }
 
 /** What a node of a cluster shares with the others (see bin/cluster.ts, which builds it). */
@@ -81,6 +88,8 @@ export interface NodeService {
   invalidateKey(appId: string, keyId: string): void;
   /** An application was deleted (in this process): its users' sessions end and their sockets close. */
   appDeleted(appId: string): void;
+  /** An application's webhook endpoints or before-send hook changed (in this process): cached copies are dropped. */
+  webhooksChanged(appId: string): void;
   /**
    * Listens; in a cluster also opens the node-to-node listener (NODE_RPC_PORT, not the public
    * port), then joins the live node list with its address (NODE_RPC_ADDRESS, or HOST and the bound
@@ -141,6 +150,37 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const events: EventSink = clusterEvents ?? hub;
   const replays: Replays = clusterEvents ?? new LocalReplays('standalone');
   const placement = cluster && new ChatPlacement(cluster.nodeId, cluster.membership);
+  const usersOnline = cluster ? (appId: string) => cluster.presence.usersOnline(appId) : (appId: string) => hub.appUsers(appId);
+  const beforeSend =
+    options.beforeSend && new BeforeSendHooks({ source: options.beforeSend, ttlMs: config.KEY_STATUS_TTL_MS, allowInsecure: config.WEBHOOK_ALLOW_INSECURE_URLS, log: log.child({ component: 'before-send' }), now });
+  // Cached per application: its webhook endpoints and before-send hook; dropped when they change.
+  let webhooks: NodeWebhooks | undefined;
+  const webhooksChanged = (appId: string) => {
+    webhooks?.invalidate(appId);
+    beforeSend?.invalidate(appId);
+  };
+  if (options.webhooks) {
+    webhooks = new NodeWebhooks({
+      store,
+      source: options.webhooks,
+      usersOnline,
+      // A dead node's outbox is delivered by the one live node it hashes to; standalone, every
+      // other owner is a previous run of this process.
+      adopts: (owner) => {
+        if (!placement) return owner !== store.writers.self.id;
+        const live = placement.nodes().map((n) => n.nodeId);
+        return live.length > 0 && !live.includes(owner) && ownerOf(`webhook-outbox/${owner}`, live) === cluster!.nodeId;
+      },
+      changed: (appId) => {
+        webhooksChanged(appId);
+        cluster?.bus.publish({ kind: 'control' }, encodeControl({ type: 'webhooks.changed', appId }));
+      },
+      allowInsecure: config.WEBHOOK_ALLOW_INSECURE_URLS,
+      unreadWindowMs: config.WEBHOOK_UNREAD_WINDOW_SECONDS * 1000,
+      cacheTtlMs: config.KEY_STATUS_TTL_MS,
+      log: log.child({ component: 'webhooks' }),
+    });
+  }
   const chatCap = new ChatCap(store.chats, config.USER_CHATS_MAX);
   actors = new ActorRegistry(
     {
@@ -151,6 +191,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       observeAck: m.observeAck,
       observeWrite: m.observeWrite,
       messagesStored: (appId, n) => usage.messagesStored(appId, n),
+      ...(webhooks ? { webhooks } : {}),
       // A Cassandra request costs far more than a row: busy chats write fewer, larger batches.
       ...(config.STORE === 'cassandra' ? { linger: { ms: CHAT_LIMITS.lingerMs, minBatch: CHAT_LIMITS.lingerMinBatch } } : {}),
     },
@@ -160,6 +201,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const appActions = new AppActionBudget(config.APP_ACTIONS_PER_SECOND);
   chats.limits = new UserWriteLimits({ write: config.USER_WRITES_PER_SECOND, typing: config.USER_TYPING_PER_SECOND }, appActions);
   chats.chatCap = chatCap;
+  chats.webhooks = webhooks;
+  chats.beforeSend = beforeSend;
   chats.local.deliverReplay = replays.deliver;
   let stopControl = () => {};
   // In a cluster: the node-to-node connections (calls out) and listener (calls in, opened by listen()).
@@ -183,6 +226,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       const message = decodeControl(payload);
       if (message?.type === 'apiKey.revoked') apiKeys.invalidate(message.appId, message.keyId);
       else if (message?.type === 'app.deleted') appDeleted(message.appId);
+      else if (message?.type === 'webhooks.changed') webhooksChanged(message.appId);
       else if (message?.type === 'node.leaving') void cluster.membership.refresh();
     });
   }
@@ -241,7 +285,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, usage, now };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, usage, ...(webhooks ? { webhooks } : {}), now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -253,6 +297,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     store,
     replays,
     events,
+    ...(webhooks ? { webhooks } : {}),
     ...(cluster ? { presence: cluster.presence } : {}),
     ...(options.appStatus.tier
       ? {
@@ -315,6 +360,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     routes,
     invalidateKey: (appId, keyId) => apiKeys.invalidate(appId, keyId),
     appDeleted,
+    webhooksChanged,
     listen: async (host, port) => {
       let rpc: string | undefined;
       if (cluster) {
@@ -350,6 +396,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       actors.close();
       // After the last writes and closes, so their counts are in the final flush.
       await usage.close();
+      await webhooks?.close();
+      beforeSend?.close();
       shedder.close();
       clearInterval(sessionSweep);
       stopControl();

@@ -174,7 +174,10 @@ export class ChatClient {
 
   /**
    * Sends over the realtime connection when it is open or being re-established (queued, and re-sent
-   * with the same idempotency key after a reconnect), else over REST. Resolves once durable.
+   * with the same idempotency key after a reconnect), else over REST. Resolves once durable, with the
+   * message as stored: an application's before-send hook may have replaced its content. Rejected
+   * by that hook: `ChatApiError` with code `MESSAGE_REJECTED` (its `problem.detail` is the hook's
+   * reason); the hook failing under its `closed` policy: `BEFORE_SEND_FAILED`.
    */
   async send(chatId: string, content: string, options: SendOptions = {}): Promise<Message> {
     const idempotencyKey = options.idempotencyKey ?? uuid();

@@ -1,4 +1,4 @@
-import { ChatStateError } from './errors.ts';
+import { ChatApiError, ChatStateError } from './errors.ts';
 import { request } from './http.ts';
 
 export * from './errors.ts';
@@ -78,12 +78,40 @@ export interface WebhookEndpoint {
   updatedAt: string;
 }
 
+/** An application's before-send hook (README, "Before-send hook"); `secret` only when first set. */
+export interface BeforeSendHook {
+  url: string;
+  /** How long a node waits for the answer: 50–2000 ms. */
+  timeoutMs: number;
+  /** When the hook fails: store the message as sent (`open`) or refuse it with BEFORE_SEND_FAILED (`closed`). */
+  failurePolicy: 'open' | 'closed';
+  createdAt: string;
+  updatedAt: string;
+}
+
 export interface WebhookTestResult {
   delivered: boolean;
   eventId: string;
   statusCode?: number;
   durationMs: number;
   error?: string;
+}
+
+/** One attempt in an endpoint's delivery log (README, "Delivery log"); never the body. */
+export interface WebhookDelivery {
+  id: string;
+  /** The event: the `webhook-id` of every attempt of it. */
+  eventId: string;
+  type: string;
+  /** 1 for the first attempt of the event at this endpoint. */
+  attempt: number;
+  status: 'succeeded' | 'failed';
+  statusCode?: number;
+  durationMs: number;
+  error?: string;
+  /** When the next attempt is due, if one is scheduled. */
+  nextRetryAt?: string;
+  at: string;
 }
 
 /** An application's usage (GET /api/client/apps/:appId/usage); figures lag by the nodes' flush interval. */
@@ -263,6 +291,46 @@ export class ManagementClient {
     return this.call(`${webhooks(appId)}/${encodeURIComponent(webhookId)}/test`, { method: 'POST' });
   }
 
+  /** The endpoint's most recent delivery attempts, newest first (`limit` 1–100, default 50). */
+  async listWebhookDeliveries(appId: string, webhookId: string, options: { limit?: number } = {}): Promise<WebhookDelivery[]> {
+    return (await this.call<{ deliveries: WebhookDelivery[] }>(`${webhooks(appId)}/${encodeURIComponent(webhookId)}/deliveries`, { query: { limit: options.limit } })).deliveries;
+  }
+
+  /** Sends a logged attempt's event again now (same body and `webhook-id`, the current secret and URL); the new attempt. */
+  retryWebhookDelivery(appId: string, webhookId: string, deliveryId: string): Promise<WebhookDelivery> {
+    return this.call(`${webhooks(appId)}/${encodeURIComponent(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/retry`, { method: 'POST' });
+  }
+
+  /**
+   * Sets the application's before-send hook (an omitted field takes its default: 500 ms, `open`).
+   * `secret` is there when the hook was not set before; later changes keep it.
+   */
+  setBeforeSendHook(appId: string, input: { url: string; timeoutMs?: number; failurePolicy?: 'open' | 'closed' }): Promise<BeforeSendHook & { secret?: string }> {
+    return this.call(beforeSend(appId), { method: 'PUT', body: input });
+  }
+
+  /** The application's before-send hook; undefined when it has none. */
+  async getBeforeSendHook(appId: string): Promise<BeforeSendHook | undefined> {
+    try {
+      return await this.call<BeforeSendHook>(beforeSend(appId));
+    } catch (error) {
+      if (error instanceof ChatApiError && error.code === 'BEFORE_SEND_NOT_FOUND') return undefined;
+      throw error;
+    }
+  }
+
+  async deleteBeforeSendHook(appId: string): Promise<void> {
+    await this.call(beforeSend(appId), { method: 'DELETE' });
+  }
+
+  async revealBeforeSendSecret(appId: string): Promise<string> {
+    return (await this.call<{ secret: string }>(`${beforeSend(appId)}/secret`)).secret;
+  }
+
+  async rotateBeforeSendSecret(appId: string): Promise<string> {
+    return (await this.call<{ secret: string }>(`${beforeSend(appId)}/secret/rotate`, { method: 'POST' })).secret;
+  }
+
   getUsage(appId: string): Promise<ApplicationUsage> {
     return this.call(`api/client/apps/${encodeURIComponent(appId)}/usage`);
   }
@@ -273,3 +341,4 @@ export class ManagementClient {
 }
 
 const webhooks = (appId: string) => `api/client/apps/${encodeURIComponent(appId)}/webhooks`;
+const beforeSend = (appId: string) => `api/client/apps/${encodeURIComponent(appId)}/before-send`;

@@ -40,6 +40,8 @@ export interface Provisioned {
   appId: string;
   apiKey: string;
   users: ChatUser[];
+  /** The dashboard account's access token (management API: webhooks). */
+  accessToken: string;
 }
 
 /** An application with `users` signed-in chat users, created through `nodeUrls` in turn. */
@@ -53,7 +55,7 @@ export async function provisionApp(controlUrl: string, nodeUrls: string[], users
     const signedIn = await call(`${node}/api/users/signin`, { userId: user.userId }, key);
     return { userId: user.userId as string, jwt: signedIn.jwt as string };
   }, progress);
-  return { appId: app.id as string, apiKey: key, users: created };
+  return { appId: app.id as string, apiKey: key, users: created, accessToken: account.accessToken as string };
 }
 
 /** Group chats, each created by its first member with the others; returns the chat ids. */

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { barChart, lineChart } from './charts.ts';
 import type { Row, ScenarioResult } from './output.ts';
 
-const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster'];
+const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'webhooks'];
 const PEERS = ['uws', 'socketio'];
 
 const fmt = (v: unknown): string => {
@@ -146,6 +146,14 @@ const SECTIONS: Record<string, Section> = {
     return [
       table(r.rows, [['phase', 'phase'], ['flood', 'flood'], ['offeredPerSecond', 'quiet msgs/s'], ['deliveredPct', 'delivered %'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p999Ms', 'p99.9 ms'], ['refusedByCode', 'quiet sends refused'], ['floodActionsPerSecond', 'flood actions/s'], ['floodAcceptedPerSecond', 'flood accepted/s'], ['floodRefusedByCode', 'flood refused'], ['floodUnanswered', 'flood unanswered (on closed sockets)'], ['floodSocketsClosed', 'flood sockets closed'], ['floodUpgradesRefused', 'flood reconnects refused'], ['nodeCpuCoresDuringFlood', 'node cores'], ['floodProcessCpuCores', 'flooding process cores'], ['generatorLagP99Ms', 'generator lag p99 ms']]),
       await chart('flood', barChart(bars, { title: "The quiet tenant's p99, alone and during the flood", y: 'p99Ms', yTitle: 'p99 latency (ms)', x: 'bar' })),
+    ].join('\n');
+  },
+  webhooks: async (r, chart) => {
+    const ratios = (r.summary as { ratios?: { sends?: number; p99?: number } }).ratios;
+    return [
+      table(r.rows, [['round', 'round'], ['mode', 'webhooks'], ['ackedPerSecond', 'acked sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['eventsDelivered', 'message.new delivered'], ['sendsAcked', 'sends acked'], ['catchUpMs', 'deliveries caught up after (ms)'], ['errors', 'errors']]),
+      `With one endpoint ÷ without: sends/s ${ratios?.sends ?? '–'}×, p99 ${ratios?.p99 ?? '–'}× (means of the rounds).\n`,
+      await chart('webhooks', barChart(r.rows.map((x) => ({ ...x, bar: `${x.mode}, round ${x.round}` })), { title: 'Acknowledged sends per second, without and with a webhook endpoint', y: 'ackedPerSecond', yTitle: 'acked sends/s', x: 'bar' })),
     ].join('\n');
   },
   chatlist: async (r, chart) => {

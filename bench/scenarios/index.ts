@@ -7,6 +7,7 @@ import { flood } from './flood.ts';
 import { history } from './history.ts';
 import type { ScenarioOptions, ScenarioOutput } from './options.ts';
 import { sends } from './sends.ts';
+import { webhooks } from './webhooks.ts';
 
 export type { ScenarioOptions, ScenarioOutput } from './options.ts';
 
@@ -54,6 +55,7 @@ export const SCENARIOS = {
   chatlist,
   flood,
   cluster,
+  webhooks,
 } satisfies Record<string, (ctx: Context, o: ScenarioOptions) => Promise<ScenarioOutput>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;

@@ -73,6 +73,12 @@ export const ConfigSchema = Type.Object({
     default: false,
     description: 'Let webhook endpoints use http:// and loopback or private addresses (local development and tests only): otherwise only https:// URLs whose host resolves to public addresses, checked at creation and at every delivery.',
   }),
+  WEBHOOK_UNREAD_WINDOW_SECONDS: Type.Integer({
+    default: 10,
+    minimum: 1,
+    maximum: 3600,
+    description: 'How long `message.unread` webhook events are coalesced: a member with no live connection gets one event per chat per window, carrying the unread count when the window closes.',
+  }),
   USAGE_FLUSH_SECONDS: Type.Integer({
     default: 60,
     minimum: 1,

@@ -32,6 +32,8 @@ export const errorCodes = {
   APP_NOT_FOUND: { status: 404, title: 'Application not found' },
   KEY_NOT_FOUND: { status: 404, title: 'API key not found' },
   WEBHOOK_NOT_FOUND: { status: 404, title: 'Webhook endpoint not found' },
+  WEBHOOK_DELIVERY_NOT_FOUND: { status: 404, title: 'Webhook delivery attempt not found' },
+  BEFORE_SEND_NOT_FOUND: { status: 404, title: 'The application has no before-send hook' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },
   ACCOUNT_EXISTS: { status: 409, title: 'An account with this e-mail already exists' },
   APP_SUSPENDED: { status: 409, title: 'Application is suspended' },
@@ -42,10 +44,12 @@ export const errorCodes = {
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   FRAME_TOO_LARGE: { status: 413, title: 'WebSocket frame too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Request body must be application/json' },
+  MESSAGE_REJECTED: { status: 422, title: "The application's before-send hook rejected the message" },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   TOO_MANY_CONNECTIONS: { status: 429, title: 'Too many open connections for this user' },
   INTERNAL: { status: 500, title: 'Internal error' },
   UNAVAILABLE: { status: 503, title: 'A backend is unavailable' },
+  BEFORE_SEND_FAILED: { status: 503, title: "The application's before-send hook did not answer" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -13,6 +13,10 @@ export interface DeliveryRequest {
   timeoutMs: number;
   allowInsecure: boolean;
   now?: () => Date;
+  /** Keep-alive connections to reuse (a dispatcher's); a connection of its own per request without. */
+  agent?: import('node:http').Agent;
+  /** Keep the receiver's answer in the result (`body`); an answer over MAX_RESPONSE_BYTES is then a failure. */
+  readBody?: boolean;
 }
 
 export interface DeliveryResult {
@@ -22,10 +26,12 @@ export interface DeliveryResult {
   durationMs: number;
   /** Why it failed, in words, when it did. */
   error?: string;
+  /** With `readBody`: the answer's content as UTF-8 text (at most MAX_RESPONSE_BYTES). */
+  body?: string;
 }
 
-/** At most this much of a receiver's answer is read (and then thrown away). */
-const MAX_RESPONSE_BYTES = 64 * 1024;
+/** At most this much of a receiver's answer is read (and then thrown away, unless `readBody`). */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /**
  * One signed POST of an event to an endpoint. Never throws: every outcome is a result. Redirects
@@ -55,14 +61,22 @@ export function deliver(req: DeliveryRequest): Promise<DeliveryResult> {
       'user-agent': 'chat-service-webhooks/1',
       ...signatureHeaders(req.secret, req.id, (req.now ?? (() => new Date()))(), req.body),
     };
-    const outgoing = send(url, { method: 'POST', headers, lookup: guardedLookup(req.allowInsecure) as never, agent: false }, (res) => {
+    const outgoing = send(url, { method: 'POST', headers, lookup: guardedLookup(req.allowInsecure) as never, agent: req.agent ?? false }, (res) => {
       let read = 0;
+      const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => {
         read += chunk.length;
         if (read > MAX_RESPONSE_BYTES) res.destroy();
+        else if (req.readBody) chunks.push(chunk);
       });
       const status = res.statusCode ?? 0;
-      const done = () => finish(status >= 200 && status < 300 ? { ok: true, statusCode: status } : { ok: false, statusCode: status, error: `HTTP ${status}` });
+      const done = () => {
+        if (status < 200 || status >= 300) return finish({ ok: false, statusCode: status, error: `HTTP ${status}` });
+        if (!req.readBody) return finish({ ok: true, statusCode: status });
+        if (read > MAX_RESPONSE_BYTES) return finish({ ok: false, statusCode: status, error: `answer over ${MAX_RESPONSE_BYTES} bytes` });
+        if (!res.complete) return finish({ ok: false, statusCode: status, error: 'answer cut off' });
+        finish({ ok: true, statusCode: status, body: Buffer.concat(chunks).toString('utf8') });
+      };
       res.on('end', done);
       res.on('close', done);
       res.on('error', done);

@@ -171,6 +171,23 @@ export const Webhook = Type.Object({
 export const WebhookCreated = Type.Object({ ...Webhook.properties, secret: Type.String({ description: 'The signing secret (whsec_…): shown here, by the reveal call and on rotation.' }) });
 export const WebhookList = Type.Object({ webhooks: Type.Array(Webhook) });
 export const WebhookSecret = Type.Object({ secret: Type.String({ description: 'whsec_ and 32 random bytes in base64 (Standard Webhooks).' }) });
+export const DeliveryParams = Type.Object({ appId: Uuid, webhookId: Uuid, deliveryId: Uuid });
+export const DeliveriesQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'default 50, at most 100' })),
+});
+export const WebhookDelivery = Type.Object({
+  id: Type.String({ format: 'uuid', description: 'The attempt (retry it by this id).' }),
+  eventId: Type.String({ description: 'The event: the `webhook-id` header of every attempt of it.' }),
+  type: Type.String({ description: 'The event type (`webhook.test` for a test).' }),
+  attempt: Type.Integer({ minimum: 1, description: '1 for the first attempt of the event at this endpoint.' }),
+  status: Type.Union([Type.Literal('succeeded'), Type.Literal('failed')], { description: 'succeeded: the receiver answered 2xx within 10 s.' }),
+  statusCode: Type.Optional(Type.Integer({ description: 'The HTTP status, when the receiver answered.' })),
+  durationMs: Type.Integer({ minimum: 0 }),
+  error: Type.Optional(Type.String({ description: 'Why it failed, in words.' })),
+  nextRetryAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the next attempt is due, if one is scheduled.' })),
+  at: Type.String({ format: 'date-time', description: 'When the attempt was made.' }),
+});
+export const WebhookDeliveryList = Type.Object({ deliveries: Type.Array(WebhookDelivery, { description: 'Newest first.' }) });
 export const WebhookTestResult = Type.Object({
   delivered: Type.Boolean({ description: 'The receiver answered 2xx within 10 s.' }),
   eventId: Type.String({ description: 'The `webhook-id` the test delivery carried.' }),

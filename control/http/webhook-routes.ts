@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, WindowLimiter } from '../../common/index.ts';
 import { defineRoute, type AnyRoute } from '../../common/http/index.ts';
-import { deliver, newWebhookSecret, TEST_EVENT, webhookUrlProblem, type WebhookEnvelope } from '../../common/webhooks/index.ts';
+import { deliver, EventIds, newWebhookSecret, TEST_EVENT, webhookUrlProblem, type WebhookEnvelope } from '../../common/webhooks/index.ts';
 import { LIMITS, type ControlContext } from '../context.ts';
 import type { WebhookEndpoint } from '../store/index.ts';
+import { attemptMade, deliveryRoutes } from './delivery-routes.ts';
 import { AppParams, CreateWebhookBody, UpdateWebhookBody, Webhook, WebhookCreated, WebhookList, WebhookParams, WebhookSecret, WebhookTestResult } from './schemas.ts';
 
 const appNotFound = () => new ApiError('APP_NOT_FOUND', 'no such application in this account');
 const notFound = () => new ApiError('WEBHOOK_NOT_FOUND', 'no such webhook endpoint in this application');
 /** A 2xx within this is a delivered event (README, "Webhooks"). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
-/** Test deliveries per account per minute: the service POSTs where the integrator says, so it is bounded. */
+/** Tests and retries per account per minute: the service POSTs where the integrator says, so it is bounded. */
 const TESTS_PER_MINUTE = 10;
 
 /** The endpoint as the API shows it: never the secret (that has calls of its own). */
@@ -29,6 +30,13 @@ export function webhookRoutes(ctx: ControlContext): AnyRoute[] {
   const auth = { verify: ctx.tokens.authenticate, security: 'accessToken' };
   const insecure = ctx.config.WEBHOOK_ALLOW_INSECURE_URLS;
   const tests = new WindowLimiter(TESTS_PER_MINUTE, 60_000);
+  const eventIds = new EventIds();
+  const throttle = (accountId: string) => {
+    const d = tests.hit(accountId);
+    return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${TESTS_PER_MINUTE} webhook tests and retries per minute`, { retryAfterSeconds: d.retryAfterSeconds });
+  };
+  const send = (endpoint: WebhookEndpoint, eventId: string, body: string) =>
+    deliver({ url: endpoint.url, secret: endpoint.secret, id: eventId, body, timeoutMs: DELIVERY_TIMEOUT_MS, allowInsecure: insecure, now: ctx.now });
   const badUrl = (url: string) => {
     const problem = webhookUrlProblem(url, insecure);
     return problem && new ApiError('VALIDATION_FAILED', `url ${problem}`, { errors: [{ path: '/body/url', message: problem }] });
@@ -72,6 +80,7 @@ export function webhookRoutes(ctx: ControlContext): AnyRoute[] {
           return new ApiError('WEBHOOK_LIMIT_REACHED', `an application may have at most ${LIMITS.webhooksPerApplication} webhook endpoints; delete one first`);
         }
         ctx.log.info({ appId: endpoint.appId, webhookId: endpoint.id }, 'webhook endpoint created');
+        ctx.onWebhooksChanged(endpoint.appId);
         return { status: 201, body: { ...view(endpoint), secret: endpoint.secret } };
       },
     }),
@@ -132,6 +141,7 @@ export function webhookRoutes(ctx: ControlContext): AnyRoute[] {
         };
         if (updated.description === undefined) delete updated.description;
         if ((await ctx.store.webhooks.update(updated)) === 'not-found') return notFound();
+        ctx.onWebhooksChanged(updated.appId);
         return { status: 200, body: view(updated) };
       },
     }),
@@ -148,6 +158,7 @@ export function webhookRoutes(ctx: ControlContext): AnyRoute[] {
         const found = await find(auth.accountId, params.appId, params.webhookId);
         if (found instanceof ApiError) return found;
         if ((await ctx.store.webhooks.delete(params.appId, params.webhookId)) === 'not-found') return notFound();
+        ctx.onWebhooksChanged(params.appId);
         return { status: 204 };
       },
     }),
@@ -180,6 +191,7 @@ export function webhookRoutes(ctx: ControlContext): AnyRoute[] {
         const updated = { ...found, secret: newWebhookSecret(), updatedAt: ctx.now().toISOString() };
         if ((await ctx.store.webhooks.update(updated)) === 'not-found') return notFound();
         ctx.log.info({ appId: found.appId, webhookId: found.id }, 'webhook secret rotated');
+        ctx.onWebhooksChanged(found.appId);
         return { status: 200, body: { secret: updated.secret } };
       },
     }),
@@ -188,21 +200,24 @@ export function webhookRoutes(ctx: ControlContext): AnyRoute[] {
       path: '/api/client/apps/:appId/webhooks/:webhookId/test',
       operationId: 'testWebhook',
       summary: `Send a signed \`${TEST_EVENT}\` event to the endpoint now and report how it answered`,
-      description: `Whatever events the endpoint subscribes to, and even while it is disabled. At most ${TESTS_PER_MINUTE} tests per account per minute.`,
+      description: `Whatever events the endpoint subscribes to, and even while it is disabled. The attempt is logged (see listWebhookDeliveries). Tests and retries together: at most ${TESTS_PER_MINUTE} per account per minute.`,
       tags,
       params: WebhookParams,
       auth,
-      responses: { 200: { description: 'The attempt: delivered, or why not', schema: WebhookTestResult }, ...common, 429: { description: 'Too many tests (RATE_LIMITED)' } },
+      responses: { 200: { description: 'The attempt: delivered, or why not', schema: WebhookTestResult }, ...common, 429: { description: 'Too many tests and retries (RATE_LIMITED)' } },
       handler: async ({ params, auth }) => {
         const found = await find(auth.accountId, params.appId, params.webhookId);
         if (found instanceof ApiError) return found;
-        const d = tests.hit(auth.accountId);
-        if (!d.allowed) return new ApiError('RATE_LIMITED', `at most ${TESTS_PER_MINUTE} webhook tests per minute`, { retryAfterSeconds: d.retryAfterSeconds });
+        const refused = throttle(auth.accountId);
+        if (refused) return refused;
         const now = ctx.now();
-        const event: WebhookEnvelope = { type: TEST_EVENT, id: randomUUID(), timestamp: now.toISOString(), appId: found.appId, data: { webhookId: found.id } };
-        const result = await deliver({ url: found.url, secret: found.secret, id: event.id, body: JSON.stringify(event), timeoutMs: DELIVERY_TIMEOUT_MS, allowInsecure: insecure, now: ctx.now });
+        const event: WebhookEnvelope = { type: TEST_EVENT, id: eventIds.next(now.getTime()), timestamp: now.toISOString(), appId: found.appId, data: { webhookId: found.id } };
+        const body = JSON.stringify(event);
+        const result = await send(found, event.id, body);
+        await ctx.store.webhooks.recordDeliveries([attemptMade(found, { eventId: event.id, type: TEST_EVENT, attempt: 1, body }, result, now)]);
         return { status: 200, body: { delivered: result.ok, eventId: event.id, durationMs: result.durationMs, ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}), ...(result.error ? { error: result.error } : {}) } };
       },
     }),
+    ...deliveryRoutes(ctx, { find, throttle, send, responses: common, sendsPerMinute: TESTS_PER_MINUTE }),
   ];
 }

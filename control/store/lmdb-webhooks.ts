@@ -1,10 +1,24 @@
 import type { Database, RootDatabase } from 'lmdb';
-import type { WebhookEndpoint, WebhookStore } from './webhook-types.ts';
+import type { WebhookDelivery, WebhookEndpoint, WebhookStore } from './webhook-types.ts';
 
 type Key = (string | number)[];
 const END = '\uffff';
+/** Attempts kept per endpoint. */
+const KEPT_DELIVERIES = 100;
 
-/** The embedded webhook endpoints: ['w', app, id]. The count check and the create are one write transaction. */
+/** A copy without the fields that are undefined, so what is read back has exactly the fields recorded. */
+const defined = (d: WebhookDelivery): WebhookDelivery => Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined)) as unknown as WebhookDelivery;
+
+/**
+ * The embedded webhook endpoints: ['w', app, id]. The count check and the create are one write
+ * transaction.
+ *
+ * Each endpoint's delivery log: ['d', app, endpoint, at, id] → the attempt, read backwards for
+ * newest first (by `at`, then id, both descending); ['i', app, endpoint, id] → its `at`, to find an
+ * attempt by id. A write keeps the newest 100 of each endpoint it touched, in its transaction: the
+ * trim skips 100 entries and removes what follows, so it costs O(100 + attempts written). Attempts
+ * for an endpoint that is not there are dropped, and deleting an endpoint removes its log with it.
+ */
 export class LmdbWebhooks implements WebhookStore {
   constructor(
     private readonly root: RootDatabase,
@@ -43,7 +57,44 @@ export class LmdbWebhooks implements WebhookStore {
     return this.root.transaction(() => {
       if (this.db.get(['w', appId, id]) === undefined) return 'not-found' as const;
       this.db.remove(['w', appId, id]);
+      for (const prefix of ['d', 'i']) {
+        for (const key of [...this.db.getKeys({ start: [prefix, appId, id], end: [prefix, appId, id, END] })]) this.db.remove(key);
+      }
       return 'deleted' as const;
     });
+  }
+
+  async recordDeliveries(records: WebhookDelivery[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.root.transaction(() => {
+      const touched = new Map<string, [string, string]>();
+      for (const record of records) {
+        const { appId, endpointId, id, at } = record;
+        if (this.db.get(['w', appId, endpointId]) === undefined) continue;
+        // The same attempt recorded again replaces the earlier record (its `at` may differ).
+        const earlier = this.db.get(['i', appId, endpointId, id]) as string | undefined;
+        if (earlier !== undefined) this.db.remove(['d', appId, endpointId, earlier, id]);
+        this.db.put(['d', appId, endpointId, at, id], defined(record));
+        this.db.put(['i', appId, endpointId, id], at);
+        touched.set(`${appId} ${endpointId}`, [appId, endpointId]);
+      }
+      for (const [appId, endpointId] of touched.values()) {
+        const older = this.db.getKeys({ start: ['d', appId, endpointId, END], end: ['d', appId, endpointId], reverse: true, offset: KEPT_DELIVERIES });
+        for (const key of [...older]) {
+          this.db.remove(key);
+          this.db.remove(['i', appId, endpointId, key[4] as string]);
+        }
+      }
+    });
+  }
+
+  async deliveries(appId: string, endpointId: string, limit: number): Promise<WebhookDelivery[]> {
+    const range = this.db.getRange({ start: ['d', appId, endpointId, END], end: ['d', appId, endpointId], reverse: true, limit });
+    return [...range].map((e) => e.value as WebhookDelivery);
+  }
+
+  async delivery(appId: string, endpointId: string, id: string): Promise<WebhookDelivery | undefined> {
+    const at = this.db.get(['i', appId, endpointId, id]) as string | undefined;
+    return at === undefined ? undefined : (this.db.get(['d', appId, endpointId, at, id]) as WebhookDelivery | undefined);
   }
 }

@@ -22,6 +22,8 @@ import type {
   UsageStore,
   WebhookStore,
 } from './types.ts';
+import type { BeforeSendStore } from './before-send-types.ts';
+import { LmdbBeforeSend } from './lmdb-before-send.ts';
 import { LmdbMfa } from './lmdb-mfa.ts';
 import { LmdbUsage } from './lmdb-usage.ts';
 import { LmdbWebhooks } from './lmdb-webhooks.ts';
@@ -50,6 +52,7 @@ export class LmdbControlStore implements ControlStore {
   readonly mfa: MfaStore;
   readonly usage: UsageStore;
   readonly webhooks: WebhookStore;
+  readonly beforeSend: BeforeSendStore;
   readonly signingKeys: SigningKeyStore;
 
   private constructor(private readonly root: RootDatabase) {
@@ -62,6 +65,7 @@ export class LmdbControlStore implements ControlStore {
     this.mfa = new LmdbMfa(root, db('mfa'));
     this.usage = new LmdbUsage(root, db('usage'));
     this.webhooks = new LmdbWebhooks(root, db('webhooks'));
+    this.beforeSend = new LmdbBeforeSend(root, db('before_send'));
     this.signingKeys = new LmdbSigningKeys(root, db('signing_keys'));
   }
 

@@ -1,23 +1,15 @@
-/** A webhook endpoint of an application (README, "Webhooks"). */
-export interface WebhookEndpoint {
-  id: string;
-  appId: string;
-  url: string;
-  /** The event types it receives (see WEBHOOK_EVENTS). */
-  events: string[];
-  description?: string;
-  status: 'ACTIVE' | 'DISABLED';
-  /** Why it is disabled (410 from the receiver, failing for 24 h, or the integrator). */
-  disabledReason?: string;
-  /** The signing secret, `whsec_…`: kept readable, as signing needs it (the store's files are 0600). */
-  secret: string;
-  createdAt: string;
-  updatedAt: string;
-}
+import type { WebhookDelivery, WebhookEndpoint } from '../../common/webhooks/index.ts';
+
+export type { WebhookDelivery, WebhookEndpoint };
 
 /**
  * The endpoints of each application, at most `limit` each (checked atomically with the create, so
- * concurrent creates never pass it).
+ * concurrent creates never pass it), and each endpoint's delivery log.
+ *
+ * The log is a record of recent attempts, not a ledger: the embedded store keeps each endpoint's
+ * last 100 whatever their age; Cassandra keeps every attempt for 24 hours (TTL), so an endpoint
+ * that was quiet for a day shows fewer. Attempts recorded for an endpoint that does not exist (a
+ * dispatcher racing its deletion) are never listed. Deleting an endpoint forgets its log.
  */
 export interface WebhookStore {
   create(endpoint: WebhookEndpoint, limit: number): Promise<'created' | 'limit'>;
@@ -26,4 +18,9 @@ export interface WebhookStore {
   /** Replaces an existing endpoint's record. */
   update(endpoint: WebhookEndpoint): Promise<'updated' | 'not-found'>;
   delete(appId: string, id: string): Promise<'deleted' | 'not-found'>;
+  /** Records attempts (several endpoints at once). Each endpoint keeps its most recent attempts only (at least the last 100). */
+  recordDeliveries(records: WebhookDelivery[]): Promise<void>;
+  /** An endpoint's most recent attempts, newest first (by `at`, then id), at most `limit`. */
+  deliveries(appId: string, endpointId: string, limit: number): Promise<WebhookDelivery[]>;
+  delivery(appId: string, endpointId: string, id: string): Promise<WebhookDelivery | undefined>;
 }

@@ -16,7 +16,9 @@ export type ControlMessage =
   /** An application was deleted: refuse its users' sessions and close their sockets at once. */
   | { type: 'app.deleted'; appId: string }
   /** A node is shutting down gracefully: re-read the live node list now rather than at expiry. */
-  | { type: 'node.leaving'; nodeId: string };
+  | { type: 'node.leaving'; nodeId: string }
+  /** An application's webhook endpoints or before-send hook changed: drop their cached copies. */
+  | { type: 'webhooks.changed'; appId: string };
 
 export function encodeControl(message: ControlMessage): string {
   return JSON.stringify({ v: CONTROL_PROTOCOL_VERSION, ...message });
@@ -44,6 +46,7 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
     case 'apiKey.revoked':
       return isString(m.appId) && isString(m.keyId) ? { type, appId: m.appId, keyId: m.keyId } : undefined;
     case 'app.deleted':
+    case 'webhooks.changed':
       return isString(m.appId) ? { type, appId: m.appId } : undefined;
     case 'node.leaving':
       return isString(m.nodeId) ? { type, nodeId: m.nodeId } : undefined;

@@ -11,7 +11,8 @@ import { MessageCache } from './message-cache.ts';
 import { MessageReads } from './message-reads.ts';
 import { newMessageId } from './message-id.ts';
 import { SerialQueue } from './serial-queue.ts';
-import { chatView, messageView, reactionView, type MessageView } from './views.ts';
+import { chatView, memberView, messageView, reactionView, type MessageView } from './views.ts';
+import type { ChatWebhooks } from '../webhooks/index.ts';
 
 export interface ActorDeps {
   store: NodeStore;
@@ -29,6 +30,8 @@ export interface ActorDeps {
   linger?: { ms: number; minBatch: number };
   /** How many chats a user may be in; unbounded when absent. */
   chatCap?: ChatCap;
+  /** Webhook events of the chat's writes (none when absent). */
+  webhooks?: ChatWebhooks;
 }
 
 export interface SendInput {
@@ -325,14 +328,19 @@ export class ChatActor {
       to.rev = Math.max(to.rev, w.message.rev ?? 0);
       if (w.event.type === 'message.new') to.seq = Math.max(to.seq, w.message.seq);
     }
+    const hooks = this.deps.webhooks;
+    const made = hooks?.messageEvents(this.appId, batch) ?? [];
+    const events = Array.isArray(made) ? made : await made;
     const started = performance.now();
     try {
-      await this.deps.store.messages.put(batch.map((w) => w.message), { from: this.head, to });
+      await this.deps.store.messages.put(batch.map((w) => w.message), { from: this.head, to }, events.length > 0 ? events : undefined);
       this.deps.observeWrite?.((performance.now() - started) / 1000);
     } catch (error) {
       this.status = 'broken';
+      hooks?.written(events, false);
       throw error;
     }
+    hooks?.written(events, true);
     this.head = to;
   }
 
@@ -353,6 +361,10 @@ export class ChatActor {
       this.deps.events.chatEvent(this.appId, w.event);
     }
     if (stored > 0) this.deps.messagesStored?.(this.appId, stored);
+    if (stored > 0 && this.deps.webhooks) {
+      const views = batch.flatMap((w) => (w.event.type === 'message.new' ? [w.event.message] : []));
+      this.deps.webhooks.stored(this.appId, this.chatId, views, [...this.members.keys()]);
+    }
     this.activity.touch();
   }
 
@@ -409,6 +421,7 @@ export class ChatActor {
         this.deps.events.membershipMoved(this.appId, this.chatId, userId, true);
         this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'added', role });
       }
+      await this.deps.webhooks?.emit(this.appId, added.map((m) => ({ type: 'member.added', data: { chatId: this.chatId, ...memberView(m) } })));
       return added;
     });
   }
@@ -436,6 +449,7 @@ export class ChatActor {
       // unsubscribed at once after, so it receives none of the chat's later events.
       this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'removed' });
       this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
+      await this.deps.webhooks?.emit(this.appId, [{ type: 'member.removed', data: { chatId: this.chatId, userId, ...(byUserId !== userId ? { removedBy: byUserId } : {}) } }]);
       return true as const;
     });
   }
@@ -470,6 +484,7 @@ export class ChatActor {
       await this.activity.inFlight();
       await this.deps.store.chats.update(this.chat, FENCED);
       this.deps.events.chatEvent(this.appId, { type: 'chat.updated', chatId: this.chatId, chat: chatView(this.chat) });
+      await this.deps.webhooks?.emit(this.appId, [{ type: 'chat.updated', data: chatView(this.chat) }]);
       return this.chat;
     });
   }
@@ -486,6 +501,7 @@ export class ChatActor {
       this.members.clear();
       this.status = 'gone';
       this.activity.stop();
+      await this.deps.webhooks?.emit(this.appId, [{ type: 'chat.deleted', data: { chatId: this.chatId, deletedBy: byUserId } }]);
       return former;
     });
   }

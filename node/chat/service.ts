@@ -5,9 +5,11 @@ import type { SendInput, SendResult } from './actor.ts';
 import { LocalChatOps, loadedSummary, type ChatSummary, type Principal } from './local-ops.ts';
 import type { ActorRegistry } from './registry.ts';
 import type { ReplayTarget, ResumePoint } from './replay.ts';
-import { chatView, messageView, type MemberView, type MessageView } from './views.ts';
+import { chatView, memberView, messageView, type MemberView, type MessageView } from './views.ts';
 import type { LimitedOperation, UserWriteLimits } from './write-limits.ts';
 import type { ChatCap } from './chat-cap.ts';
+import type { BeforeSendHook, BeforeSendHooks } from '../webhooks/before-send.ts';
+import type { ChatWebhooks } from '../webhooks/index.ts';
 
 export { PAGE, type ChatSummary, type Principal } from './local-ops.ts';
 export const CHAT_LIST = Object.freeze({ defaultSize: 20, maxSize: 100 });
@@ -71,6 +73,10 @@ export class ChatService {
   limits: UserWriteLimits | undefined;
   /** How many chats a user may be in (see chat-cap.ts); unbounded when absent. */
   chatCap: ChatCap | undefined;
+  /** Applications' before-send hooks (see node/webhooks/before-send.ts); sends are stored unasked when absent. */
+  beforeSend: BeforeSendHooks | undefined;
+  /** Webhook events (`chat.created`); none when absent. */
+  webhooks: ChatWebhooks | undefined;
 
   constructor(
     private readonly store: NodeStore,
@@ -92,7 +98,36 @@ export class ChatService {
   }
 
   send(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
-    return this.on(p.appId, chatId, 'send', p, chatId, input);
+    const hook = this.beforeSend?.hookOf(p.appId);
+    return hook === undefined ? this.on(p.appId, chatId, 'send', p, chatId, input) : this.sendAsking(p, chatId, input, hook);
+  }
+
+  /**
+   * A send of an application that may have a before-send hook (README, "Before-send hook"). The
+   * hook is asked here, on the node that took the send, before the chat's actor sees it: the actor
+   * never waits for a hook. Only a member's new message is asked about: a non-member gets
+   * CHAT_NOT_FOUND without a call, and a retry whose idempotency key names a stored message gets
+   * that message (as stored) without a call. A retry while the first send is still being asked
+   * about or written asks again; the chat still stores one message, the first.
+   */
+  private async sendAsking(p: Principal, chatId: string, input: SendInput, pending: BeforeSendHook | Promise<BeforeSendHook | undefined>): Promise<SendResult | ApiError> {
+    const hook = await pending;
+    if (!hook || !this.beforeSend) return this.on(p.appId, chatId, 'send', p, chatId, input);
+    const [member, earlier] = await Promise.all([
+      this.isMember(p, chatId),
+      input.clientKey === undefined ? undefined : this.store.messages.byClientKey(p.appId, chatId, p.userId, input.clientKey),
+    ]);
+    if (!member) return new ApiError('CHAT_NOT_FOUND', 'no such chat, or you are not a member');
+    if (earlier) return this.on(p.appId, chatId, 'send', p, chatId, input);
+    const checked = await this.beforeSend.ask(hook, p, chatId, input);
+    return checked instanceof ApiError ? checked : this.on(p.appId, chatId, 'send', p, chatId, checked);
+  }
+
+  /** Whether `p` is in the chat: from its actor when loaded here, else one store read. */
+  private async isMember(p: Principal, chatId: string): Promise<boolean> {
+    const actor = this.actors.peek(p.appId, chatId);
+    if (actor?.status === 'live') return actor.isMember(p.userId);
+    return (await this.store.chats.member(p.appId, chatId, p.userId)) !== undefined;
   }
 
   edit(p: Principal, chatId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
@@ -166,7 +201,10 @@ export class ChatService {
     const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'direct', createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now };
     const member = (userId: string): Member => ({ appId: p.appId, chatId: chat.id, userId, role: 'member', joinedAt: now, readSeq: 0 });
     const result = await this.store.chats.ensureDirect(chat, [member(p.userId), member(otherId)]);
-    if (result.created) await this.on(p.appId, result.chat.id, 'announce', p.appId, result.chat.id, [p.userId, otherId]);
+    if (result.created) {
+      await this.on(p.appId, result.chat.id, 'announce', p.appId, result.chat.id, [p.userId, otherId]);
+      await this.chatCreated(result.chat, [member(p.userId), member(otherId)]);
+    }
     return result;
   }
 
@@ -183,7 +221,12 @@ export class ChatService {
     const members: Member[] = [p.userId, ...others].map((userId) => ({ appId: p.appId, chatId: chat.id, userId, role: userId === p.userId ? 'owner' : 'member', joinedAt: now, readSeq: 0 }));
     await this.store.chats.create(chat, members);
     await this.on(p.appId, chat.id, 'announce', p.appId, chat.id, members.map((m) => m.userId));
+    await this.chatCreated(chat, members);
     return chat;
+  }
+
+  private async chatCreated(chat: Chat, members: Member[]): Promise<void> {
+    await this.webhooks?.emit(chat.appId, [{ type: 'chat.created', data: { ...chatView(chat), members: members.map(memberView) } }]);
   }
 
   /**

@@ -41,7 +41,9 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
       path: '/api/messages/:chatId',
       operationId: 'sendMessage',
       summary: 'Send a message; answered once it is durable',
-      description: 'With an idempotency key (body `idempotencyKey` or header `Idempotency-Key`) a retry returns the first message (200) instead of sending again.',
+      description:
+        'With an idempotency key (body `idempotencyKey` or header `Idempotency-Key`) a retry returns the first message (200) instead of sending again. ' +
+        "When the application has a before-send hook, it is asked first and may reject the message (422) or replace its content: the answer carries the message as stored.",
       tags,
       params: ChatParams,
       body: SendBody,
@@ -52,7 +54,9 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
         200: { description: 'A retry of an earlier send with the same idempotency key', schema: MessageResult },
         400: { description: 'Invalid fields' },
         ...common,
+        422: { description: "The application's before-send hook rejected the message (MESSAGE_REJECTED; `detail` is its reason); nothing was stored" },
         429: { description: 'Sending too fast, or the chat or node is overloaded (RATE_LIMITED, with Retry-After)' },
+        503: { description: "A backend is unavailable or overloaded (UNAVAILABLE), or the application's before-send hook failed and its policy is closed (BEFORE_SEND_FAILED); nothing was stored" },
       },
       handler: async ({ params, body, auth, request }) => {
         const headerKey = request.headers['idempotency-key'];

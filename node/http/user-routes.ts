@@ -47,6 +47,7 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
         const u: ChatUser = { appId: auth.appId, id: randomUUID(), username: body.username, displayName: body.displayName ?? body.username, createdAt: now, updatedAt: now };
         if ((await ctx.store.users.create(u)) === 'exists') return new ApiError('USERNAME_TAKEN', 'a user with this username exists in this application');
         ctx.usage.userRegistered(auth.appId);
+        await ctx.webhooks?.emit(auth.appId, [{ type: 'user.created', data: userView(u) }]);
         return { status: 201, body: userView(u) };
       },
     }),
@@ -114,6 +115,7 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
         await ctx.store.users.delete(auth.appId, params.userId);
         ctx.usage.userDeleted(auth.appId);
         ctx.disconnectUser(auth.appId, params.userId);
+        await ctx.webhooks?.emit(auth.appId, [{ type: 'user.deleted', data: { userId: params.userId } }]);
         return { status: 204 };
       },
     }),

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ChatWebhooks } from '../webhooks/index.ts';
 import uws, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { unpack } from 'msgpackr';
 import { ApiError, bearerToken, compileValidator, isApiError, problemReply, type Logger, type Validator } from '../../common/index.ts';
@@ -31,6 +32,8 @@ export interface GatewayDeps {
   replays: Replays;
   /** Where user events go: the hub standalone, the hub and the bus in a cluster. */
   events: EventSink;
+  /** Webhook events (`user.online`, `user.offline`); none when absent. */
+  webhooks?: ChatWebhooks;
   /**
    * In a cluster: users online on any node (a user is online while one of its sockets is, on any
    * node). Standalone the hub's own count is exact.
@@ -384,6 +387,8 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
 async function presenceChanged(deps: GatewayDeps, c: Connection, type: 'presence.online' | 'presence.offline', transition: () => boolean | Promise<boolean>): Promise<void> {
   try {
     if (!(await transition())) return;
+    // Once per transition cluster-wide (Presence's guarantee), like the realtime event.
+    await deps.webhooks?.emit(c.appId, [{ type: type === 'presence.online' ? 'user.online' : 'user.offline', data: { userId: c.userId } }]);
     const others = new Set<string>();
     for (const chatId of await deps.store.chats.chatsOf(c.appId, c.userId)) {
       for (const m of await deps.store.chats.members(c.appId, chatId)) if (m.userId !== c.userId) others.add(m.userId);

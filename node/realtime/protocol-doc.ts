@@ -83,6 +83,9 @@ with that \`id\`. Frames larger than ${REALTIME_LIMITS.maxFrameBytes / 1024} KiB
 connection may send \`WS_ACTIONS_PER_SECOND\` actions per second (bursts of twice that); beyond it actions
 get \`error\` frames with \`RATE_LIMITED\`. Sends also count against the user's \`USER_SENDS_PER_SECOND\`,
 shared with REST.
+When the application has a before-send hook, a send it rejects gets \`MESSAGE_REJECTED\` (\`message\` is the
+hook's reason), and one the hook fails to judge under the \`closed\` policy \`BEFORE_SEND_FAILED\` (README,
+"Before-send hook"); nothing is stored then.
 
 ${section(actionSchemas)}
 ## Chat events (server → client)

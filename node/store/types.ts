@@ -269,8 +269,13 @@ export interface MessageStore {
    * fenced put that fails after the check may leave the head moved and some of its messages
    * unwritten: their numbers stay taken. A message whose seq is greater than `fence.from.seq` is
    * new: the caller guarantees it was never written before.
+   *
+   * `events` (webhook events of these writes, see WebhookOutbox) are made durable with the
+   * messages: in the same transaction (embedded), or before the messages, so that once the put
+   * resolves they are in the outbox whatever happens next (Cassandra; a recovery checks that the
+   * change they describe was written, see OutboxEvent.check).
    */
-  put(messages: StoredMessage[], fence?: HeadFence): Promise<void>;
+  put(messages: StoredMessage[], fence?: HeadFence, events?: OutboxEvent[]): Promise<void>;
   get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined>;
   /** Up to `limit` messages older than `beforeId` (newest first), or the newest when absent. */
   pageBackward(appId: string, chatId: string, beforeId: string | undefined, limit: number): Promise<StoredMessage[]>;
@@ -295,8 +300,61 @@ export interface MessageStore {
 /** Keys that sign user JWTs and make the cluster key; shared by every node of the cluster (contract in common/jwt/key-ring.ts). */
 export type NodeSigningKeyStore = SigningKeyStore;
 
+/**
+ * A webhook event in the outbox of the node that made it (its `owner`): the delivery body is made
+ * once, when the change is written, so a retry days later sends the same bytes.
+ */
+export interface OutboxEvent {
+  /** `evt_…`: ordered by creation within its owner; the `webhook-id` every retry carries. */
+  id: string;
+  appId: string;
+  type: string;
+  /** The delivery body, `{type, id, timestamp, appId, data}`, as sent. */
+  body: string;
+  /**
+   * For an event written before its change (see MessageStore.put): the message write it reports.
+   * A recovery sends it only if the message is stored at this revision or a later one.
+   */
+  check?: { chatId: string; messageId: string; rev: number };
+}
+
+/** An outbox event not yet finished, with the endpoints that are done with it. */
+export interface PendingEvent {
+  event: OutboxEvent;
+  done: string[];
+}
+
+/**
+ * Each node's outbox of webhook events. An owner appends events (with the change they report, or
+ * right after it and before it is acknowledged) and its dispatcher finishes them; when the owner
+ * dies, another node adopts its outbox and finishes what is left. Delivery is at least once: an
+ * event is finished only after every endpoint is done with it, so a crash at any point resends.
+ */
+export interface WebhookOutbox {
+  /** Makes events durable in `owner`'s outbox. */
+  append(owner: string, events: OutboxEvent[]): Promise<void>;
+  /**
+   * Unfinished events of `owner` with id ≥ `from` (from the owner's low-water mark without it),
+   * oldest first, at most `limit`.
+   */
+  pending(owner: string, from: string | undefined, limit: number): Promise<PendingEvent[]>;
+  /**
+   * Records progress: `finished` events are not returned again; `partial` ones keep their done
+   * endpoints; `low`, when given, says every event of the owner with a smaller id is finished. A
+   * store may skip recording events (finished or partial) a few seconds above `low` at most,
+   * which the next `low` covers: they may come back once after a crash (delivery is at least once).
+   */
+  progress(owner: string, finished: string[], partial: PendingEvent[], low?: string): Promise<void>;
+  /** Owners whose outbox may hold unfinished events. */
+  owners(): Promise<string[]>;
+  /** Forgets an owner whose outbox is finished and who will append no more (a node gone for good). */
+  retire(owner: string): Promise<void>;
+}
+
 export interface NodeStore {
   users: UserStore;
+  /** Webhook events on their way out (see WebhookOutbox). */
+  outbox: WebhookOutbox;
   userSessions: UserSessionStore;
   chats: ChatStore;
   messages: MessageStore;

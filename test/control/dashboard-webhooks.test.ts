@@ -10,7 +10,8 @@ import { removeDir, startService } from '../helpers/index.ts';
 // The dashboard's webhooks panel in headless Chromium, driven the way a person does it: an endpoint
 // refused at its URL field, then added with two events; its secret read from the page; test events
 // that reach a receiver on this machine and verify (Standard Webhooks) with that secret, then only
-// with the rotated one; the endpoint disabled, then deleted.
+// with the rotated one; the endpoint disabled, then deleted. Then another endpoint edited (URL and
+// events), its failed test read in its delivery log and retried once the receiver is fixed.
 
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 
@@ -37,6 +38,35 @@ await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/chat-events`;
 
+/** A receiver on 127.0.0.1 answering `flaky.status` (500 until the test fixes it). */
+const flaky = { status: 500, got: [] as { headers: IncomingHttpHeaders; body: string }[] };
+const flakyServer = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    if (req.method === 'POST') flaky.got.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+    res.statusCode = flaky.status;
+    res.end();
+  });
+});
+await new Promise<void>((resolve) => flakyServer.listen(0, '127.0.0.1', resolve));
+t.teardown(() => new Promise<void>((resolve) => flakyServer.close(() => resolve())));
+const flakyUrl = `http://127.0.0.1:${(flakyServer.address() as AddressInfo).port}/flaky`;
+
+/** Signs up a new account and creates an application; its page is open. */
+async function signUpWithApp(page: Page) {
+  await page.goto(`${base}/#/signup`);
+  await page.getByLabel('Company name').fill('Acme');
+  await page.getByLabel('E-mail').fill(`hooks-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@acme.example`);
+  await page.getByLabel('Password').fill('correct horse battery staple');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Applications' }).waitFor();
+  await page.getByLabel('Application name').fill('Acme chat');
+  await page.getByRole('button', { name: 'Create application' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Acme chat' }).waitFor();
+  return page.locator('section[aria-labelledby="hooks-title"]');
+}
+
 /** Whether a delivery verifies with the secret (the receiver's check, with the reference library). */
 const verifies = (delivery: { headers: IncomingHttpHeaders; body: string }, secret: string) => {
   try {
@@ -61,18 +91,9 @@ t.test('an endpoint is refused at its URL, added, tested (signature verified), i
   const { page, problems } = await dashboardPage(t, base);
 
   // Sign up and create an application.
-  await page.goto(`${base}/#/signup`);
-  await page.getByLabel('Company name').fill('Acme');
-  await page.getByLabel('E-mail').fill(`hooks-${Date.now()}@acme.example`);
-  await page.getByLabel('Password').fill('correct horse battery staple');
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Applications' }).waitFor();
-  await page.getByLabel('Application name').fill('Acme chat');
-  await page.getByRole('button', { name: 'Create application' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Acme chat' }).waitFor();
-  const panel = page.locator('section[aria-labelledby="hooks-title"]');
+  const panel = await signUpWithApp(page);
   await panel.getByText('No endpoint yet.').waitFor();
-  t.match(await panel.getByRole('note').first().textContent(), /Only the test event is delivered today/, 'the panel says what is delivered today');
+  t.match(await panel.getByRole('note').first().textContent(), /at least once: deduplicate by its webhook-id/, 'the panel says how events are delivered');
 
   // The form: "select all" picks every event and then none; a URL the service refuses is marked.
   const opener = panel.getByRole('button', { name: 'New endpoint', exact: true });
@@ -175,5 +196,93 @@ t.test('an endpoint is refused at its URL, added, tested (signature verified), i
   await panel.getByText('No endpoint yet.').waitFor();
   t.equal(await page.evaluate(() => document.activeElement?.id), 'hooks-title', 'focus moves to the panel heading');
   t.notMatch(await page.content(), rotated, 'the secret is no longer on the page');
+  t.same(problems, [], 'no script error and no CSP violation');
+});
+
+if (!chromiumMissing(t, 'dashboard webhook edit and deliveries test'))
+t.test('an endpoint is edited (URL and events), its failed test shows in its deliveries, and a retry after the fix succeeds', async (t) => {
+  const { page, problems } = await dashboardPage(t, base);
+  const panel = await signUpWithApp(page);
+  const first = 'https://hooks.example.com/chat';
+
+  // Added with one event, to a public address.
+  await panel.getByRole('button', { name: 'New endpoint', exact: true }).click();
+  const add = panel.getByRole('form', { name: 'Add a webhook endpoint' });
+  await add.getByLabel('Endpoint URL').fill(first);
+  await add.getByRole('group', { name: 'Events to receive' }).getByLabel('message.new', { exact: true }).check();
+  await add.getByRole('button', { name: 'Add endpoint' }).click();
+  const secret = await panel.getByRole('textbox', { name: 'Signing secret of the new endpoint' }).inputValue();
+  await panel.getByRole('button', { name: 'I have stored it' }).click();
+  const item = panel.locator('li.hook').first();
+  await item.locator('h3', { hasText: first }).waitFor();
+
+  // Edit: the form holds the endpoint as it is; what the service refuses is shown under its field.
+  const edit = item.getByRole('button', { name: `Edit ${first}` });
+  await edit.click();
+  t.equal(await edit.getAttribute('aria-expanded'), 'true', 'the Edit button says its form is open');
+  const form = item.getByRole('form', { name: `Edit ${first}` });
+  const url = form.getByLabel('Endpoint URL');
+  t.equal(await url.inputValue(), first, 'the form starts from the current URL');
+  t.ok(await url.evaluate((el) => el === document.activeElement), 'focus goes to the URL field');
+  const events = form.getByRole('group', { name: 'Events to receive' });
+  t.equal(await events.getByLabel('message.new', { exact: true }).isChecked(), true, 'and the current events');
+  await events.getByLabel('message.new', { exact: true }).uncheck();
+  await form.getByRole('button', { name: 'Save changes' }).click();
+  await form.locator('fieldset.events .field-error').waitFor();
+  t.match(await form.locator('fieldset.events .field-error').textContent(), /Choose at least one event/, 'no event: said under the events');
+  await url.fill('ftp://hooks.example.com/');
+  await events.getByLabel('chat.created', { exact: true }).check();
+  await form.getByRole('button', { name: 'Save changes' }).click();
+  await t.resolves(url.and(page.locator('[aria-invalid="true"]')).waitFor(), 'a refused URL is marked invalid');
+  t.match(await form.locator('.field', { has: page.getByLabel('Endpoint URL') }).locator('.field-error').textContent(), /http:\/\/ or https:\/\/ URL/, 'with its message under it');
+  await shoot(page, panel, 'edit');
+
+  await url.fill(flakyUrl);
+  await events.getByLabel('member.added', { exact: true }).check();
+  await form.getByLabel('Description (optional)').fill('Flaky receiver');
+  await form.getByRole('button', { name: 'Save changes' }).click();
+  await form.waitFor({ state: 'detached' });
+  await item.locator('h3', { hasText: flakyUrl }).waitFor();
+  t.same(await item.locator('.event-list code').allTextContents(), ['chat.created', 'member.added'], 'listed with its new events');
+  t.match(await item.textContent(), /Flaky receiver/, 'and its description');
+  t.ok(await item.getByRole('button', { name: `Edit ${flakyUrl}` }).evaluate((el) => el === document.activeElement), 'focus is back on its Edit button');
+
+  // A test the receiver refuses: the deliveries view lists it, failed, with a Retry button.
+  await item.getByRole('button', { name: `Send test event to ${flakyUrl}` }).click();
+  await item.getByRole('status').filter({ hasText: /^Not delivered: HTTP 500/ }).waitFor();
+  await item.getByRole('button', { name: `Show deliveries of ${flakyUrl}` }).click();
+  const log = item.locator('section.delivery-log');
+  await t.resolves(page.waitForFunction(() => document.activeElement?.textContent === 'Recent deliveries', undefined, { timeout: 5000 }), 'focus goes to the deliveries heading');
+  const rows = log.locator('tbody tr');
+  await rows.first().waitFor();
+  t.equal(await rows.count(), 1, 'one attempt');
+  const failedRow = rows.first();
+  const eventId = flaky.got[0]!.headers['webhook-id'] as string;
+  t.match(await failedRow.locator('[data-label="Event"]').textContent(), `webhook.test ${eventId}`, 'its type and event id (the webhook-id it carried)');
+  t.equal((await failedRow.locator('[data-label="Attempt"]').textContent())?.trim(), '1');
+  t.match(await failedRow.locator('[data-label="Status"]').textContent(), /FAILED\s*500/, 'failed, with the status code');
+  t.match(await failedRow.locator('[data-label="Error"]').textContent(), /HTTP 500/, 'and why');
+  t.match(await failedRow.locator('[data-label="Duration"]').textContent(), /^\d+ ms$/);
+  t.match(await failedRow.locator('[data-label="Time"] time').getAttribute('datetime'), /^\d{4}-\d\d-\d\dT/);
+  await shoot(page, panel, 'deliveries');
+
+  // Fixed receiver: the retry is delivered with the same webhook-id, and listed on top as attempt 2.
+  flaky.status = 204;
+  await failedRow.getByRole('button', { name: `Retry attempt 1 of ${eventId}` }).click();
+  await log.getByRole('status').filter({ hasText: /^Retried: delivered, HTTP 204 in \d+ ms\.$/ }).waitFor();
+  await rows.nth(1).waitFor();
+  t.equal(flaky.got.length, 2, 'the receiver got the event again');
+  t.equal(flaky.got[1]!.headers['webhook-id'], eventId, 'with the same webhook-id');
+  t.equal(flaky.got[1]!.body, flaky.got[0]!.body, 'and the same body');
+  t.ok(verifies(flaky.got[1]!, secret), 'signed with the endpoint secret');
+  t.match(await rows.first().locator('[data-label="Status"]').textContent(), /SUCCEEDED\s*204/, 'the retry is listed first, succeeded');
+  t.equal((await rows.first().locator('[data-label="Attempt"]').textContent())?.trim(), '2', 'as attempt 2');
+  t.equal(await rows.first().getByRole('button', { name: /^Retry/ }).count(), 0, 'a succeeded attempt has no Retry button');
+  await shoot(page, panel, 'retried');
+
+  // A later test shows in the open log without asking.
+  await item.getByRole('button', { name: `Send test event to ${flakyUrl}` }).click();
+  await rows.nth(2).waitFor();
+  t.equal(await rows.count(), 3, 'the new test is listed');
   t.same(problems, [], 'no script error and no CSP violation');
 });

@@ -6,6 +6,7 @@ import { at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 import { mfaStoreConformance } from './store-conformance-mfa.ts';
 import { usageStoreConformance } from './store-conformance-usage.ts';
 import { webhookStoreConformance } from './store-conformance-webhooks.ts';
+import { beforeSendStoreConformance } from './store-conformance-before-send.ts';
 
 /**
  * The behaviour every ControlStore implementation must show, written once against the interfaces
@@ -697,5 +698,6 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
     mfaStoreConformance(t, fresh);
     usageStoreConformance(t, fresh);
     webhookStoreConformance(t, fresh);
+    beforeSendStoreConformance(t, fresh);
   });
 }

@@ -178,6 +178,8 @@ export class MemoryNodeStore {
       byClientKey: async (appId, chatId, senderId, clientKey) => this.list(appId, chatId).find((m) => m.senderId === senderId && m.clientKey === clientKey),
     },
     writers: { self: { id: randomUUID() }, announce: () => undefined, release: async () => undefined },
+    // The actor tests use no webhooks: an outbox that keeps nothing.
+    outbox: { append: async () => undefined, pending: async () => [], progress: async () => undefined, owners: async () => [], retire: async () => undefined },
     signingKeys: new MemorySigningKeys(),
     close: async () => undefined,
   };

@@ -4,6 +4,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { generateSigningKey } from '../../common/jwt/index.ts';
 import { BUCKET_MS, FencedError, type Chat, type ChatHead, type ChatUser, type Member, type NodeStore, type StoredMessage, type UserRefreshToken, type UserSessionFamily } from '../../node/store/index.ts';
 import { T0, at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
+import { outboxConformance } from './store-conformance-outbox.ts';
 
 /**
  * The behaviour every NodeStore implementation must show, written once against the interfaces in
@@ -586,4 +587,6 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     for (const m of both) t.equal(await store.messages.get(m.appId, m.chatId, m.id), undefined, 'and nothing written');
     t.same(await head(store, c), { seq: 0, rev: 0 });
   });
+
+  outboxConformance(withStore);
 }

@@ -1,11 +1,11 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { ApiKey, ApiKeySummary, Application, ApplicationUsage, MfaStatus, Profile, TotpEnrolment, WebhookEndpoint, WebhookTestResult } from '../../../sdk/management.ts';
+import type { ApiKey, ApiKeySummary, Application, ApplicationUsage, MfaStatus, Profile, TotpEnrolment, WebhookDelivery, WebhookEndpoint, WebhookTestResult } from '../../../sdk/management.ts';
 import type { DashboardApi } from './api.ts';
 import { describeFailure, type Failure } from './forms.ts';
 
 /** The management API's calls as the views make them; the shapes are the SDK's (README, "The management interface"). */
 
-export type { ApiKey, Application, MfaStatus, Profile, TotpEnrolment, WebhookEndpoint, WebhookTestResult };
+export type { ApiKey, Application, MfaStatus, Profile, TotpEnrolment, WebhookDelivery, WebhookEndpoint, WebhookTestResult };
 /** A key as listed, with when a node last accepted it (null: never). */
 export type KeySummary = ApiKeySummary;
 /** The application's figures as its nodes last flushed them; `days` are the last 30 UTC days, oldest first. */
@@ -28,10 +28,14 @@ export const calls = (api: DashboardApi) => ({
   listWebhooks: async (appId: string) => (await api.call<{ webhooks: WebhookEndpoint[] }>('GET', `${app(appId)}/webhooks`)).webhooks,
   createWebhook: (appId: string, input: { url: string; events: string[]; description?: string }) => api.call<WebhookEndpoint & { secret: string }>('POST', `${app(appId)}/webhooks`, input),
   setWebhookStatus: (appId: string, webhookId: string, status: WebhookEndpoint['status']) => api.call<WebhookEndpoint>('PUT', hook(appId, webhookId), { status }),
+  /** `description: ''` removes it. */
+  updateWebhook: (appId: string, webhookId: string, changes: { url: string; events: string[]; description: string }) => api.call<WebhookEndpoint>('PUT', hook(appId, webhookId), changes),
   deleteWebhook: (appId: string, webhookId: string) => api.call<void>('DELETE', hook(appId, webhookId)),
   revealWebhookSecret: async (appId: string, webhookId: string) => (await api.call<{ secret: string }>('GET', `${hook(appId, webhookId)}/secret`)).secret,
   rotateWebhookSecret: async (appId: string, webhookId: string) => (await api.call<{ secret: string }>('POST', `${hook(appId, webhookId)}/secret/rotate`)).secret,
   testWebhook: (appId: string, webhookId: string) => api.call<WebhookTestResult>('POST', `${hook(appId, webhookId)}/test`),
+  listDeliveries: async (appId: string, webhookId: string) => (await api.call<{ deliveries: WebhookDelivery[] }>('GET', `${hook(appId, webhookId)}/deliveries?limit=50`)).deliveries,
+  retryDelivery: (appId: string, webhookId: string, deliveryId: string) => api.call<WebhookDelivery>('POST', `${hook(appId, webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/retry`),
   usage: (appId: string) => api.call<Usage>('GET', `${app(appId)}/usage`),
   profile: () => api.call<Profile>('GET', '/api/client/profile'),
   updateProfile: (input: { companyName?: string; email?: string; password?: string; currentPassword?: string }) => api.call<Profile>('PUT', '/api/client/profile', input),

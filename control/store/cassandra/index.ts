@@ -6,6 +6,7 @@ import { CassandraClusters } from './clusters.ts';
 import { CassandraMfa } from './mfa.ts';
 import { CassandraUsage } from './usage.ts';
 import { CassandraWebhooks } from './webhooks.ts';
+import { CassandraBeforeSend } from './before-send.ts';
 export { controlMigrations } from './schema.ts';
 
 /**
@@ -21,6 +22,7 @@ export class CassandraControlStore implements ControlStore {
   readonly mfa: CassandraMfa;
   readonly usage: CassandraUsage;
   readonly webhooks: CassandraWebhooks;
+  readonly beforeSend: CassandraBeforeSend;
   readonly signingKeys: CassandraSigningKeys;
 
   constructor(db: CassandraClient, keyspace: string, scope = 'control') {
@@ -32,6 +34,7 @@ export class CassandraControlStore implements ControlStore {
     this.mfa = new CassandraMfa(db, keyspace);
     this.usage = new CassandraUsage(db, keyspace);
     this.webhooks = new CassandraWebhooks(db, keyspace);
+    this.beforeSend = new CassandraBeforeSend(db, keyspace);
     this.signingKeys = new CassandraSigningKeys(cql(db), keyspace, 'control', scope);
   }
 

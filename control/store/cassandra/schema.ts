@@ -6,6 +6,9 @@ import type { Migration } from '../../../common/cassandra/index.ts';
  * with compare-and-set, so concurrent creates never pass them. Cluster registry and signing keys
  * sit under a `scope` (one per control deployment sharing the keyspace).
  */
+/** Options of a table whose rows live a day (the webhook delivery log). */
+const EXPIRING = `default_time_to_live = 86400 AND gc_grace_seconds = 3600 AND compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'HOURS', 'compaction_window_size': 1}`;
+
 export const controlMigrations: Migration[] = [
   {
     name: 'control-001-initial',
@@ -63,6 +66,25 @@ export const controlMigrations: Migration[] = [
       // Webhook endpoints per application, and the slots that hold their limit (as for API keys).
       `CREATE TABLE IF NOT EXISTS {ks}.webhook_endpoints (app_id text, id text, url text, events list<text>, description text, status text, disabled_reason text, secret text, created_at text, updated_at text, slot int, PRIMARY KEY ((app_id), id))`,
       `CREATE TABLE IF NOT EXISTS {ks}.webhook_slots (app_id text, slot int, endpoint_id text, PRIMARY KEY ((app_id), slot))`,
+    ],
+  },
+  {
+    name: 'control-006-webhook-deliveries',
+    statements: [
+      // Each endpoint's delivery log, kept 24 hours: attempts by endpoint and minute, newest first;
+      // the minutes that hold attempts; an attempt's time by its id. The bounds are argued in
+      // control/store/cassandra/webhook-deliveries.ts. Rows only expire (no updates), hence time
+      // window compaction, and tombstones kept an hour: anything a replica might bring back expires.
+      `CREATE TABLE IF NOT EXISTS {ks}.webhook_deliveries (app_id text, endpoint_id text, minute text, at text, id text, event_id text, type text, attempt int, status text, status_code int, duration_ms int, error text, next_retry_at text, body text, PRIMARY KEY ((app_id, endpoint_id, minute), at, id)) WITH CLUSTERING ORDER BY (at DESC, id DESC) AND ${EXPIRING}`,
+      `CREATE TABLE IF NOT EXISTS {ks}.webhook_delivery_minutes (app_id text, endpoint_id text, minute text, PRIMARY KEY ((app_id, endpoint_id), minute)) WITH CLUSTERING ORDER BY (minute DESC) AND ${EXPIRING}`,
+      `CREATE TABLE IF NOT EXISTS {ks}.webhook_delivery_ids (app_id text, endpoint_id text, id text, at text, PRIMARY KEY ((app_id, endpoint_id, id))) WITH ${EXPIRING}`,
+    ],
+  },
+  {
+    name: 'control-007-before-send',
+    statements: [
+      // Each application's before-send hook (at most one), written by compare-and-set only.
+      `CREATE TABLE IF NOT EXISTS {ks}.before_send_hooks (app_id text PRIMARY KEY, url text, timeout_ms int, failure_policy text, secret text, created_at text, updated_at text)`,
     ],
   },
 ];

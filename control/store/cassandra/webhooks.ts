@@ -1,6 +1,7 @@
 import type { CassandraClient } from '../../../common/cassandra/index.ts';
-import type { WebhookEndpoint, WebhookStore } from '../types.ts';
+import type { WebhookDelivery, WebhookEndpoint, WebhookStore } from '../types.ts';
 import { Slots } from './slots.ts';
+import { CassandraDeliveryLog } from './webhook-deliveries.ts';
 
 type Row = { get(name: string): unknown };
 
@@ -23,13 +24,17 @@ function endpointOf(row: Row): WebhookEndpoint {
 /**
  * Webhook endpoints on Cassandra: one partition per application (`webhook_endpoints`); the limit
  * per application is held as numbered slots claimed by compare-and-set (`webhook_slots`), as for
- * API keys, so concurrent creates never pass it.
+ * API keys, so concurrent creates never pass it. The delivery log is CassandraDeliveryLog; its
+ * attempts are listed only while their endpoint exists (endpoint ids are never reused), so a
+ * deleted endpoint's attempts, and any a dispatcher records after the delete, are never shown.
  */
 export class CassandraWebhooks implements WebhookStore {
   private readonly slots: Slots;
+  private readonly log: CassandraDeliveryLog;
 
   constructor(private readonly db: CassandraClient, private readonly ks: string) {
     this.slots = new Slots(db, `${ks}.webhook_slots`, 'app_id', 'endpoint_id');
+    this.log = new CassandraDeliveryLog(db, ks);
   }
 
   async create(endpoint: WebhookEndpoint, limit: number): Promise<'created' | 'limit'> {
@@ -71,7 +76,25 @@ export class CassandraWebhooks implements WebhookStore {
     if (result.first()?.get('[applied]') !== true) return 'not-found';
     // The slot goes after the row: a failure in between leaves a slot held by nothing (one fewer
     // endpoint allowed), never more endpoints than the limit.
-    await this.slots.release(appId, Number(row.get('slot')), id);
+    await Promise.all([this.slots.release(appId, Number(row.get('slot')), id), this.log.forget(appId, id)]);
     return 'deleted';
+  }
+
+  private async exists(appId: string, id: string): Promise<boolean> {
+    return Boolean((await this.db.execute(`SELECT id FROM ${this.ks}.webhook_endpoints WHERE app_id = ? AND id = ?`, [appId, id])).first());
+  }
+
+  async recordDeliveries(records: WebhookDelivery[]): Promise<void> {
+    await this.log.record(records);
+  }
+
+  async deliveries(appId: string, endpointId: string, limit: number): Promise<WebhookDelivery[]> {
+    const [exists, list] = await Promise.all([this.exists(appId, endpointId), this.log.list(appId, endpointId, limit)]);
+    return exists ? list : [];
+  }
+
+  async delivery(appId: string, endpointId: string, id: string): Promise<WebhookDelivery | undefined> {
+    const [exists, found] = await Promise.all([this.exists(appId, endpointId), this.log.get(appId, endpointId, id)]);
+    return exists ? found : undefined;
   }
 }

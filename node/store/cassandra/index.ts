@@ -4,6 +4,7 @@ import type { NodeStore, WriterId } from '../types.ts';
 import { CassandraChats } from './chats.ts';
 import { CassandraLeases, type HoldTiming } from './leases.ts';
 import { CassandraMessages } from './messages.ts';
+import { CassandraOutbox } from './outbox.ts';
 import { CassandraUsers, CassandraUserSessions } from './users.ts';
 export { nodeMigrations } from './schema.ts';
 export { HOLD, type HoldTiming } from './leases.ts';
@@ -19,6 +20,7 @@ export class CassandraNodeStore implements NodeStore {
   readonly userSessions: CassandraUserSessions;
   readonly chats: CassandraChats;
   readonly messages: CassandraMessages;
+  readonly outbox: CassandraOutbox;
   readonly writers: CassandraLeases;
   /** The keys that sign user JWTs and make the cluster key, shared by every node (scope `node`). */
   readonly signingKeys: CassandraSigningKeys;
@@ -41,7 +43,8 @@ export class CassandraNodeStore implements NodeStore {
     this.userSessions = new CassandraUserSessions(db, keyspace);
     this.writers = new CassandraLeases(db, keyspace, writer, hold);
     this.chats = new CassandraChats(db, keyspace, this.writers);
-    this.messages = new CassandraMessages(db, keyspace, this.writers);
+    this.outbox = new CassandraOutbox(db, keyspace);
+    this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox);
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');
   }
 

@@ -1,8 +1,9 @@
 import { num, str, type Cql } from '../../../common/cassandra/index.ts';
 import { seqOfMessageId } from '../../chat/message-id.ts';
 import { latestOfEach } from '../batches.ts';
-import { FencedError, type ChatHead, type HeadFence, type MessageStore, type StoredMessage } from '../types.ts';
+import { FencedError, type ChatHead, type HeadFence, type MessageStore, type OutboxEvent, type StoredMessage } from '../types.ts';
 import type { CassandraLeases } from './leases.ts';
+import type { CassandraOutbox } from './outbox.ts';
 import { BLOCK, blockOf, MessageWrites, readMessage, type MessageRow } from './message-rows.ts';
 
 const same = (a: ChatHead, b: ChatHead) => a.seq === b.seq && a.rev === b.rev;
@@ -19,18 +20,27 @@ export class CassandraMessages implements MessageStore {
     private readonly db: Cql,
     private readonly ks: string,
     private readonly leases: CassandraLeases,
+    private readonly outbox: CassandraOutbox,
   ) {}
 
-  async put(messages: StoredMessage[], fence?: HeadFence): Promise<void> {
+  async put(messages: StoredMessage[], fence?: HeadFence, events?: OutboxEvent[]): Promise<void> {
     if (messages.length === 0) return;
     const first = messages[0]!;
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
-    if (!fence) return this.putUnfenced(messages);
+    if (!fence) {
+      if (events?.length) await this.outbox.append(this.leases.self.id, events);
+      return this.putUnfenced(messages);
+    }
     const { appId, chatId } = first;
     const hold = await this.leases.writable(appId, chatId);
     // From here to the first await: the check and the move of the head are one step.
     if (!same(hold.head, fence.from)) throw new FencedError(appId, chatId, hold.head);
     hold.head = { seq: Math.max(hold.head.seq, fence.to.seq), rev: Math.max(hold.head.rev, fence.to.rev) };
+    // The events before the messages (written while the previous rows are read): once the messages
+    // are written, and the put resolves, their events are durable too. A crash in between leaves
+    // events whose change never landed; a recovery drops them by their check (OutboxEvent.check).
+    const appended = events?.length ? this.outbox.append(this.leases.self.id, events) : undefined;
+    appended?.catch(() => {});
     const writes = new MessageWrites(this.ks);
     const firstRev = new Map<string, number | undefined>();
     for (const m of messages) if (!firstRev.has(m.id)) firstRev.set(m.id, m.rev);
@@ -42,6 +52,7 @@ export class CassandraMessages implements MessageStore {
       else writes.changed(m, previous.get(m.seq), carriesSeq(m));
     }
     await this.leases.cover(hold, fence.to);
+    await appended;
     await this.leases.write(hold, () => Promise.all(writes.batches().map((b) => this.db.batch(b))));
   }
 

@@ -98,4 +98,15 @@ export const nodeMigrations: Migration[] = [
     ],
     data: indexUserChats,
   },
+  {
+    name: 'node-008-webhook-outbox',
+    statements: [
+      // Each node's webhook events (see outbox.ts): a partition holds one owner's events of ten
+      // minutes, and rows expire after 25 hours.
+      `CREATE TABLE IF NOT EXISTS {ks}.webhook_outbox (owner text, slot bigint, id text, app_id text, type text, body text, check_chat text, check_message text, check_rev bigint, done list<text>, finished boolean, PRIMARY KEY ((owner, slot), id)) WITH default_time_to_live = 90000`,
+      // The owners (one row per node start, removed once its outbox is finished and it is gone)
+      // and each one's low-water mark.
+      `CREATE TABLE IF NOT EXISTS {ks}.webhook_outbox_owners (shard int, owner text, low text, seen timestamp, PRIMARY KEY ((shard), owner))`,
+    ],
+  },
 ];

@@ -4,6 +4,7 @@ import { KeyRotationConflict, rotatedKeys, type SigningKey } from '../../../comm
 import type { NodeSigningKeyStore, NodeStore, WriterId } from '../types.ts';
 import { LmdbChats } from './chats.ts';
 import { LmdbMessages } from './messages.ts';
+import { LmdbOutbox } from './outbox.ts';
 import { values, type Key, type Tables } from './shared.ts';
 import { LmdbUserSessions, LmdbUsers } from './users.ts';
 import { LmdbWriters } from './writers.ts';
@@ -39,6 +40,7 @@ export class LmdbNodeStore implements NodeStore {
   readonly userSessions: LmdbUserSessions;
   readonly chats: LmdbChats;
   readonly messages: LmdbMessages;
+  readonly outbox: LmdbOutbox;
   readonly writers: LmdbWriters;
   readonly signingKeys: LmdbNodeSigningKeys;
 
@@ -49,7 +51,8 @@ export class LmdbNodeStore implements NodeStore {
     this.writers = new LmdbWriters(path, writer);
     this.chats = new LmdbChats(table('chats'), this.writers);
     this.chats.upgrade();
-    this.messages = new LmdbMessages(table('messages'), this.writers);
+    this.outbox = new LmdbOutbox(table('webhook_outbox'));
+    this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox);
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));
   }
 

@@ -1,8 +1,9 @@
 import { latestOfEach, neverWritten } from '../batches.ts';
 import { bucketOf } from '../buckets.ts';
-import { FencedError, type ChatHead, type HeadFence, type MessageStore, type StoredMessage } from '../types.ts';
+import { FencedError, type ChatHead, type HeadFence, type MessageStore, type OutboxEvent, type StoredMessage } from '../types.ts';
 import { END, type Tables } from './shared.ts';
 import type { LmdbWriters } from './writers.ts';
+import type { LmdbOutbox } from './outbox.ts';
 
 
 /**
@@ -15,12 +16,13 @@ export class LmdbMessages implements MessageStore {
   constructor(
     private readonly t: Tables,
     private readonly writers: LmdbWriters,
+    private readonly outbox: LmdbOutbox,
   ) {
     writers.head = (appId, chatId) => this.head(appId, chatId);
   }
 
   /** A fenced put holds the chat, checks and moves the head in the transaction that writes its messages. */
-  async put(messages: StoredMessage[], fence?: HeadFence): Promise<void> {
+  async put(messages: StoredMessage[], fence?: HeadFence, events?: OutboxEvent[]): Promise<void> {
     if (messages.length === 0) return;
     const first = messages[0]!;
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
@@ -46,6 +48,8 @@ export class LmdbMessages implements MessageStore {
         this.t.db.put(['s', m.appId, m.chatId, m.seq], [bucket, m.id]);
         if (m.clientKey !== undefined) this.t.db.put(['k', m.appId, m.chatId, m.senderId, m.clientKey], m.id);
       }
+      // The events of this write, in its transaction: both are durable, or neither.
+      if (events?.length) this.outbox.write(this.writers.self.id, events);
     });
   }
 

@@ -1,13 +1,15 @@
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { WEBHOOK_EVENTS } from '../../../../common/webhooks/events.ts';
 import { useLoaded, type Application, type Calls, type WebhookEndpoint, type WebhookTestResult } from '../data.ts';
-import { Field, FormError, onSubmit, useAction, type Failure } from '../forms.ts';
+import { FormError, useAction, type Failure } from '../forms.ts';
 import { Badge, ConfirmDialog, CopyButton, When } from '../widgets.ts';
+import { Deliveries } from './webhook-deliveries.ts';
+import { EndpointForm } from './webhook-form.ts';
 
 /**
  * The application's webhook endpoints (README, "Webhooks"): adding one (its signing secret is shown
- * right away), sending it a test event, revealing or rotating its secret, turning it off and on, and
+ * right away), changing its URL, events and description, sending it a test event, its recent
+ * deliveries (retrying a failed one), revealing or rotating its secret, turning it off and on, and
  * deleting it. Rotating and deleting ask first.
  */
 
@@ -74,18 +76,18 @@ export function WebhooksPanel({ calls, app }: { calls: Calls; app: Application }
       <button type="button" ref=${opener} aria-expanded=${adding ? 'true' : 'false'} aria-controls="hook-form" onClick=${() => setAdding(!adding)} disabled=${full && !adding}>New endpoint</button>
     </div>
     <p>The service POSTs your application's events to these addresses, signed with each endpoint's secret. Up to ${MAX_WEBHOOKS} endpoints.</p>
-    <p class="note" role="note">Only the test event is delivered today: chat events are not sent yet.</p>
+    <p class="note" role="note">Each event is delivered at least once: deduplicate by its <code>webhook-id</code> header. Failed deliveries are retried for 24 hours.</p>
     ${adding
-      ? html`<${AddEndpoint}
+      ? html`<${EndpointForm}
           calls=${calls}
           appId=${app.id}
           onCancel=${() => {
             setAdding(false);
             opener.current?.focus();
           }}
-          onCreated=${(made: WebhookEndpoint & { secret: string }) => {
+          onSaved=${(made: WebhookEndpoint & { secret?: string }) => {
             setAdding(false);
-            setCreated(made);
+            if (made.secret) setCreated({ ...made, secret: made.secret });
             void hooks.reload();
           }}
         />`
@@ -94,7 +96,7 @@ export function WebhooksPanel({ calls, app }: { calls: Calls; app: Application }
     <${FormError} failure=${action.failure ?? hooks.failure} />
     ${hooks.data && list.length === 0 ? html`<p class="muted">No endpoint yet.</p>` : null}
     <ul class="hooks" aria-label=${`Webhook endpoints of ${app.name}`}>
-      ${list.map((hook) => html`<${HookItem} key=${hook.id} calls=${calls} appId=${app.id} hook=${hook} shown=${secrets[hook.id]} busy=${action.busy} onReveal=${reveal} onToggle=${toggle} onAsk=${setPending} />`)}
+      ${list.map((hook) => html`<${HookItem} key=${hook.id} calls=${calls} appId=${app.id} hook=${hook} shown=${secrets[hook.id]} busy=${action.busy} onReveal=${reveal} onToggle=${toggle} onAsk=${setPending} onChanged=${() => void hooks.reload()} />`)}
     </ul>
     ${pending
       ? html`<${ConfirmDialog}
@@ -123,6 +125,8 @@ interface ItemProps {
   onReveal: (hook: WebhookEndpoint) => void;
   onToggle: (hook: WebhookEndpoint) => void;
   onAsk: (pending: Pending) => void;
+  /** The endpoint was changed here: the list is asked again. */
+  onChanged: () => void;
 }
 
 /** What a test delivery came to, said in a sentence. */
@@ -131,20 +135,34 @@ function testSaid(result: WebhookTestResult | undefined, failure: Failure | unde
   if (!result) return '';
   const status = result.statusCode !== undefined ? `HTTP ${result.statusCode}` : '';
   if (result.delivered) return `Delivered: ${status} in ${result.durationMs} ms.`;
-  return `Not delivered: ${[result.error, status].filter(Boolean).join(', ') || 'no answer'} (after ${result.durationMs} ms).`;
+  return `Not delivered: ${[...new Set([result.error, status])].filter(Boolean).join(', ') || 'no answer'} (after ${result.durationMs} ms).`;
 }
 
-function HookItem({ calls, appId, hook, shown, busy, onReveal, onToggle, onAsk }: ItemProps) {
+function HookItem({ calls, appId, hook, shown, busy, onReveal, onToggle, onAsk, onChanged }: ItemProps) {
   const [result, setResult] = useState<WebhookTestResult | undefined>(undefined);
+  const [editing, setEditing] = useState(false);
+  const [showLog, setShowLog] = useState(false);
+  /** Counts the tests sent from here, so an open delivery log asks again after each. */
+  const [sent, setSent] = useState(0);
+  const editButton = useRef<HTMLButtonElement>(null);
   const test = useAction();
   const active = hook.status === 'ACTIVE';
   const secretId = `hook-secret-${hook.id}`;
+  const logId = `hook-log-${hook.id}`;
   const send = () =>
     void test.run(async () => {
       setResult(undefined);
-      setResult(await calls.testWebhook(appId, hook.id));
+      try {
+        setResult(await calls.testWebhook(appId, hook.id));
+      } finally {
+        setSent((n) => n + 1);
+      }
     });
   const said = test.busy ? 'Sending…' : testSaid(result, test.failure);
+  const stopEditing = () => {
+    setEditing(false);
+    editButton.current?.focus();
+  };
 
   return html`<li class="hook">
     <div class="hook-head">
@@ -161,12 +179,27 @@ function HookItem({ calls, appId, hook, shown, busy, onReveal, onToggle, onAsk }
     </dl>
     <div class="actions hook-actions">
       <button type="button" onClick=${send} disabled=${test.busy} aria-label=${`Send test event to ${hook.url}`}>Send test event</button>
+      <button type="button" class="secondary" ref=${editButton} onClick=${() => setEditing(!editing)} aria-expanded=${editing ? 'true' : 'false'} aria-controls=${`hook-edit-${hook.id}`} aria-label=${`Edit ${hook.url}`}>Edit</button>
+      <button type="button" class="secondary" onClick=${() => setShowLog(!showLog)} aria-expanded=${showLog ? 'true' : 'false'} aria-controls=${logId} aria-label=${`${showLog ? 'Hide' : 'Show'} deliveries of ${hook.url}`}>${showLog ? 'Hide deliveries' : 'Deliveries'}</button>
       <button type="button" class="secondary" onClick=${() => onReveal(hook)} disabled=${busy} aria-expanded=${shown ? 'true' : 'false'} aria-controls=${secretId} aria-label=${`${shown ? 'Hide' : 'Reveal'} secret of ${hook.url}`}>${shown ? 'Hide secret' : 'Reveal secret'}</button>
       <button type="button" class="secondary" onClick=${() => onAsk({ kind: 'rotate', hook })} disabled=${busy} aria-label=${`Rotate secret of ${hook.url}`}>Rotate secret</button>
       <button type="button" class="secondary" onClick=${() => onToggle(hook)} disabled=${busy} aria-label=${`${active ? 'Disable' : 'Enable'} ${hook.url}`}>${active ? 'Disable' : 'Enable'}</button>
       <button type="button" class="danger" onClick=${() => onAsk({ kind: 'delete', hook })} disabled=${busy} aria-label=${`Delete ${hook.url}`}>Delete</button>
     </div>
     <p class=${`test-said ${result && !result.delivered ? 'bad' : ''} ${test.failure ? 'bad' : ''}`} role="status">${said}</p>
+    ${editing
+      ? html`<${EndpointForm}
+          calls=${calls}
+          appId=${appId}
+          hook=${hook}
+          onCancel=${stopEditing}
+          onSaved=${() => {
+            stopEditing();
+            onChanged();
+          }}
+        />`
+      : null}
+    <div id=${logId}>${showLog ? html`<${Deliveries} calls=${calls} appId=${appId} hook=${hook} version=${sent} />` : null}</div>
     <div id=${secretId}>
       ${shown
         ? html`<div class="hook-secret">
@@ -180,60 +213,6 @@ function HookItem({ calls, appId, hook, shown, busy, onReveal, onToggle, onAsk }
         : null}
     </div>
   </li>`;
-}
-
-interface AddProps {
-  calls: Calls;
-  appId: string;
-  onCreated: (made: WebhookEndpoint & { secret: string }) => void;
-  onCancel: () => void;
-}
-
-/** The form adding an endpoint: its URL, the events it receives, and an optional description. */
-function AddEndpoint({ calls, appId, onCreated, onCancel }: AddProps) {
-  const [url, setUrl] = useState('');
-  const [events, setEvents] = useState<string[]>([]);
-  const [description, setDescription] = useState('');
-  const create = useAction();
-  const form = useRef<HTMLFormElement>(null);
-  useEffect(() => form.current?.querySelector('input')?.focus(), []);
-  const all = events.length === WEBHOOK_EVENTS.length;
-  const eventsError = create.failure?.fields.events;
-
-  const pick = (event: string, on: boolean) => setEvents(WEBHOOK_EVENTS.filter((e) => (e === event ? on : events.includes(e))));
-  const submit = () =>
-    void create.run(async () => {
-      const text = description.trim();
-      onCreated(await calls.createWebhook(appId, { url: url.trim(), events, ...(text ? { description: text } : {}) }));
-    });
-
-  return html`<form id="hook-form" method="post" class="hook-form" aria-label="Add a webhook endpoint" ref=${form} onSubmit=${onSubmit(submit)}
-      onKeyDown=${(e: KeyboardEvent) => e.key === 'Escape' && onCancel()}>
-    <${Field} label="Endpoint URL" name="url" type="url" required maxlength=${2048} value=${url} onValue=${setUrl} failure=${create.failure}
-      hint="An https:// address on your backend that answers 2xx within 10 seconds." />
-    <fieldset class="events" aria-describedby=${eventsError ? 'hook-events-error' : undefined}>
-      <legend>Events to receive</legend>
-      <label class="check select-all">
-        <input type="checkbox" checked=${all} indeterminate=${events.length > 0 && !all} onChange=${(e: Event) => setEvents((e.currentTarget as HTMLInputElement).checked ? [...WEBHOOK_EVENTS] : [])} />
-        Select all
-      </label>
-      <div class="event-grid">
-        ${WEBHOOK_EVENTS.map(
-          (event) => html`<label class="check">
-            <input type="checkbox" name="events" value=${event} checked=${events.includes(event)} onChange=${(e: Event) => pick(event, (e.currentTarget as HTMLInputElement).checked)} />
-            <code>${event}</code>
-          </label>`,
-        )}
-      </div>
-      ${eventsError ? html`<p class="field-error" id="hook-events-error">${eventsError}</p>` : null}
-    </fieldset>
-    <${Field} label="Description (optional)" name="description" maxlength=${200} value=${description} onValue=${setDescription} failure=${create.failure} />
-    <div class="actions">
-      <button type="submit" disabled=${create.busy}>Add endpoint</button>
-      <button type="button" class="secondary" onClick=${onCancel}>Cancel</button>
-    </div>
-    <${FormError} failure=${create.failure} />
-  </form>`;
 }
 
 /** The secret of the endpoint just added, with what it is for, until dismissed. */

@@ -1,0 +1,171 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { WEBHOOK_EVENTS } from '../../common/webhooks/index.ts';
+import { percentiles } from '../lib/histogram.ts';
+import type { Row } from '../lib/output.ts';
+import { processStats } from '../lib/process-stats.ts';
+import { createGroups } from '../lib/provision.ts';
+import { startSingle, type Target } from '../lib/targets.ts';
+import type { ConnSpec } from '../load/systems.ts';
+import { round, type Context } from './context.ts';
+import type { ScenarioOptions, ScenarioOutput } from './options.ts';
+
+const CONTENT = 'a benchmark message of a modest, realistic length';
+
+/**
+ * A receiver as light as a real one would be on its own machine: it answers 204 at once and
+ * verifies one request in `verifyEvery` with the standardwebhooks library (all of them would
+ * spend this machine's CPU, shared with the service, on the receiver's side of the exchange).
+ */
+async function startReceiver(verifyEvery: number) {
+  const seen = new Set<string>();
+  let requests = 0;
+  let forged = 0;
+  let secret = '';
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      requests++;
+      const id = String(req.headers['webhook-id']);
+      if (requests % verifyEvery === 0) {
+        try {
+          new Webhook(secret).verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>);
+        } catch {
+          forged++;
+        }
+      }
+      // Only message.new is counted (the endpoint also gets user.online/offline as senders come and go).
+      if (chunks[0]?.subarray(0, 32).toString('latin1').startsWith('{"type":"message.new"')) seen.add(id);
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    setSecret: (s: string) => (secret = s),
+    /** Distinct message.new events received. */
+    get events() {
+      return seen.size;
+    },
+    get requests() {
+      return requests;
+    },
+    get forged() {
+      return forged;
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function management(target: Target, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${target.control}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${target.app!.accessToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.status === 204 ? undefined : res.json();
+}
+
+/**
+ * What webhooks cost the send path: closed-loop WebSocket sends on one node (as `sends`), with no
+ * webhook endpoint and with one endpoint subscribed to every event type, alternating in the same
+ * run (`--rounds` pairs) so the machine's drift falls on both. With the endpoint, each message's
+ * `message.new` is written to the outbox in the message's own transaction and POSTed to a receiver
+ * on loopback; after each run the scenario waits for the deliveries to catch up and reports how
+ * long that took.
+ */
+export async function webhooks(ctx: Context, o: ScenarioOptions): Promise<ScenarioOutput> {
+  const senders = o.num('senders', o.smoke ? 4 : 64);
+  const window = o.num('window', o.smoke ? 4 : 16);
+  const rounds = o.num('rounds', o.smoke ? 1 : 2);
+  const seconds = o.seconds;
+  const rows: Row[] = [];
+  const byMode: Record<string, { acked: number[]; p99: number[]; cpu: number[] }> = { none: { acked: [], p99: [], cpu: [] }, one: { acked: [], p99: [], cpu: [] } };
+  ctx.progress.plan(1 + rounds * 2, 'chat: starting');
+  const receiver = await startReceiver(100);
+  let target: Target | undefined;
+  try {
+    target = await startSingle('chat', { users: senders, profileDir: ctx.profileDir, env: { WEBHOOK_ALLOW_INSECURE_URLS: 'true' } });
+    const rooms = await createGroups(target.nodes[0]!, target.app!.users.map((u) => [u]));
+    const conns: ConnSpec[] = rooms.map((room, i) => ({ system: 'chat', base: target!.nodes[0]!, room, token: target!.app!.users[i]!.jwt, sender: true }));
+    const hooks = `/api/client/apps/${target.app!.appId}/webhooks`;
+    ctx.progress.step();
+    for (let round_ = 0; round_ < rounds; round_++) {
+      for (const mode of ['none', 'one'] as const) {
+        ctx.progress.stage(`chat: round ${round_ + 1}, ${mode === 'none' ? 'no endpoint' : 'one endpoint'}`);
+        let endpointId: string | undefined;
+        if (mode === 'one') {
+          const created = await management(target, 'POST', hooks, { url: receiver.url, events: WEBHOOK_EVENTS });
+          endpointId = created.id;
+          receiver.setSecret(created.secret);
+        }
+        const eventsBefore = receiver.events;
+        const opened = await ctx.pool.open(conns);
+        if (opened.failed) throw new Error(`${opened.failed} connections failed: ${JSON.stringify(opened.errors)}`);
+        const before = await processStats(target.pids);
+        const r = await ctx.pool.run({ op: 'sends', start: Date.now() + 300, warmupMs: o.warmup * 1000, durationMs: seconds * 1000, window, content: CONTENT, drainMs: 5000 });
+        const after = await processStats(target.pids);
+        await ctx.pool.closeAll();
+        const wall = o.warmup + seconds;
+        let catchUpMs: number | null = null;
+        let delivered: number | null = null;
+        if (mode === 'one') {
+          // Every acknowledged send (warm-up included) made one message.new; wait for them all.
+          const started = Date.now();
+          const want = eventsBefore + r.acked;
+          while (receiver.events < want && Date.now() - started < 60_000) await new Promise((resolve) => setTimeout(resolve, 50));
+          catchUpMs = Date.now() - started;
+          delivered = receiver.events - eventsBefore;
+          await management(target, 'DELETE', `${hooks}/${endpointId}`);
+        }
+        const p = percentiles(r.histogram);
+        const row: Row = {
+          system: 'chat',
+          mode: mode === 'none' ? 'no endpoint' : 'one endpoint, every event',
+          round: round_ + 1,
+          ackedPerSecond: round(r.measuredDelivered / seconds),
+          p50Ms: p.p50Ms,
+          p99Ms: p.p99Ms,
+          errors: r.errors,
+          serverCpuUsPerSend: r.acked === 0 ? null : round(((after.cpuSeconds - before.cpuSeconds) * 1e6) / r.acked, 1),
+          serverCpuCores: round((after.cpuSeconds - before.cpuSeconds) / wall, 2),
+          eventsDelivered: delivered,
+          sendsAcked: r.acked,
+          catchUpMs,
+        };
+        rows.push(row);
+        byMode[mode]!.acked.push(Number(row.ackedPerSecond));
+        byMode[mode]!.p99.push(Number(row.p99Ms));
+        byMode[mode]!.cpu.push(Number(row.serverCpuUsPerSend));
+        ctx.log(`round ${round_ + 1}, ${row.mode}: ${row.ackedPerSecond} acked sends/s, p99 ${row.p99Ms} ms, ${row.serverCpuUsPerSend} µs server CPU per send${mode === 'one' ? `; ${delivered} of ${r.acked} message.new delivered, the last ${catchUpMs} ms after the run` : ''}`);
+        ctx.progress.step();
+      }
+    }
+  } finally {
+    await ctx.pool.closeAll();
+    await target?.stop();
+    await receiver.stop();
+  }
+  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  const sendsRatio = round(mean(byMode.one!.acked) / mean(byMode.none!.acked), 2);
+  const p99Ratio = round(mean(byMode.one!.p99) / mean(byMode.none!.p99), 2);
+  return {
+    parameters: { senders, window, rounds, seconds, workers: ctx.pool.size },
+    rows,
+    summary: {
+      none: { ackedPerSecond: round(mean(byMode.none!.acked)), p99Ms: round(mean(byMode.none!.p99), 1), cpuUsPerSend: round(mean(byMode.none!.cpu), 1) },
+      one: { ackedPerSecond: round(mean(byMode.one!.acked)), p99Ms: round(mean(byMode.one!.p99), 1), cpuUsPerSend: round(mean(byMode.one!.cpu), 1) },
+      ratios: { sends: sendsRatio, p99: p99Ratio },
+      forgedDeliveries: receiver.forged,
+      goal: { want: '≥ 0.8× sends/s with one endpoint', got: sendsRatio, met: Number(sendsRatio) >= 0.8 },
+    },
+    notes: [
+      'Closed-loop WebSocket sends, each acknowledged once durable; with the endpoint, the message.new of each send is in the outbox before its ack and is POSTed to a loopback receiver (keep-alive), which answers 204 and verifies 1 request in 100.',
+      'Runs alternate between no endpoint and one endpoint in the same run; ratios are of the means.',
+    ],
+  };
+}

@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Webhook event ids: `evt_` + 12 hex digits of milliseconds + 6 of a counter + 8 random. Ids made
+ * by one generator sort in the order they were made (the time part never goes back, the counter
+ * orders ids of one millisecond), which is the order an outbox is read in.
+ */
+export class EventIds {
+  private lastMs = 0;
+  private counter = 0;
+  private readonly tail = randomBytes(4).toString('hex');
+
+  next(now = Date.now()): string {
+    if (now > this.lastMs) {
+      this.lastMs = now;
+      this.counter = 0;
+    } else if (++this.counter > 0xffffff) {
+      this.lastMs++;
+      this.counter = 0;
+    }
+    return `evt_${this.lastMs.toString(16).padStart(12, '0')}${this.counter.toString(16).padStart(6, '0')}${this.tail}`;
+  }
+
+  /** A bound every id this generator makes from now on sorts above (or equal to, as a prefix). */
+  floor(now = Date.now()): string {
+    return `evt_${Math.max(now, this.lastMs).toString(16).padStart(12, '0')}`;
+  }
+}
+
+/** The creation time of an event id, in ms (NaN for a string that is not one). */
+export const eventTime = (id: string): number => Number.parseInt(id.slice(4, 16), 16);
+
+/** The smallest string that sorts after `id` and before every longer id sorting after it. */
+export const justAfter = (id: string): string => `${id}~`;

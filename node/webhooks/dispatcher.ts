@@ -1,0 +1,281 @@
+import { deliveryPool, EventIds, type DeliveryResult, type WebhookEnvelope } from '../../common/webhooks/index.ts';
+import type { Logger } from '../../common/index.ts';
+import type { OutboxEvent, PendingEvent, WebhookOutbox } from '../store/index.ts';
+import { EndpointCache, subscribed } from './endpoints.ts';
+import { Lane, type Task } from './lane.ts';
+import { IN_MEMORY_EVENTS, OwnerQueue, type Tracked } from './owner-queue.ts';
+import type { DeliveryRecord, HookEndpoint, WebhookSource } from './source.ts';
+
+export interface DispatcherOptions {
+  outbox: WebhookOutbox;
+  /** This node's outbox (the store's writer id: where its message puts append). */
+  owner: () => string;
+  source: WebhookSource;
+  endpoints: EndpointCache;
+  /**
+   * Whether this node delivers a dead owner's outbox: standalone, always; in a cluster, the one
+   * live node the owner hashes to (every node agrees once the live list settles).
+   */
+  adopts: (owner: string) => boolean | Promise<boolean>;
+  /** Whether the change a recovered event reports was written (OutboxEvent.check). */
+  verify: (event: OutboxEvent) => Promise<boolean>;
+  /** The application's endpoints changed here (a disable): drop cached copies everywhere. */
+  changed: (appId: string) => void;
+  allowInsecure: boolean;
+  log: Logger;
+  /** Requests in flight per endpoint from this node. */
+  concurrency?: number;
+  /** How often progress is written, and dead owners looked for (ms). */
+  reportMs?: number;
+  scanMs?: number;
+}
+
+/** Successful attempts logged per endpoint per second, at most (every failure is logged). */
+const LOGGED_SUCCESSES_PER_SECOND = 10;
+const MAX_LOG_BUFFER = 10_000;
+
+/**
+ * Delivers webhook events: this node's own, as their writes become durable, and those of dead
+ * nodes it adopts, read from their outboxes. Each event goes to every active endpoint of its
+ * application subscribed to its type, through that endpoint's lane (see lane.ts); it is finished
+ * once every endpoint is done with it, and progress is written every `reportMs`. Delivery is at
+ * least once: a crash, or two nodes adopting one outbox while the live list settles, resends what
+ * was not recorded as finished (receivers deduplicate by `webhook-id`).
+ */
+export class WebhookDispatcher {
+  readonly ids = new EventIds();
+  private readonly queues = new Map<string, OwnerQueue>();
+  private readonly lanes = new Map<string, Lane>();
+  private readonly pool: ReturnType<typeof deliveryPool>;
+  private log: DeliveryRecord[] = [];
+  private readonly logged = new Map<string, { second: number; n: number }>();
+  private readonly timers: NodeJS.Timeout[];
+  private scanning = false;
+  private warnedAt = 0;
+  private closed = false;
+
+  constructor(private readonly o: DispatcherOptions) {
+    this.pool = deliveryPool(o.allowInsecure, o.concurrency ?? 8);
+    const report = setInterval(() => void this.report(), o.reportMs ?? 1_000);
+    const scan = setInterval(() => void this.scan(), o.scanMs ?? 5_000);
+    report.unref();
+    scan.unref();
+    this.timers = [report, scan];
+    queueMicrotask(() => void this.scan());
+  }
+
+  private selfQueue(): OwnerQueue {
+    const owner = this.o.owner();
+    let q = this.queues.get(owner);
+    if (!q) this.queues.set(owner, (q = new OwnerQueue(owner, true, this.o.outbox, () => this.ids.floor())));
+    return q;
+  }
+
+  /** An event of this node, registered as being appended until `written` says how its write ended. */
+  make(appId: string, type: string, data: unknown, check?: OutboxEvent['check']): OutboxEvent {
+    const id = this.ids.next();
+    const envelope: WebhookEnvelope = { type: type as WebhookEnvelope['type'], id, timestamp: new Date().toISOString(), appId, data };
+    const q = this.selfQueue();
+    q.appending.set(id, (q.appending.get(id) ?? 0) + 1);
+    return { id, appId, type, body: JSON.stringify(envelope), ...(check ? { check } : {}) };
+  }
+
+  /** The write carrying `events` (made by `make`) resolved, or failed (then they are never sent). */
+  written(events: OutboxEvent[], ok: boolean): void {
+    const q = this.selfQueue();
+    for (const e of events) q.appending.delete(e.id);
+    if (!ok) return q.discard(events.map((e) => e.id));
+    for (const e of events) {
+      if (q.tracked.size >= IN_MEMORY_EVENTS) q.overflow(e.id);
+      else this.track(q, { event: e, done: [] });
+    }
+  }
+
+  /** Appends events of a change already made, then delivers them; resolves once they are durable. */
+  async emit(appId: string, items: { type: string; data: unknown }[]): Promise<void> {
+    const endpoints = await this.o.endpoints.get(appId);
+    const wanted = items.filter((i) => subscribed(endpoints, i.type).length > 0);
+    if (wanted.length === 0) return;
+    const events = wanted.map((i) => this.make(appId, i.type, i.data));
+    try {
+      await this.o.outbox.append(this.o.owner(), events);
+    } catch (error) {
+      this.written(events, false);
+      throw error;
+    }
+    this.written(events, true);
+  }
+
+  private track(q: OwnerQueue, p: PendingEvent): void {
+    const t: Tracked = { event: p.event, done: new Set(p.done), waiting: 0, queue: q };
+    q.tracked.set(p.event.id, t);
+    this.dispatchSoon(t, 0);
+  }
+
+  /** Dispatches `t`; while its endpoints cannot be read it is tried again, every 5 s. */
+  private dispatchSoon(t: Tracked, delayMs: number): void {
+    const run = () =>
+      void this.dispatch(t).catch((error: unknown) => {
+        if (Date.now() - this.warnedAt > 5_000) {
+          this.warnedAt = Date.now();
+          this.o.log.warn({ err: String(error), eventId: t.event.id }, 'cannot read webhook endpoints; their events are tried again every 5 s');
+        }
+        if (!this.closed && !t.queue.stopped) this.dispatchSoon(t, 5_000);
+      });
+    if (delayMs === 0) run();
+    else setTimeout(run, delayMs).unref();
+  }
+
+  private async dispatch(t: Tracked): Promise<void> {
+    const endpoints = subscribed(await this.o.endpoints.get(t.event.appId), t.event.type).filter((e) => !t.done.has(e.id));
+    if (endpoints.length === 0) return t.queue.finish(t);
+    t.waiting = endpoints.length;
+    for (const endpoint of endpoints) {
+      const task: Task = {
+        event: t.event,
+        failures: 0,
+        live: () => !t.queue.stopped,
+        settle: () => {
+          t.done.add(endpoint.id);
+          if (--t.waiting === 0) t.queue.finish(t);
+          else t.queue.progressed(t);
+        },
+      };
+      this.lane(endpoint).push(task);
+    }
+  }
+
+  private lane(endpoint: HookEndpoint): Lane {
+    let lane = this.lanes.get(endpoint.id);
+    if (lane && !lane.closed) return lane;
+    const { appId, id } = endpoint;
+    lane = new Lane(
+      id,
+      {
+        current: () => {
+          const list = this.o.endpoints.get(appId);
+          return Array.isArray(list) ? list.find((e) => e.id === id) : list.then((l) => l.find((e) => e.id === id));
+        },
+        attempted: (task, result, attempt, nextRetryAt) => this.attempted(endpoint, task, result, attempt, nextRetryAt),
+        disable: (e, reason) => void this.disable(e, reason),
+        allowInsecure: this.o.allowInsecure,
+        pool: this.pool,
+        now: Date.now,
+      },
+      this.o.concurrency ?? 8,
+    );
+    this.lanes.set(id, lane);
+    return lane;
+  }
+
+  private attempted(endpoint: HookEndpoint, task: Task, result: DeliveryResult, attempt: number, nextRetryAt: number | undefined): void {
+    if (result.ok) {
+      const second = Math.floor(Date.now() / 1000);
+      const seen = this.logged.get(endpoint.id);
+      if (seen?.second === second && seen.n >= LOGGED_SUCCESSES_PER_SECOND) return;
+      if (seen?.second === second) seen.n++;
+      else this.logged.set(endpoint.id, { second, n: 1 });
+    }
+    if (this.log.length >= MAX_LOG_BUFFER) this.log.shift();
+    this.log.push({
+      id: crypto.randomUUID(),
+      appId: endpoint.appId,
+      endpointId: endpoint.id,
+      eventId: task.event.id,
+      type: task.event.type,
+      attempt,
+      status: result.ok ? 'succeeded' : 'failed',
+      ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}),
+      durationMs: result.durationMs,
+      ...(result.error ? { error: result.error } : {}),
+      ...(nextRetryAt !== undefined ? { nextRetryAt: new Date(nextRetryAt).toISOString() } : {}),
+      at: new Date().toISOString(),
+      body: task.event.body,
+    });
+  }
+
+  private async disable(endpoint: HookEndpoint, reason: string): Promise<void> {
+    this.lanes.delete(endpoint.id);
+    try {
+      const current = await this.o.source.get(endpoint.appId, endpoint.id);
+      if (current && current.status === 'ACTIVE') {
+        await this.o.source.update({ ...current, status: 'DISABLED', disabledReason: reason, updatedAt: new Date().toISOString() });
+        this.o.log.warn({ appId: endpoint.appId, webhookId: endpoint.id, reason }, 'webhook endpoint disabled');
+      }
+    } catch (error) {
+      this.o.log.warn({ err: String(error), webhookId: endpoint.id }, 'cannot disable a webhook endpoint');
+    }
+    this.o.endpoints.invalidate(endpoint.appId);
+    this.o.changed(endpoint.appId);
+  }
+
+  /** Writes progress and the delivery log; refills queues that overflowed. */
+  async report(): Promise<void> {
+    const log = this.log;
+    this.log = [];
+    if (log.length > 0) {
+      await this.o.source.recordDeliveries(log).catch((error: unknown) => {
+        this.o.log.warn({ err: String(error), records: log.length }, 'cannot write the webhook delivery log');
+      });
+    }
+    for (const q of this.queues.values()) {
+      await q.report().catch((error: unknown) => this.o.log.warn({ err: String(error), owner: q.owner }, 'cannot record webhook progress'));
+      if (!q.stopped) await this.refill(q);
+    }
+  }
+
+  private async refill(q: OwnerQueue): Promise<void> {
+    let read: PendingEvent[];
+    try {
+      read = await q.refill();
+    } catch (error) {
+      return this.o.log.warn({ err: String(error), owner: q.owner }, 'cannot read a webhook outbox');
+    }
+    const checked = await Promise.all(read.map(async (p) => ({ p, ok: p.event.check === undefined || (await this.o.verify(p.event)) })));
+    for (const { p, ok } of checked) {
+      if (ok) this.track(q, p);
+      else q.discard([p.event.id]);
+    }
+  }
+
+  /** Looks for outboxes of dead owners to adopt, and lets go of those this node no longer adopts. */
+  async scan(): Promise<void> {
+    if (this.scanning || this.closed) return;
+    this.scanning = true;
+    try {
+      const self = this.o.owner();
+      for (const owner of await this.o.outbox.owners()) {
+        if (owner === self || this.queues.has(owner)) continue;
+        if (!(await this.o.adopts(owner))) continue;
+        this.o.log.info({ owner }, 'adopting the webhook outbox of a node that is gone');
+        const q = new OwnerQueue(owner, false, this.o.outbox, () => '');
+        this.queues.set(owner, q);
+        await this.refill(q);
+      }
+      for (const q of [...this.queues.values()]) {
+        if (q.self) continue;
+        if (!(await this.o.adopts(q.owner))) {
+          q.stopped = true;
+          this.queues.delete(q.owner);
+        } else if (q.empty) {
+          await q.report();
+          this.queues.delete(q.owner);
+          await this.o.outbox.retire(q.owner);
+        }
+      }
+    } catch (error) {
+      this.o.log.warn({ err: String(error) }, 'cannot look for webhook outboxes to adopt');
+    } finally {
+      this.scanning = false;
+    }
+  }
+
+  /** Stops; progress so far is written (what is unfinished is resent by whoever adopts the outbox). */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    await this.report().catch(() => {});
+    for (const lane of this.lanes.values()) lane.close();
+    await this.pool.destroy();
+  }
+}

@@ -1,0 +1,141 @@
+import type { Logger } from '../../common/index.ts';
+import type { ChatEvent } from '../chat/events.ts';
+import type { MessageView } from '../chat/views.ts';
+import type { NodeStore, OutboxEvent, StoredMessage } from '../store/index.ts';
+import { WebhookDispatcher } from './dispatcher.ts';
+import { EndpointCache, subscribed } from './endpoints.ts';
+import type { HookEndpoint, WebhookSource } from './source.ts';
+import { UnreadCoalescer } from './unread.ts';
+
+/** What the chat actor and the routes call to make webhook events (see NodeWebhooks). */
+export interface ChatWebhooks {
+  /** The events of a batch of message writes, made before the write (none when nobody listens). */
+  messageEvents(appId: string, writes: readonly { message: StoredMessage; event: ChatEvent & { rev: number } }[]): OutboxEvent[] | Promise<OutboxEvent[]>;
+  /** The put that carried `events` resolved (ok) or failed. */
+  written(events: OutboxEvent[], ok: boolean): void;
+  /** Events of a change just made: resolves once they are durable, before the change is acknowledged. */
+  emit(appId: string, items: { type: string; data: unknown }[]): Promise<void>;
+  /** New messages of a chat are durable: members with no live connection get `message.unread`. */
+  stored(appId: string, chatId: string, messages: MessageView[], memberIds: readonly string[]): void;
+}
+
+export interface NodeWebhooksOptions {
+  store: NodeStore;
+  source: WebhookSource;
+  /** Users of the application with a live connection (cluster-wide presence, or this node's). */
+  usersOnline: (appId: string) => ReadonlySet<string> | Promise<ReadonlySet<string>>;
+  adopts: (owner: string) => boolean | Promise<boolean>;
+  changed: (appId: string) => void;
+  allowInsecure: boolean;
+  unreadWindowMs: number;
+  cacheTtlMs: number;
+  log: Logger;
+}
+
+const webhookTypeOf: Partial<Record<ChatEvent['type'], string>> = {
+  'message.new': 'message.new',
+  'message.edited': 'message.updated',
+  'message.deleted': 'message.deleted',
+  'reaction.added': 'reaction.added',
+  'reaction.removed': 'reaction.removed',
+};
+
+/**
+ * A node's webhooks: the events its writes make, where they are delivered from (the dispatcher),
+ * and `message.unread`. Costs nothing for an application with no endpoint subscribed to a type:
+ * the endpoints are read from a cache, and no event is made or written.
+ */
+export class NodeWebhooks implements ChatWebhooks {
+  readonly endpoints: EndpointCache;
+  readonly dispatcher: WebhookDispatcher;
+  private readonly unread: UnreadCoalescer;
+
+  constructor(private readonly o: NodeWebhooksOptions) {
+    this.endpoints = new EndpointCache(o.source, o.cacheTtlMs);
+    this.dispatcher = new WebhookDispatcher({
+      outbox: o.store.outbox,
+      owner: () => o.store.writers.self.id,
+      source: o.source,
+      endpoints: this.endpoints,
+      adopts: o.adopts,
+      verify: async (e) => {
+        if (!e.check) return true;
+        const m = await o.store.messages.get(e.appId, e.check.chatId, e.check.messageId);
+        return m !== undefined && (m.rev ?? 0) >= e.check.rev;
+      },
+      changed: o.changed,
+      allowInsecure: o.allowInsecure,
+      log: o.log,
+    });
+    this.unread = new UnreadCoalescer(o.unreadWindowMs, (p) => this.sendUnread(p));
+  }
+
+  private wants(appId: string, type: string): boolean | Promise<boolean> {
+    const list = this.endpoints.get(appId);
+    return Array.isArray(list) ? subscribed(list, type).length > 0 : list.then((l) => subscribed(l, type).length > 0);
+  }
+
+  messageEvents(appId: string, writes: readonly { message: StoredMessage; event: ChatEvent & { rev: number } }[]): OutboxEvent[] | Promise<OutboxEvent[]> {
+    const list = this.endpoints.get(appId);
+    // Endpoints never read (the control store is away): every event is made, and the dispatcher
+    // finds out later whom it is for, so a send neither waits for nor loses it.
+    if (!Array.isArray(list)) return list.then((l) => this.makeMessageEvents(appId, writes, l), () => this.makeMessageEvents(appId, writes, undefined));
+    return this.makeMessageEvents(appId, writes, list);
+  }
+
+  private makeMessageEvents(appId: string, writes: readonly { message: StoredMessage; event: ChatEvent & { rev: number } }[], list: HookEndpoint[] | undefined): OutboxEvent[] {
+    if (list && !list.some((e) => e.status === 'ACTIVE')) return [];
+    const out: OutboxEvent[] = [];
+    for (const { message, event } of writes) {
+      const type = webhookTypeOf[event.type];
+      if (!type || (list && subscribed(list, type).length === 0)) continue;
+      const data =
+        event.type === 'reaction.added' || event.type === 'reaction.removed'
+          ? { ...event.reaction, seq: event.seq, rev: event.rev }
+          : 'message' in event
+            ? { ...event.message, rev: event.rev }
+            : undefined;
+      out.push(this.dispatcher.make(appId, type, data, { chatId: message.chatId, messageId: message.id, rev: event.rev }));
+    }
+    return out;
+  }
+
+  written(events: OutboxEvent[], ok: boolean): void {
+    if (events.length > 0) this.dispatcher.written(events, ok);
+  }
+
+  emit(appId: string, items: { type: string; data: unknown }[]): Promise<void> {
+    return this.dispatcher.emit(appId, items);
+  }
+
+  stored(appId: string, chatId: string, messages: MessageView[], memberIds: readonly string[]): void {
+    if (messages.length === 0) return;
+    void (async () => {
+      if (!(await this.wants(appId, 'message.unread'))) return;
+      const online = await this.o.usersOnline(appId);
+      for (const m of messages) {
+        for (const userId of memberIds) if (userId !== m.senderId && !online.has(userId)) this.unread.add(appId, chatId, userId, m);
+      }
+    })().catch((error: unknown) => this.o.log.warn({ err: String(error), appId, chatId }, 'cannot tell who has unread messages'));
+  }
+
+  private async sendUnread(p: { appId: string; chatId: string; userId: string; messages: number; lastSeq: number; lastMessage: MessageView }): Promise<void> {
+    try {
+      const member = await this.o.store.chats.member(p.appId, p.chatId, p.userId);
+      if (!member) return;
+      const data = { chatId: p.chatId, userId: p.userId, unreadCount: Math.max(0, p.lastSeq - member.readSeq), messages: p.messages, lastMessage: p.lastMessage };
+      await this.emit(p.appId, [{ type: 'message.unread', data }]);
+    } catch (error) {
+      this.o.log.warn({ err: String(error), appId: p.appId, chatId: p.chatId }, 'cannot send message.unread');
+    }
+  }
+
+  invalidate(appId: string): void {
+    this.endpoints.invalidate(appId);
+  }
+
+  async close(): Promise<void> {
+    await this.unread.flush();
+    await this.dispatcher.close();
+  }
+}

@@ -1,0 +1,137 @@
+import type { Dispatcher } from 'undici';
+import { deliverPooled, eventTime, RETRY_SCHEDULE, retryDelay, type DeliveryResult } from '../../common/webhooks/index.ts';
+import type { OutboxEvent } from '../store/index.ts';
+import type { HookEndpoint } from './source.ts';
+
+/** A 2xx within this is a delivered event (README, "Webhooks"). */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+
+/** An event's delivery to one endpoint, and how it ends. */
+export interface Task {
+  event: OutboxEvent;
+  /** Failed attempts so far. */
+  failures: number;
+  /** Called once: the endpoint is done with the event (delivered, given up, or the endpoint is gone). */
+  settle: (outcome: 'delivered' | 'given-up' | 'dropped') => void;
+  /** False once the event's outbox is no longer dispatched here (another node took it over). */
+  live: () => boolean;
+}
+
+export interface LaneHooks {
+  /** The endpoint as it is now (undefined: deleted), read before each attempt. */
+  current: () => HookEndpoint | undefined | Promise<HookEndpoint | undefined>;
+  /** Every attempt, for the delivery log. */
+  attempted: (task: Task, result: DeliveryResult, attempt: number, nextRetryAt: number | undefined) => void;
+  /** The endpoint must be disabled (410 Gone, or failing for 24 h). */
+  disable: (endpoint: HookEndpoint, reason: string) => void;
+  allowInsecure: boolean;
+  /** Keep-alive connections (see deliveryPool). */
+  pool: Dispatcher;
+  now: () => number;
+}
+
+/**
+ * The deliveries to one endpoint from this node: at most `concurrency` requests in flight, the
+ * rest waiting in arrival order, failed ones coming back after their retry delay. A slow or dead
+ * receiver fills its own lane only: other endpoints' lanes, and sends, never wait for it.
+ */
+export class Lane {
+  private ready: Task[] = [];
+  private head = 0;
+  private active = 0;
+  private readonly timers = new Map<NodeJS.Timeout, Task>();
+  /** When the current run of failures began (none while the endpoint answers). */
+  private failingSince: number | undefined;
+  closed = false;
+
+  constructor(
+    readonly endpointId: string,
+    private readonly hooks: LaneHooks,
+    private readonly concurrency: number,
+  ) {}
+
+  get idle(): boolean {
+    return this.active === 0 && this.head >= this.ready.length && this.timers.size === 0;
+  }
+
+  push(task: Task): void {
+    if (this.closed) return task.settle('dropped');
+    this.ready.push(task);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.active < this.concurrency && this.head < this.ready.length) {
+      const task = this.ready[this.head++]!;
+      if (this.head > 1024 && this.head * 2 > this.ready.length) {
+        this.ready = this.ready.slice(this.head);
+        this.head = 0;
+      }
+      if (!task.live()) continue;
+      this.active++;
+      void this.run(task).finally(() => {
+        this.active--;
+        this.pump();
+      });
+    }
+  }
+
+  private async run(task: Task): Promise<void> {
+    const endpoint = await this.hooks.current();
+    if (!endpoint || endpoint.status !== 'ACTIVE' || !endpoint.events.includes(task.event.type)) return task.settle('dropped');
+    const result = await deliverPooled(this.hooks.pool, {
+      url: endpoint.url,
+      secret: endpoint.secret,
+      id: task.event.id,
+      body: task.event.body,
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+      allowInsecure: this.hooks.allowInsecure,
+    });
+    const now = this.hooks.now();
+    const attempt = task.failures + 1;
+    if (result.ok) {
+      this.failingSince = undefined;
+      this.hooks.attempted(task, result, attempt, undefined);
+      return task.settle('delivered');
+    }
+    task.failures++;
+    this.failingSince ??= now;
+    if (result.statusCode === 410) {
+      this.hooks.attempted(task, result, attempt, undefined);
+      task.settle('dropped');
+      return this.stop(endpoint, 'the receiver answered 410 Gone');
+    }
+    const delay = retryDelay(task.failures);
+    if (now + delay - eventTime(task.event.id) > RETRY_SCHEDULE.giveUpMs) {
+      this.hooks.attempted(task, result, attempt, undefined);
+      task.settle('given-up');
+    } else {
+      this.hooks.attempted(task, result, attempt, now + delay);
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        this.push(task);
+      }, delay);
+      timer.unref();
+      this.timers.set(timer, task);
+    }
+    if (now - this.failingSince >= RETRY_SCHEDULE.giveUpMs) this.stop(endpoint, 'no delivery succeeded for 24 hours');
+  }
+
+  /** Disables the endpoint: what waits for it is dropped. */
+  private stop(endpoint: HookEndpoint, reason: string): void {
+    if (this.closed) return;
+    this.hooks.disable(endpoint, reason);
+    this.close();
+  }
+
+  /** Drops every waiting task (each settled 'dropped'); later pushes are dropped at once. */
+  close(): void {
+    this.closed = true;
+    const waiting = [...this.ready.slice(this.head), ...this.timers.values()];
+    for (const timer of this.timers.keys()) clearTimeout(timer);
+    this.timers.clear();
+    this.ready = [];
+    this.head = 0;
+    for (const task of waiting) task.settle('dropped');
+  }
+}
