@@ -1,4 +1,5 @@
-import { deliveryPool, EventIds, type DeliveryResult, type WebhookEnvelope } from '../../common/webhooks/index.ts';
+import { EventIds, type DeliveryResult, type WebhookEnvelope } from '../../common/webhooks/index.ts';
+import { DeliveryThread } from './delivery-thread.ts';
 import type { Logger } from '../../common/index.ts';
 import type { OutboxEvent, PendingEvent, WebhookOutbox } from '../store/index.ts';
 import { EndpointCache, subscribed } from './endpoints.ts';
@@ -46,7 +47,7 @@ export class WebhookDispatcher {
   readonly ids = new EventIds();
   private readonly queues = new Map<string, OwnerQueue>();
   private readonly lanes = new Map<string, Lane>();
-  private readonly pool: ReturnType<typeof deliveryPool>;
+  private readonly thread: DeliveryThread;
   private log: DeliveryRecord[] = [];
   private readonly logged = new Map<string, { second: number; n: number }>();
   private readonly timers: NodeJS.Timeout[];
@@ -55,7 +56,7 @@ export class WebhookDispatcher {
   private closed = false;
 
   constructor(private readonly o: DispatcherOptions) {
-    this.pool = deliveryPool(o.allowInsecure, o.concurrency ?? 8);
+    this.thread = new DeliveryThread({ allowInsecure: o.allowInsecure, connections: o.concurrency ?? 8 });
     const report = setInterval(() => void this.report(), o.reportMs ?? 1_000);
     const scan = setInterval(() => void this.scan(), o.scanMs ?? 5_000);
     report.unref();
@@ -159,7 +160,7 @@ export class WebhookDispatcher {
         attempted: (task, result, attempt, nextRetryAt) => this.attempted(endpoint, task, result, attempt, nextRetryAt),
         disable: (e, reason) => void this.disable(e, reason),
         allowInsecure: this.o.allowInsecure,
-        pool: this.pool,
+        send: (req) => this.thread.deliver(req),
         now: Date.now,
       },
       this.o.concurrency ?? 8,
@@ -276,6 +277,6 @@ export class WebhookDispatcher {
     for (const t of this.timers) clearInterval(t);
     await this.report().catch(() => {});
     for (const lane of this.lanes.values()) lane.close();
-    await this.pool.destroy();
+    await this.thread.close();
   }
 }

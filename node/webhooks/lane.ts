@@ -1,5 +1,4 @@
-import type { Dispatcher } from 'undici';
-import { deliverPooled, eventTime, RETRY_SCHEDULE, retryDelay, type DeliveryResult } from '../../common/webhooks/index.ts';
+import { eventTime, RETRY_SCHEDULE, retryDelay, type DeliveryRequest, type DeliveryResult } from '../../common/webhooks/index.ts';
 import type { OutboxEvent } from '../store/index.ts';
 import type { HookEndpoint } from './source.ts';
 
@@ -25,8 +24,8 @@ export interface LaneHooks {
   /** The endpoint must be disabled (410 Gone, or failing for 24 h). */
   disable: (endpoint: HookEndpoint, reason: string) => void;
   allowInsecure: boolean;
-  /** Keep-alive connections (see deliveryPool). */
-  pool: Dispatcher;
+  /** One signed POST (the delivery thread's). */
+  send: (req: Omit<DeliveryRequest, 'agent' | 'readBody' | 'now'>) => Promise<DeliveryResult>;
   now: () => number;
 }
 
@@ -79,7 +78,7 @@ export class Lane {
   private async run(task: Task): Promise<void> {
     const endpoint = await this.hooks.current();
     if (!endpoint || endpoint.status !== 'ACTIVE' || !endpoint.events.includes(task.event.type)) return task.settle('dropped');
-    const result = await deliverPooled(this.hooks.pool, {
+    const result = await this.hooks.send({
       url: endpoint.url,
       secret: endpoint.secret,
       id: task.event.id,
