@@ -387,8 +387,9 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
 async function presenceChanged(deps: GatewayDeps, c: Connection, type: 'presence.online' | 'presence.offline', transition: () => boolean | Promise<boolean>): Promise<void> {
   try {
     if (!(await transition())) return;
-    // Once per transition cluster-wide (Presence's guarantee), like the realtime event.
-    await deps.webhooks?.emit(c.appId, [{ type: type === 'presence.online' ? 'user.online' : 'user.offline', data: { userId: c.userId } }]);
+    // Once per transition cluster-wide (Presence's guarantee), like the realtime event; a store
+    // that cannot take the webhook event does not keep the realtime one from the user's contacts.
+    await deps.webhooks?.emit(c.appId, [{ type: type === 'presence.online' ? 'user.online' : 'user.offline', data: { userId: c.userId } }]).catch((error: unknown) => deps.log.warn({ err: String(error), type }, 'presence webhook event not written'));
     const others = new Set<string>();
     for (const chatId of await deps.store.chats.chatsOf(c.appId, c.userId)) {
       for (const m of await deps.store.chats.members(c.appId, chatId)) if (m.userId !== c.userId) others.add(m.userId);
