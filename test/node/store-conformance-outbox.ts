@@ -52,6 +52,15 @@ export function outboxConformance(withStore: (title: string, body: (t: Test, sto
     t.notOk((await store.outbox.owners()).includes(owner), 'a retired owner with nothing left is not listed');
   });
 
+  withStore('outbox: unfinished events are found behind many finished ones', async (t, store) => {
+    const owner = `node-${randomUUID()}`;
+    const made = events(randomUUID(), 200);
+    await store.outbox.append(owner, made);
+    await store.outbox.progress(owner, made.slice(0, 190).map((e) => e.id), []);
+    t.same((await store.outbox.pending(owner, undefined, 5)).map((p) => p.event.id), made.slice(190, 195).map((e) => e.id), 'the first five unfinished, past 190 finished');
+    t.same((await store.outbox.pending(owner, made[100]!.id, 100)).map((p) => p.event.id), made.slice(190).map((e) => e.id), 'from a bound among the finished ones too');
+  });
+
   withStore('outbox: a put writes its events with its messages; once it resolves both are durable', async (t, store) => {
     const appId = randomUUID();
     const chatId = randomUUID();

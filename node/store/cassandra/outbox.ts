@@ -1,4 +1,5 @@
 import { eventTime } from '../../../common/webhooks/ids.ts';
+import type { types } from 'cassandra-driver';
 import { num, opt, str, type BatchStatement, type Cql } from '../../../common/cassandra/index.ts';
 import type { OutboxEvent, PendingEvent, WebhookOutbox } from '../types.ts';
 
@@ -62,20 +63,34 @@ export class CassandraOutbox implements WebhookOutbox {
     const firstSlot = from === undefined ? Math.floor((now - KEEP_MS) / SLOT_MS) : Math.max(slotOf(from), Math.floor((now - KEEP_MS) / SLOT_MS));
     const out: PendingEvent[] = [];
     for (let slot = firstSlot; slot <= Math.floor(now / SLOT_MS) + 1 && out.length < limit; slot++) {
-      const rows = from === undefined || slot > slotOf(from)
-        ? await this.db.execute(`SELECT * FROM ${this.ks}.webhook_outbox WHERE owner = ? AND slot = ? LIMIT ?`, [owner, slot, limit - out.length + 64])
-        : await this.db.execute(`SELECT * FROM ${this.ks}.webhook_outbox WHERE owner = ? AND slot = ? AND id >= ? LIMIT ?`, [owner, slot, from, limit - out.length + 64]);
-      for (const r of rows.rows) {
-        // A mark that outlived its row (written as the row expired) is no event.
-        if (r.get('finished') === true || r.get('body') === null) continue;
-        const chatId = opt(r, 'check_chat');
-        const event: OutboxEvent = { id: str(r, 'id'), appId: str(r, 'app_id'), type: str(r, 'type'), body: str(r, 'body') };
-        if (chatId !== undefined) event.check = { chatId, messageId: str(r, 'check_message'), rev: num(r, 'check_rev') };
-        out.push({ event, done: (r.get('done') as string[] | null) ?? [] });
-        if (out.length >= limit) break;
+      // Page through the slot: rows marked finished are skipped, so a page may yield nothing.
+      let after: string | undefined = from !== undefined && slot === slotOf(from) ? from : undefined;
+      let inclusive = true;
+      for (;;) {
+        const page = limit - out.length + 64;
+        const rows = after === undefined
+          ? await this.db.execute(`SELECT * FROM ${this.ks}.webhook_outbox WHERE owner = ? AND slot = ? LIMIT ?`, [owner, slot, page])
+          : await this.db.execute(`SELECT * FROM ${this.ks}.webhook_outbox WHERE owner = ? AND slot = ? AND id ${inclusive ? '>=' : '>'} ? LIMIT ?`, [owner, slot, after, page]);
+        this.take(rows.rows, out, limit);
+        if (rows.rows.length < page || out.length >= limit) break;
+        after = str(rows.rows.at(-1)!, 'id');
+        inclusive = false;
       }
     }
     return out;
+  }
+
+  /** Adds the unfinished events of `rows` to `out`, up to `limit`. */
+  private take(rows: types.Row[], out: PendingEvent[], limit: number): void {
+    for (const r of rows) {
+      // A mark that outlived its row (written as the row expired) is no event.
+      if (r.get('finished') === true || r.get('body') === null) continue;
+      const chatId = opt(r, 'check_chat');
+      const event: OutboxEvent = { id: str(r, 'id'), appId: str(r, 'app_id'), type: str(r, 'type'), body: str(r, 'body') };
+      if (chatId !== undefined) event.check = { chatId, messageId: str(r, 'check_message'), rev: num(r, 'check_rev') };
+      out.push({ event, done: (r.get('done') as string[] | null) ?? [] });
+      if (out.length >= limit) return;
+    }
   }
 
   /**
