@@ -30,6 +30,9 @@ export interface DeliveryResult {
   body?: string;
 }
 
+/** A 2xx within this is a delivered event (README, "Webhooks"): for the nodes' deliveries and the control service's tests and retries alike. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+
 /** At most this much of a receiver's answer is read (and then thrown away, unless `readBody`). */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, WindowLimiter } from '../../common/index.ts';
 import { defineRoute, type AnyRoute } from '../../common/http/index.ts';
-import { deliver, EventIds, newWebhookSecret, TEST_EVENT, webhookUrlProblem, type WebhookEnvelope } from '../../common/webhooks/index.ts';
+import { deliver, DELIVERY_TIMEOUT_MS, EventIds, newWebhookSecret, TEST_EVENT, webhookUrlProblem, type WebhookEnvelope } from '../../common/webhooks/index.ts';
 import { LIMITS, type ControlContext } from '../context.ts';
 import type { WebhookEndpoint } from '../store/index.ts';
 import { attemptMade, deliveryRoutes } from './delivery-routes.ts';
@@ -9,8 +9,6 @@ import { AppParams, CreateWebhookBody, UpdateWebhookBody, Webhook, WebhookCreate
 
 const appNotFound = () => new ApiError('APP_NOT_FOUND', 'no such application in this account');
 const notFound = () => new ApiError('WEBHOOK_NOT_FOUND', 'no such webhook endpoint in this application');
-/** A 2xx within this is a delivered event (README, "Webhooks"). */
-export const DELIVERY_TIMEOUT_MS = 10_000;
 /** Tests and retries per account per minute: the service POSTs where the integrator says, so it is bounded. */
 const TESTS_PER_MINUTE = 10;
 

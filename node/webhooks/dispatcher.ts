@@ -77,7 +77,7 @@ export class WebhookDispatcher {
     const id = this.ids.next();
     const envelope: WebhookEnvelope = { type: type as WebhookEnvelope['type'], id, timestamp: new Date().toISOString(), appId, data };
     const q = this.selfQueue();
-    q.appending.set(id, (q.appending.get(id) ?? 0) + 1);
+    q.appending.add(id);
     return { id, appId, type, body: JSON.stringify(envelope), ...(check ? { check } : {}) };
   }
 

@@ -1,9 +1,7 @@
-import { eventTime, RETRY_SCHEDULE, retryDelay, type DeliveryRequest, type DeliveryResult } from '../../common/webhooks/index.ts';
+import { DELIVERY_TIMEOUT_MS, eventTime, RETRY_SCHEDULE, retryDelay, type DeliveryRequest, type DeliveryResult } from '../../common/webhooks/index.ts';
 import type { OutboxEvent } from '../store/index.ts';
 import type { HookEndpoint } from './source.ts';
 
-/** A 2xx within this is a delivered event (README, "Webhooks"). */
-export const DELIVERY_TIMEOUT_MS = 10_000;
 
 /** An event's delivery to one endpoint, and how it ends. */
 export interface Task {

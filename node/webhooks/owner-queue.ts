@@ -23,7 +23,8 @@ export const IN_MEMORY_EVENTS = 10_000;
  */
 export class OwnerQueue {
   readonly tracked = new Map<string, Tracked>();
-  readonly appending = new Map<string, number>();
+  /** Ids of events made and not yet written (each id is made once). */
+  readonly appending = new Set<string>();
   private finished: string[] = [];
   private readonly partial = new Set<Tracked>();
   /** The lowest id that may be in the store unread (undefined: none). */
@@ -67,7 +68,7 @@ export class OwnerQueue {
   private low(): string | undefined {
     let low: string | undefined = this.unreadFrom;
     for (const id of this.tracked.keys()) if (low === undefined || id < low) low = id;
-    for (const id of this.appending.keys()) if (low === undefined || id < low) low = id;
+    for (const id of this.appending) if (low === undefined || id < low) low = id;
     if (low !== undefined) return low;
     return this.self ? this.floor() : undefined;
   }
