@@ -12,7 +12,7 @@ import { MessageReads } from './message-reads.ts';
 import { newMessageId } from './message-id.ts';
 import { SerialQueue } from './serial-queue.ts';
 import { chatView, memberView, messageView, reactionView, type MessageView } from './views.ts';
-import type { ChatWebhooks } from '../webhooks/index.ts';
+import { changeWithEvents, type ChatWebhooks } from '../webhooks/index.ts';
 
 export interface ActorDeps {
   store: NodeStore;
@@ -415,13 +415,13 @@ export class ChatActor {
       const added: Member[] = [];
       for (const userId of fresh) {
         const member: Member = { appId: this.appId, chatId: this.chatId, userId, role, joinedAt, readSeq: this.publishedSeq };
-        await this.deps.store.chats.putMember(member, FENCED);
+        const event = { type: 'member.added', data: { chatId: this.chatId, ...memberView(member) }, check: { kind: 'member' as const, chatId: this.chatId, userId, present: true } };
+        await changeWithEvents(this.deps.webhooks, this.appId, [event], (events) => this.deps.store.chats.putMember(member, { ...FENCED, events }), () => true);
         this.members.set(userId, member);
         added.push(member);
         this.deps.events.membershipMoved(this.appId, this.chatId, userId, true);
         this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'added', role });
       }
-      await this.deps.webhooks?.emit(this.appId, added.map((m) => ({ type: 'member.added', data: { chatId: this.chatId, ...memberView(m) } })));
       return added;
     });
   }
@@ -443,13 +443,13 @@ export class ChatActor {
         const heir = [...this.members.values()].filter((m) => m.userId !== userId).sort((a, b) => rank(a.role) - rank(b.role) || a.joinedAt.localeCompare(b.joinedAt))[0]!;
         await this.setRoleUnchecked(heir, 'owner');
       }
-      await this.deps.store.chats.removeMember(this.appId, this.chatId, userId, FENCED);
+      const event = { type: 'member.removed', data: { chatId: this.chatId, userId, ...(byUserId !== userId ? { removedBy: byUserId } : {}) }, check: { kind: 'member' as const, chatId: this.chatId, userId, present: false } };
+      await changeWithEvents(this.deps.webhooks, this.appId, [event], (events) => this.deps.store.chats.removeMember(this.appId, this.chatId, userId, { ...FENCED, events }), (r) => r === 'removed');
       this.members.delete(userId);
       // Published while the removed member is still subscribed, so it learns of its own removal;
       // unsubscribed at once after, so it receives none of the chat's later events.
       this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'removed' });
       this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
-      await this.deps.webhooks?.emit(this.appId, [{ type: 'member.removed', data: { chatId: this.chatId, userId, ...(byUserId !== userId ? { removedBy: byUserId } : {}) } }]);
       return true as const;
     });
   }
@@ -482,9 +482,9 @@ export class ChatActor {
       this.chat = { ...this.chat, name, updatedAt: this.deps.now().toISOString() };
       // An activity write in flight carries the old name: it must land first, not after this one.
       await this.activity.inFlight();
-      await this.deps.store.chats.update(this.chat, FENCED);
+      const event = { type: 'chat.updated', data: chatView(this.chat), check: { kind: 'chat' as const, chatId: this.chatId, present: true, updatedAt: this.chat.updatedAt } };
+      await changeWithEvents(this.deps.webhooks, this.appId, [event], (events) => this.deps.store.chats.update(this.chat, { ...FENCED, events }), (r) => r === 'updated');
       this.deps.events.chatEvent(this.appId, { type: 'chat.updated', chatId: this.chatId, chat: chatView(this.chat) });
-      await this.deps.webhooks?.emit(this.appId, [{ type: 'chat.updated', data: chatView(this.chat) }]);
       return this.chat;
     });
   }
@@ -494,14 +494,14 @@ export class ChatActor {
       const mine = this.role(byUserId);
       if (!mine) return notFound();
       if (this.chat.kind === 'group' && mine !== 'owner') return new ApiError('NOT_ALLOWED', 'only the owner deletes a group');
-      await this.deps.store.chats.delete(this.appId, this.chatId);
+      const event = { type: 'chat.deleted', data: { chatId: this.chatId, deletedBy: byUserId }, check: { kind: 'chat' as const, chatId: this.chatId, present: false } };
+      await changeWithEvents(this.deps.webhooks, this.appId, [event], (events) => this.deps.store.chats.delete(this.appId, this.chatId, { events }), (r) => r === 'deleted');
       const former = [...this.members.keys()];
       this.deps.events.chatEvent(this.appId, { type: 'chat.deleted', chatId: this.chatId });
       for (const userId of former) this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
       this.members.clear();
       this.status = 'gone';
       this.activity.stop();
-      await this.deps.webhooks?.emit(this.appId, [{ type: 'chat.deleted', data: { chatId: this.chatId, deletedBy: byUserId } }]);
       return former;
     });
   }

@@ -9,7 +9,7 @@ import { chatView, memberView, messageView, type MemberView, type MessageView } 
 import type { LimitedOperation, UserWriteLimits } from './write-limits.ts';
 import type { ChatCap } from './chat-cap.ts';
 import type { BeforeSendHook, BeforeSendHooks } from '../webhooks/before-send.ts';
-import type { ChatWebhooks } from '../webhooks/index.ts';
+import { changeWithEvents, type ChangeEventItem, type ChatWebhooks } from '../webhooks/index.ts';
 
 export { PAGE, type ChatSummary, type Principal } from './local-ops.ts';
 export const CHAT_LIST = Object.freeze({ defaultSize: 20, maxSize: 100 });
@@ -200,11 +200,9 @@ export class ChatService {
     const now = this.now().toISOString();
     const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'direct', createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now };
     const member = (userId: string): Member => ({ appId: p.appId, chatId: chat.id, userId, role: 'member', joinedAt: now, readSeq: 0 });
-    const result = await this.store.chats.ensureDirect(chat, [member(p.userId), member(otherId)]);
-    if (result.created) {
-      await this.on(p.appId, result.chat.id, 'announce', p.appId, result.chat.id, [p.userId, otherId]);
-      await this.chatCreated(result.chat, [member(p.userId), member(otherId)]);
-    }
+    const members: [Member, Member] = [member(p.userId), member(otherId)];
+    const result = await changeWithEvents(this.webhooks, p.appId, [chatCreated(chat, members)], (events) => this.store.chats.ensureDirect(chat, members, { events }), (r) => r.created);
+    if (result.created) await this.on(p.appId, result.chat.id, 'announce', p.appId, result.chat.id, [p.userId, otherId]);
     return result;
   }
 
@@ -219,14 +217,9 @@ export class ChatService {
     const now = this.now().toISOString();
     const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'group', name, createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now };
     const members: Member[] = [p.userId, ...others].map((userId) => ({ appId: p.appId, chatId: chat.id, userId, role: userId === p.userId ? 'owner' : 'member', joinedAt: now, readSeq: 0 }));
-    await this.store.chats.create(chat, members);
+    await changeWithEvents(this.webhooks, p.appId, [chatCreated(chat, members)], (events) => this.store.chats.create(chat, members, { events }), () => true);
     await this.on(p.appId, chat.id, 'announce', p.appId, chat.id, members.map((m) => m.userId));
-    await this.chatCreated(chat, members);
     return chat;
-  }
-
-  private async chatCreated(chat: Chat, members: Member[]): Promise<void> {
-    await this.webhooks?.emit(chat.appId, [{ type: 'chat.created', data: { ...chatView(chat), members: members.map(memberView) } }]);
   }
 
   /**
@@ -288,4 +281,12 @@ export class ChatService {
   async forgetUser(appId: string, userId: string): Promise<void> {
     for (const chatId of await this.store.chats.chatsOf(appId, userId)) await this.on(appId, chatId, 'forget', appId, chatId, userId);
   }
+}
+
+/**
+ * A new chat's webhook event. Its check is the creator's membership: members are written last
+ * (a direct chat's only once its pair is claimed), so a chat row a crash left without them fails it.
+ */
+function chatCreated(chat: Chat, members: Member[]): ChangeEventItem {
+  return { type: 'chat.created', data: { ...chatView(chat), members: members.map(memberView) }, check: { kind: 'member', chatId: chat.id, userId: chat.createdBy, present: true } };
 }

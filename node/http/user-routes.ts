@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ApiError, defineRoute, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
 import type { ChatUser } from '../store/index.ts';
+import { changeWithEvents } from '../webhooks/index.ts';
 import { RefreshBody, RegisterUserBody, SignInBody, UpdateUserBody, User, UserParams, UserSession } from './schemas.ts';
 
 /** A user's sign-in lasts at most this long, however often it refreshes. */
@@ -45,9 +46,10 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
       handler: async ({ body, auth }) => {
         const now = ctx.now().toISOString();
         const u: ChatUser = { appId: auth.appId, id: randomUUID(), username: body.username, displayName: body.displayName ?? body.username, createdAt: now, updatedAt: now };
-        if ((await ctx.store.users.create(u)) === 'exists') return new ApiError('USERNAME_TAKEN', 'a user with this username exists in this application');
+        const event = { type: 'user.created', data: userView(u), check: { kind: 'user' as const, userId: u.id, present: true, username: u.username } };
+        const created = await changeWithEvents(ctx.webhooks, auth.appId, [event], (events) => ctx.store.users.create(u, { events }), (r) => r === 'created');
+        if (created === 'exists') return new ApiError('USERNAME_TAKEN', 'a user with this username exists in this application');
         ctx.usage.userRegistered(auth.appId);
-        await ctx.webhooks?.emit(auth.appId, [{ type: 'user.created', data: userView(u) }]);
         return { status: 201, body: userView(u) };
       },
     }),
@@ -112,10 +114,10 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
         if (!(await ctx.store.users.get(auth.appId, params.userId))) return noUser();
         await ctx.store.userSessions.revokeAllForUser(auth.appId, params.userId, ctx.now().toISOString());
         await ctx.chats.forgetUser(auth.appId, params.userId);
-        await ctx.store.users.delete(auth.appId, params.userId);
+        const event = { type: 'user.deleted', data: { userId: params.userId }, check: { kind: 'user' as const, userId: params.userId, present: false } };
+        await changeWithEvents(ctx.webhooks, auth.appId, [event], (events) => ctx.store.users.delete(auth.appId, params.userId, { events }), (r) => r === 'deleted');
         ctx.usage.userDeleted(auth.appId);
         ctx.disconnectUser(auth.appId, params.userId);
-        await ctx.webhooks?.emit(auth.appId, [{ type: 'user.deleted', data: { userId: params.userId } }]);
         return { status: 204 };
       },
     }),

@@ -2,3 +2,4 @@ export type * from './types.ts';
 export { BUCKET_MS, FencedError } from './types.ts';
 export { LmdbNodeStore } from './lmdb/index.ts';
 export { CassandraNodeStore, HOLD, nodeMigrations, type HoldTiming } from './cassandra/index.ts';
+export { changeLanded } from './change-check.ts';

@@ -39,13 +39,13 @@ export type UserRotateResult =
   | { kind: 'invalid' };
 
 export interface UserStore {
-  /** Atomic on (appId, username). */
-  create(user: ChatUser): Promise<'created' | 'exists'>;
+  /** Atomic on (appId, username). `events` are written only with 'created' (see EventOptions). */
+  create(user: ChatUser, options?: EventOptions): Promise<'created' | 'exists'>;
   get(appId: string, userId: string): Promise<ChatUser | undefined>;
   getByUsername(appId: string, username: string): Promise<ChatUser | undefined>;
   update(user: ChatUser): Promise<'updated' | 'not-found'>;
   /** Removes the user and frees the username; sessions are revoked by the caller. */
-  delete(appId: string, userId: string): Promise<'deleted' | 'not-found'>;
+  delete(appId: string, userId: string, options?: EventOptions): Promise<'deleted' | 'not-found'>;
 }
 
 /** Chat users' refresh-token families, with the same rotation and reuse rules as dashboard sessions. */
@@ -101,22 +101,35 @@ export interface Member {
  * while another writer holds it or once another has taken it over. The membership writes of a
  * chat's actor are fenced, so a node that lost a chat can no longer change its members.
  */
-export interface WriteOptions {
+/**
+ * The webhook events a change reports (see WebhookOutbox), made durable with it: in the change's
+ * own transaction (embedded), or written before it with their check and confirmed once it applied,
+ * before the call resolves (Cassandra, where the change's compare-and-set cannot share a batch with
+ * the outbox's partition; see CassandraOutbox). So once a call resolves with its change applied,
+ * its events will be delivered whatever happens next; a change that does not apply (its result
+ * says so, or it throws) leaves none to deliver, except that after a crash midway an unconfirmed
+ * event is delivered if its check finds the change landed.
+ */
+export interface EventOptions {
+  events?: OutboxEvent[];
+}
+
+export interface WriteOptions extends EventOptions {
   fenced?: boolean;
 }
 
 export interface ChatStore {
   /** Creates the chat with its first members in one atomic write. */
-  create(chat: Chat, members: Member[]): Promise<void>;
+  create(chat: Chat, members: Member[], options?: EventOptions): Promise<void>;
   /**
    * The direct chat of a pair, created if absent: atomic on the unordered pair, so two concurrent
    * creates for one pair return the same chat.
    */
-  ensureDirect(chat: Chat, members: [Member, Member]): Promise<{ chat: Chat; created: boolean }>;
+  ensureDirect(chat: Chat, members: [Member, Member], options?: EventOptions): Promise<{ chat: Chat; created: boolean }>;
   get(appId: string, chatId: string): Promise<Chat | undefined>;
   update(chat: Chat, options?: WriteOptions): Promise<'updated' | 'not-found'>;
   /** Removes the chat, its members and its membership index entries; messages become unreachable. */
-  delete(appId: string, chatId: string): Promise<'deleted' | 'not-found'>;
+  delete(appId: string, chatId: string, options?: EventOptions): Promise<'deleted' | 'not-found'>;
   members(appId: string, chatId: string): Promise<Member[]>;
   member(appId: string, chatId: string, userId: string): Promise<Member | undefined>;
   /** Upsert; an existing member keeps its `joinedAt`, and its `readSeq` is never lowered. */
@@ -312,11 +325,24 @@ export interface OutboxEvent {
   /** The delivery body, `{type, id, timestamp, appId, data}`, as sent. */
   body: string;
   /**
-   * For an event written before its change (see MessageStore.put): the message write it reports.
-   * A recovery sends it only if the message is stored at this revision or a later one.
+   * For an event written before its change (see MessageStore.put, EventOptions): the change it
+   * reports. A recovery sends an event still carrying one only if `changeLanded` finds the change.
    */
-  check?: { chatId: string; messageId: string; rev: number };
+  check?: ChangeCheck;
 }
+
+/**
+ * What a recovery looks for before sending an event written ahead of its change (see
+ * changeLanded): a message at this revision or later (message events; the only kind of check
+ * without a `kind`, as events written before the other kinds existed carry it); a chat, member
+ * or user present or absent (a chat also updated at `updatedAt` or later; a user also holding
+ * `username`, which a create claims after writing the user's row).
+ */
+export type ChangeCheck =
+  | { kind?: undefined; chatId: string; messageId: string; rev: number }
+  | { kind: 'chat'; chatId: string; present: boolean; updatedAt?: string }
+  | { kind: 'member'; chatId: string; userId: string; present: boolean }
+  | { kind: 'user'; userId: string; present: boolean; username?: string };
 
 /** An outbox event not yet finished, with the endpoints that are done with it. */
 export interface PendingEvent {
@@ -325,8 +351,9 @@ export interface PendingEvent {
 }
 
 /**
- * Each node's outbox of webhook events. An owner appends events (with the change they report, or
- * right after it and before it is acknowledged) and its dispatcher finishes them; when the owner
+ * Each node's outbox of webhook events. An owner appends events with the change they report (see
+ * EventOptions and MessageStore.put; presence events, which report no stored change, on their
+ * own) and its dispatcher finishes them; when the owner
  * dies, another node adopts its outbox and finishes what is left. Delivery is at least once: an
  * event is finished only after every endpoint is done with it, so a crash at any point resends.
  */
@@ -345,6 +372,11 @@ export interface WebhookOutbox {
    * which the next `low` covers: they may come back once after a crash (delivery is at least once).
    */
   progress(owner: string, finished: string[], partial: PendingEvent[], low?: string): Promise<void>;
+  /**
+   * The changes of these events (appended with a check, before them) applied: they are sent
+   * without checking from now on. Ids not in the outbox (or carrying no check) are ignored.
+   */
+  confirm(owner: string, ids: string[]): Promise<void>;
   /** Owners whose outbox may hold unfinished events. */
   owners(): Promise<string[]>;
   /** Forgets an owner whose outbox is finished and who will append no more (a node gone for good). */

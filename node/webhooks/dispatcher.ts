@@ -92,6 +92,18 @@ export class WebhookDispatcher {
     }
   }
 
+  /**
+   * The events of a change about to be written with them (EventOptions), for the types an endpoint
+   * of the application is subscribed to; hand them back with `written`. While the endpoints cannot
+   * be read, every one is made (and whom it is for is found out at delivery), so the change neither
+   * fails nor loses its events for it.
+   */
+  async prepare(appId: string, items: { type: string; data: unknown; check?: OutboxEvent['check'] }[]): Promise<OutboxEvent[]> {
+    const endpoints = await Promise.resolve(this.o.endpoints.get(appId)).catch(() => undefined);
+    if (endpoints && !endpoints.some((e) => e.status === 'ACTIVE')) return [];
+    return items.filter((i) => !endpoints || subscribed(endpoints, i.type).length > 0).map((i) => this.make(appId, i.type, i.data, i.check));
+  }
+
   /** Appends events of a change already made, then delivers them; resolves once they are durable. */
   async emit(appId: string, items: { type: string; data: unknown }[]): Promise<void> {
     const endpoints = await this.o.endpoints.get(appId);

@@ -1,7 +1,7 @@
 import type { Logger } from '../../common/index.ts';
 import type { ChatEvent } from '../chat/events.ts';
 import type { MessageView } from '../chat/views.ts';
-import type { NodeStore, OutboxEvent, StoredMessage } from '../store/index.ts';
+import { changeLanded, type ChangeCheck, type NodeStore, type OutboxEvent, type StoredMessage } from '../store/index.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { EndpointCache, subscribed } from './endpoints.ts';
 import type { HookEndpoint, WebhookSource } from './source.ts';
@@ -13,10 +13,39 @@ export interface ChatWebhooks {
   messageEvents(appId: string, writes: readonly { message: StoredMessage; event: ChatEvent & { rev: number } }[]): OutboxEvent[] | Promise<OutboxEvent[]>;
   /** The put that carried `events` resolved (ok) or failed. */
   written(events: OutboxEvent[], ok: boolean): void;
-  /** Events of a change just made: resolves once they are durable, before the change is acknowledged. */
+  /** The events of a change about to be written with them (EventOptions); see changeWithEvents. */
+  prepare(appId: string, items: ChangeEventItem[]): Promise<OutboxEvent[]>;
+  /** Events not made by a store write (presence, `message.unread`): resolves once they are durable. */
   emit(appId: string, items: { type: string; data: unknown }[]): Promise<void>;
   /** New messages of a chat are durable: members with no live connection get `message.unread`. */
   stored(appId: string, chatId: string, messages: MessageView[], memberIds: readonly string[]): void;
+}
+
+/** An event a chat, member or user change reports, with what a recovery checks (OutboxEvent.check). */
+export interface ChangeEventItem {
+  type: string;
+  data: unknown;
+  check: ChangeCheck;
+}
+
+/**
+ * Runs a store write of a chat, member or user change with the events it reports (EventOptions):
+ * they are in the outbox once the write resolves with its change applied (`applied`), and never
+ * delivered when it is not (or it throws). Without webhooks, or with nobody subscribed, the write
+ * runs alone.
+ */
+export async function changeWithEvents<T>(webhooks: ChatWebhooks | undefined, appId: string, items: ChangeEventItem[], write: (events: OutboxEvent[] | undefined) => Promise<T>, applied: (result: T) => boolean): Promise<T> {
+  const events = webhooks ? await webhooks.prepare(appId, items) : [];
+  if (events.length === 0) return write(undefined);
+  let result: T;
+  try {
+    result = await write(events);
+  } catch (error) {
+    webhooks!.written(events, false);
+    throw error;
+  }
+  webhooks!.written(events, applied(result));
+  return result;
 }
 
 export interface NodeWebhooksOptions {
@@ -58,11 +87,7 @@ export class NodeWebhooks implements ChatWebhooks {
       source: o.source,
       endpoints: this.endpoints,
       adopts: o.adopts,
-      verify: async (e) => {
-        if (!e.check) return true;
-        const m = await o.store.messages.get(e.appId, e.check.chatId, e.check.messageId);
-        return m !== undefined && (m.rev ?? 0) >= e.check.rev;
-      },
+      verify: async (e) => (e.check ? changeLanded(o.store, e.appId, e.check) : true),
       changed: o.changed,
       allowInsecure: o.allowInsecure,
       log: o.log,
@@ -102,6 +127,10 @@ export class NodeWebhooks implements ChatWebhooks {
 
   written(events: OutboxEvent[], ok: boolean): void {
     if (events.length > 0) this.dispatcher.written(events, ok);
+  }
+
+  prepare(appId: string, items: ChangeEventItem[]): Promise<OutboxEvent[]> {
+    return this.dispatcher.prepare(appId, items);
   }
 
   emit(appId: string, items: { type: string; data: unknown }[]): Promise<void> {

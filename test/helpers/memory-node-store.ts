@@ -179,7 +179,7 @@ export class MemoryNodeStore {
     },
     writers: { self: { id: randomUUID() }, announce: () => undefined, release: async () => undefined },
     // The actor tests use no webhooks: an outbox that keeps nothing.
-    outbox: { append: async () => undefined, pending: async () => [], progress: async () => undefined, owners: async () => [], retire: async () => undefined },
+    outbox: { append: async () => undefined, pending: async () => [], progress: async () => undefined, confirm: async () => undefined, owners: async () => [], retire: async () => undefined },
     signingKeys: new MemorySigningKeys(),
     close: async () => undefined,
   };

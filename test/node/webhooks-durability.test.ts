@@ -72,3 +72,45 @@ t.test('kill -9 right after 200 sends were acknowledged: all 200 message.new are
   t.same(new Set(receiver.ofType('message.new').map((d) => d.data.messageId)), acked, 'every acknowledged message, after the restart');
   t.equal(receiver.forged, 0);
 });
+
+t.test('kill -9 right after chat, member and user changes were acknowledged: each one\'s event is delivered after the restart', async (t) => {
+  const svc = await startService(env);
+  let restarted: Running | undefined;
+  t.teardown(async () => {
+    await svc.stop();
+    await restarted?.stop();
+  });
+  const it = await integration(svc, 'durable-changes');
+  const receiver = await WebhookReceiver.start();
+  t.teardown(() => receiver.stop());
+  const events = ['user.created', 'user.deleted', 'chat.created', 'chat.updated', 'chat.deleted', 'member.added', 'member.removed'];
+  const created = await it.control.post(`/api/client/apps/${it.appId}/webhooks`, { url: receiver.url, events }, it.accessToken);
+  receiver.secret = created.body.secret;
+  receiver.answer = () => 503;
+  const alice = await it.user('alice');
+  const bob = await it.user('bob');
+  const carol = await it.user('carol');
+  const ok = (res: { status: number; text: string }, want: number) => {
+    if (res.status !== want) throw new Error(`${res.status} ${res.text}`);
+  };
+  const group = (await it.node.post('/api/chats', { type: 'group', name: 'Kept', memberIds: [] }, alice.jwt)).body.chatId as string;
+  ok(await it.node.post(`/api/chats/${group}/members`, { userIds: [bob.userId] }, alice.jwt), 200);
+  // Added, then removed: what the member.added event reports is undone before the kill.
+  ok(await it.node.del(`/api/chats/${group}/members/${bob.userId}`, alice.jwt), 204);
+  ok(await it.node.put(`/api/chats/${group}`, { name: 'Renamed' }, alice.jwt), 200);
+  const gone = (await it.node.post('/api/chats', { type: 'group', name: 'Gone', memberIds: [] }, alice.jwt)).body.chatId as string;
+  ok(await it.node.del(`/api/chats/${gone}`, alice.jwt), 204);
+  ok(await it.node.del(`/api/users/${carol.userId}`, it.apiKey), 204);
+  await svc.kill();
+  t.equal(events.reduce((n, type) => n + receiver.ofType(type).length, 0), 0, 'none delivered before the kill');
+  receiver.answer = () => 200;
+  restarted = await startService(env, svc.dataDir);
+  const want = ['user.created:3', 'chat.created:2', 'member.added:1', 'member.removed:1', 'chat.updated:1', 'chat.deleted:1', 'user.deleted:1'];
+  const count = (type: string) => new Set(receiver.ofType(type).map((d) => d.id)).size;
+  await receiver.until(() => want.every((w) => count(w.split(':')[0]!) >= Number(w.split(':')[1])), 60_000);
+  t.same(want.map((w) => `${w.split(':')[0]}:${count(w.split(':')[0]!)}`), want, 'every acknowledged change has its event, once per webhook-id');
+  t.same(new Set(receiver.ofType('user.created').map((d) => d.data.userId)), new Set([alice.userId, bob.userId, carol.userId]), 'user.created of each user');
+  t.same(receiver.ofType('member.added').map((d) => [d.data.chatId, d.data.userId]), [[group, bob.userId]], 'member.added although bob has left since');
+  t.same(new Set(receiver.ofType('chat.created').map((d) => d.data.chatId)), new Set([group, gone]), 'chat.created of both chats, the deleted one too');
+  t.equal(receiver.forged, 0);
+});

@@ -1,7 +1,8 @@
 import type { types } from 'cassandra-driver';
 import { applied, claimRow, defined, num, opt, str, type Cql } from '../../../common/cassandra/index.ts';
-import type { ActivityPosition, Chat, ChatKind, ChatStore, Member, MemberRole, WriteOptions } from '../types.ts';
+import type { ActivityPosition, Chat, ChatKind, ChatStore, EventOptions, Member, MemberRole, WriteOptions } from '../types.ts';
 import type { CassandraLeases, Hold } from './leases.ts';
+import type { ChangeEvents } from './outbox.ts';
 import { UserChatIndex } from './user-chat-index.ts';
 
 /**
@@ -9,7 +10,8 @@ import { UserChatIndex } from './user-chat-index.ts';
  * the user: see user-chat-index.ts) and direct pairs. A direct chat is claimed with a compare-and-set on the unordered pair;
  * a read mark only rises, by compare-and-set on the member's `read_seq`. A fenced membership write
  * adds `writer_epoch = <ours>` to its compare-and-set: the members partition carries the chat's
- * writer lease (leases.ts), so a node that lost the chat cannot change its members.
+ * writer lease (leases.ts), so a node that lost the chat cannot change its members. Webhook events
+ * (EventOptions) are written ahead of their change and confirmed after it (ChangeEvents).
  */
 export class CassandraChats implements ChatStore {
   private readonly index: UserChatIndex;
@@ -18,6 +20,7 @@ export class CassandraChats implements ChatStore {
     private readonly db: Cql,
     private readonly ks: string,
     private readonly leases: CassandraLeases,
+    private readonly events: ChangeEvents,
   ) {
     this.index = new UserChatIndex(db, ks);
   }
@@ -70,8 +73,8 @@ export class CassandraChats implements ChatStore {
     );
   }
 
-  async create(chat: Chat, members: Member[]): Promise<void> {
-    await Promise.all([this.writeChat(chat), this.writeMembers(chat, members)]);
+  async create(chat: Chat, members: Member[], options?: EventOptions): Promise<void> {
+    await this.events.around(options?.events, () => Promise.all([this.writeChat(chat), this.writeMembers(chat, members)]), () => true);
   }
 
   /**
@@ -80,7 +83,11 @@ export class CassandraChats implements ChatStore {
    * its claim, so no user ever lists a losing attempt's chat. A claim naming a chat that is gone
    * is left by a delete (the chat row goes first), so that claim is released and tried again.
    */
-  async ensureDirect(chat: Chat, members: [Member, Member]): Promise<{ chat: Chat; created: boolean }> {
+  ensureDirect(chat: Chat, members: [Member, Member], options?: EventOptions): Promise<{ chat: Chat; created: boolean }> {
+    return this.events.around(options?.events, () => this.claimDirect(chat, members), (r) => r.created);
+  }
+
+  private async claimDirect(chat: Chat, members: [Member, Member]): Promise<{ chat: Chat; created: boolean }> {
     const [low, high] = [members[0].userId, members[1].userId].sort() as [string, string];
     await this.writeChat(chat);
     for (let attempt = 0; attempt < 50; attempt++) {
@@ -110,7 +117,11 @@ export class CassandraChats implements ChatStore {
    * The chat row is another partition than the lease, so a fenced update is fenced in time: it is
    * sent while the hold is valid and counts only if it lands inside it (see leases.ts, point 2).
    */
-  async update(chat: Chat, options?: WriteOptions): Promise<'updated' | 'not-found'> {
+  update(chat: Chat, options?: WriteOptions): Promise<'updated' | 'not-found'> {
+    return this.events.around(options?.events, () => this.updateRow(chat, options), (r) => r === 'updated');
+  }
+
+  private async updateRow(chat: Chat, options?: WriteOptions): Promise<'updated' | 'not-found'> {
     const run = () =>
       this.db.execute(
         `UPDATE ${this.ks}.chats SET kind = ?, name = ?, created_by = ?, created_at = ?, updated_at = ?, last_seq = ?, last_activity_at = ? WHERE app_id = ? AND id = ? IF EXISTS`,
@@ -121,7 +132,11 @@ export class CassandraChats implements ChatStore {
     return applied(result) ? 'updated' : 'not-found';
   }
 
-  async delete(appId: string, chatId: string): Promise<'deleted' | 'not-found'> {
+  delete(appId: string, chatId: string, options?: EventOptions): Promise<'deleted' | 'not-found'> {
+    return this.events.around(options?.events, () => this.deleteChat(appId, chatId), (r) => r === 'deleted');
+  }
+
+  private async deleteChat(appId: string, chatId: string): Promise<'deleted' | 'not-found'> {
     const chat = await this.get(appId, chatId);
     if (!chat) return 'not-found';
     const members = await this.members(appId, chatId);
@@ -153,7 +168,11 @@ export class CassandraChats implements ChatStore {
    * plain write of a value read earlier could lower it again. A new member is inserted `IF NOT
    * EXISTS`; an existing one is updated `IF read_seq = <the value read>`; a lost race re-reads.
    */
-  async putMember(member: Member, options?: WriteOptions): Promise<void> {
+  putMember(member: Member, options?: WriteOptions): Promise<void> {
+    return this.events.around(options?.events, () => this.writeMember(member, options), () => true);
+  }
+
+  private async writeMember(member: Member, options?: WriteOptions): Promise<void> {
     const { appId, chatId, userId } = member;
     const hold = await this.fence(appId, chatId, options);
     const epoch = hold ? ' AND writer_epoch = ?' : '';
@@ -177,7 +196,11 @@ export class CassandraChats implements ChatStore {
     throw new Error('member contended past 20 attempts');
   }
 
-  async removeMember(appId: string, chatId: string, userId: string, options?: WriteOptions): Promise<'removed' | 'not-found'> {
+  removeMember(appId: string, chatId: string, userId: string, options?: WriteOptions): Promise<'removed' | 'not-found'> {
+    return this.events.around(options?.events, () => this.deleteMember(appId, chatId, userId, options), (r) => r === 'removed');
+  }
+
+  private async deleteMember(appId: string, chatId: string, userId: string, options?: WriteOptions): Promise<'removed' | 'not-found'> {
     const hold = await this.fence(appId, chatId, options);
     const gone = hold
       ? await this.db.execute(`DELETE FROM ${this.ks}.chat_members WHERE app_id = ? AND chat_id = ? AND user_id = ? IF role != null AND writer_epoch = ?`, [appId, chatId, userId, hold.epoch])

@@ -4,7 +4,7 @@ import type { NodeStore, WriterId } from '../types.ts';
 import { CassandraChats } from './chats.ts';
 import { CassandraLeases, type HoldTiming } from './leases.ts';
 import { CassandraMessages } from './messages.ts';
-import { CassandraOutbox } from './outbox.ts';
+import { CassandraOutbox, ChangeEvents } from './outbox.ts';
 import { CassandraUsers, CassandraUserSessions } from './users.ts';
 export { nodeMigrations } from './schema.ts';
 export { HOLD, type HoldTiming } from './leases.ts';
@@ -39,11 +39,12 @@ export class CassandraNodeStore implements NodeStore {
     // The keyspace is spliced into every statement's text (identifiers cannot be bound).
     if (!/^[a-z][a-z0-9_]{0,47}$/.test(keyspace)) throw new Error(`invalid keyspace name ${keyspace}`);
     const db = cql(client);
-    this.users = new CassandraUsers(db, keyspace);
-    this.userSessions = new CassandraUserSessions(db, keyspace);
     this.writers = new CassandraLeases(db, keyspace, writer, hold);
-    this.chats = new CassandraChats(db, keyspace, this.writers);
     this.outbox = new CassandraOutbox(db, keyspace);
+    const events = new ChangeEvents(this.outbox, () => this.writers.self.id);
+    this.users = new CassandraUsers(db, keyspace, events);
+    this.userSessions = new CassandraUserSessions(db, keyspace);
+    this.chats = new CassandraChats(db, keyspace, this.writers, events);
     this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox);
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');
   }

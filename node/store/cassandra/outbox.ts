@@ -1,13 +1,19 @@
 import { eventTime } from '../../../common/webhooks/ids.ts';
 import type { types } from 'cassandra-driver';
 import { num, opt, str, type BatchStatement, type Cql } from '../../../common/cassandra/index.ts';
-import type { OutboxEvent, PendingEvent, WebhookOutbox } from '../types.ts';
+import type { ChangeCheck, OutboxEvent, PendingEvent, WebhookOutbox } from '../types.ts';
 
 /** An outbox partition holds one owner's events of ten minutes. */
 const SLOT_MS = 10 * 60_000;
 /** Events are given up 24 h after they were made (README, "Webhooks"); rows live an hour longer. */
 const KEEP_MS = 25 * 3600_000;
 const slotOf = (id: string) => Math.floor(eventTime(id) / SLOT_MS);
+/** A message check in its own columns (as node-008 wrote them), any other as JSON (node-009). */
+function checkColumns(check: ChangeCheck | undefined): [string | null, string | null, number | null, string | null] {
+  if (check === undefined) return [null, null, null, null];
+  if (check.kind === undefined) return [check.chatId, check.messageId, check.rev, null];
+  return [null, null, null, JSON.stringify(check)];
+}
 /** See progress(). */
 const MARK_SLACK_MS = 5_000;
 
@@ -19,9 +25,15 @@ const MARK_SLACK_MS = 5_000;
  * Cassandra queues slow): the owner's row in `webhook_outbox_owners` keeps a low-water mark below
  * which every event is finished, and only events finished out of order above it are marked.
  *
- * Atomicity with the change an event reports is argued in MessageStore.put: the events are written
- * first, and a recovery checks the change landed (OutboxEvent.check). A logged batch would give
- * the same guarantee at the price of a batch-log write and replay on every group commit.
+ * Atomicity with the change an event reports: the events are written first, and a recovery checks
+ * the change landed (OutboxEvent.check). For messages (MessageStore.put) that check is exact: a
+ * message stays stored at its revision or a later one. A logged batch would give the same guarantee
+ * at the price of a batch-log write and replay on every group commit. For chats, members and users
+ * (EventOptions) the change is a compare-and-set, which cannot share a batch with another
+ * partition, and a later change can undo what a check looks for (a member added, then removed), so
+ * their events are also confirmed (`confirm`: the check is cleared) once the change applied and
+ * before it is acknowledged: an acknowledged change's event is sent whatever followed it, and the
+ * check decides only for a change cut short by a crash.
  */
 export class CassandraOutbox implements WebhookOutbox {
   private readonly registered = new Set<string>();
@@ -36,8 +48,8 @@ export class CassandraOutbox implements WebhookOutbox {
     const bySlot = new Map<number, BatchStatement[]>();
     for (const e of events) {
       const statement: BatchStatement = {
-        query: `INSERT INTO ${this.ks}.webhook_outbox (owner, slot, id, app_id, type, body, check_chat, check_message, check_rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        params: [owner, slotOf(e.id), e.id, e.appId, e.type, e.body, e.check?.chatId ?? null, e.check?.messageId ?? null, e.check?.rev ?? null],
+        query: `INSERT INTO ${this.ks}.webhook_outbox (owner, slot, id, app_id, type, body, check_chat, check_message, check_rev, check_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        params: [owner, slotOf(e.id), e.id, e.appId, e.type, e.body, ...checkColumns(e.check)],
       };
       const list = bySlot.get(slotOf(e.id));
       if (list) list.push(statement);
@@ -49,6 +61,18 @@ export class CassandraOutbox implements WebhookOutbox {
     }
     await Promise.all(writes);
     this.registered.add(owner);
+  }
+
+  async confirm(owner: string, ids: string[]): Promise<void> {
+    const bySlot = new Map<number, BatchStatement[]>();
+    for (const id of ids) {
+      // Both check forms cleared; an UPDATE of a row already expired or finished leaves only cells no read takes as an event.
+      const statement: BatchStatement = { query: `UPDATE ${this.ks}.webhook_outbox SET check_state = null, check_chat = null WHERE owner = ? AND slot = ? AND id = ?`, params: [owner, slotOf(id), id] };
+      const list = bySlot.get(slotOf(id));
+      if (list) list.push(statement);
+      else bySlot.set(slotOf(id), [statement]);
+    }
+    await Promise.all([...bySlot.values()].map((b) => this.db.batch(b)));
   }
 
   private async low(owner: string): Promise<string | undefined> {
@@ -86,8 +110,10 @@ export class CassandraOutbox implements WebhookOutbox {
       // A mark that outlived its row (written as the row expired) is no event.
       if (r.get('finished') === true || r.get('body') === null) continue;
       const chatId = opt(r, 'check_chat');
+      const state = opt(r, 'check_state');
       const event: OutboxEvent = { id: str(r, 'id'), appId: str(r, 'app_id'), type: str(r, 'type'), body: str(r, 'body') };
-      if (chatId !== undefined) event.check = { chatId, messageId: str(r, 'check_message'), rev: num(r, 'check_rev') };
+      if (state !== undefined) event.check = JSON.parse(state) as ChangeCheck;
+      else if (chatId !== undefined) event.check = { chatId, messageId: str(r, 'check_message'), rev: num(r, 'check_rev') };
       out.push({ event, done: (r.get('done') as string[] | null) ?? [] });
       if (out.length >= limit) return;
     }
@@ -125,5 +151,28 @@ export class CassandraOutbox implements WebhookOutbox {
   async retire(owner: string): Promise<void> {
     this.registered.delete(owner);
     await this.db.execute(`DELETE FROM ${this.ks}.webhook_outbox_owners WHERE shard = 0 AND owner = ?`, [owner]);
+  }
+}
+
+/**
+ * The events of a chat, member or user change (EventOptions): appended with their check before the
+ * change, confirmed once it applied, before the change's call resolves (see CassandraOutbox).
+ */
+export class ChangeEvents {
+  constructor(
+    private readonly outbox: CassandraOutbox,
+    private readonly owner: () => string,
+  ) {}
+
+  async around<T>(events: OutboxEvent[] | undefined, change: () => Promise<T>, applied: (result: T) => boolean): Promise<T> {
+    if (!events?.length) return change();
+    await this.outbox.append(this.owner(), events);
+    const result = await change();
+    const ids = events.map((e) => e.id);
+    // Not applied: finished here, so no recovery weighs their checks (a delete of what is not
+    // there would pass its own). Only a crash before this write leaves that to the check.
+    if (applied(result)) await this.outbox.confirm(this.owner(), ids);
+    else await this.outbox.progress(this.owner(), ids, []);
+    return result;
   }
 }

@@ -109,4 +109,11 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.webhook_outbox_owners (shard int, owner text, low text, seen timestamp, PRIMARY KEY ((shard), owner))`,
     ],
   },
+  {
+    name: 'node-009-outbox-change-checks',
+    statements: [
+      // The check of a chat, member or user event written before its change (see outbox.ts), as JSON.
+      `ALTER TABLE {ks}.webhook_outbox ADD check_state text`,
+    ],
+  },
 ];

@@ -1,9 +1,17 @@
 import { applied, claimRow, defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
-import type { ChatUser, UserRefreshToken, UserRotateResult, UserSessionFamily, UserSessionStore, UserStore } from '../types.ts';
+import type { ChatUser, EventOptions, UserRefreshToken, UserRotateResult, UserSessionFamily, UserSessionStore, UserStore } from '../types.ts';
+import type { ChangeEvents } from './outbox.ts';
 
-/** Users; a username is claimed with a compare-and-set on (app, username), so two creates never share it. */
+/**
+ * Users; a username is claimed with a compare-and-set on (app, username), so two creates never
+ * share it. Webhook events (EventOptions) are written ahead and confirmed after (ChangeEvents).
+ */
 export class CassandraUsers implements UserStore {
-  constructor(private readonly db: Cql, private readonly ks: string) {}
+  constructor(
+    private readonly db: Cql,
+    private readonly ks: string,
+    private readonly events: ChangeEvents,
+  ) {}
 
   private read(row: import('cassandra-driver').types.Row): ChatUser {
     return { appId: str(row, 'app_id'), id: str(row, 'id'), username: str(row, 'username'), displayName: str(row, 'display_name'), createdAt: str(row, 'created_at'), updatedAt: str(row, 'updated_at') };
@@ -18,7 +26,11 @@ export class CassandraUsers implements UserStore {
    * stored user: a create that fails half-way leaves at most an unreachable row under a fresh id,
    * never a username that is taken but resolves to nobody. A losing create removes its row.
    */
-  async create(user: ChatUser): Promise<'created' | 'exists'> {
+  create(user: ChatUser, options?: EventOptions): Promise<'created' | 'exists'> {
+    return this.events.around(options?.events, () => this.claim(user), (r) => r === 'created');
+  }
+
+  private async claim(user: ChatUser): Promise<'created' | 'exists'> {
     await this.write(user);
     const claim = await claimRow(this.db, `INSERT INTO ${this.ks}.usernames (app_id, username, user_id) VALUES (?, ?, ?) IF NOT EXISTS`, [user.appId, user.username, user.id], 'user_id', user.id);
     if (claim.won) return 'created';
@@ -41,7 +53,11 @@ export class CassandraUsers implements UserStore {
     return applied(result) ? 'updated' : 'not-found';
   }
 
-  async delete(appId: string, userId: string): Promise<'deleted' | 'not-found'> {
+  delete(appId: string, userId: string, options?: EventOptions): Promise<'deleted' | 'not-found'> {
+    return this.events.around(options?.events, () => this.remove(appId, userId), (r) => r === 'deleted');
+  }
+
+  private async remove(appId: string, userId: string): Promise<'deleted' | 'not-found'> {
     const user = await this.get(appId, userId);
     if (!user) return 'not-found';
     const gone = await this.db.execute(`DELETE FROM ${this.ks}.users WHERE app_id = ? AND id = ? IF EXISTS`, [appId, userId]);

@@ -1,5 +1,5 @@
-import type { ActivityPosition, Chat, ChatStore, Member, WriteOptions } from '../types.ts';
-import { END, values, type Tables } from './shared.ts';
+import type { ActivityPosition, Chat, ChatStore, EventOptions, Member, WriteOptions } from '../types.ts';
+import { END, values, type EventSink, type Tables } from './shared.ts';
 import type { LmdbWriters } from './writers.ts';
 
 /**
@@ -7,12 +7,14 @@ import type { LmdbWriters } from './writers.ts';
  * ['uc', app, user, chat] → the chat's activity time in the user's index (partition: a user's
  * chats); ['ua', app, user, at, chat] → true (the activity index, read in reverse: newest first);
  * ['un', app, user] → how many chats the user is in; ['d', app, lowId, highId] → chat id. The
- * three user keys change in the same transaction as the member, so they never disagree.
+ * three user keys change in the same transaction as the member, so they never disagree. Webhook
+ * events (EventOptions) are written in the transaction of their change, once it is sure to apply.
  */
 export class LmdbChats implements ChatStore {
   constructor(
     private readonly t: Tables,
     private readonly writers: LmdbWriters,
+    private readonly events: EventSink,
   ) {}
 
   /** Inside a write transaction: a fenced write holds the chat or throws FencedError. */
@@ -65,14 +67,15 @@ export class LmdbChats implements ChatStore {
     });
   }
 
-  async create(chat: Chat, members: Member[]): Promise<void> {
+  async create(chat: Chat, members: Member[], options?: EventOptions): Promise<void> {
     await this.t.root.transaction(() => {
       this.t.db.put(['c', chat.appId, chat.id], chat);
       this.writeMembers(members, chat.lastActivityAt);
+      this.events(options?.events);
     });
   }
 
-  ensureDirect(chat: Chat, members: [Member, Member]): Promise<{ chat: Chat; created: boolean }> {
+  ensureDirect(chat: Chat, members: [Member, Member], options?: EventOptions): Promise<{ chat: Chat; created: boolean }> {
     const [a, b] = [members[0].userId, members[1].userId].sort() as [string, string];
     return this.t.root.transaction(() => {
       const existingId = this.t.db.get(['d', chat.appId, a, b]) as string | undefined;
@@ -81,6 +84,7 @@ export class LmdbChats implements ChatStore {
       this.t.db.put(['d', chat.appId, a, b], chat.id);
       this.t.db.put(['c', chat.appId, chat.id], chat);
       this.writeMembers(members, chat.lastActivityAt);
+      this.events(options?.events);
       return { chat, created: true };
     });
   }
@@ -94,11 +98,12 @@ export class LmdbChats implements ChatStore {
       this.fence(chat.appId, chat.id, options);
       if (this.t.db.get(['c', chat.appId, chat.id]) === undefined) return 'not-found' as const;
       this.t.db.put(['c', chat.appId, chat.id], chat);
+      this.events(options?.events);
       return 'updated' as const;
     });
   }
 
-  delete(appId: string, chatId: string): Promise<'deleted' | 'not-found'> {
+  delete(appId: string, chatId: string, options?: EventOptions): Promise<'deleted' | 'not-found'> {
     return this.t.root.transaction(() => {
       const chat = this.t.db.get(['c', appId, chatId]) as Chat | undefined;
       if (!chat) return 'not-found' as const;
@@ -112,6 +117,7 @@ export class LmdbChats implements ChatStore {
         this.t.db.remove(['d', appId, a, b]);
       }
       this.t.db.remove(['c', appId, chatId]);
+      this.events(options?.events);
       return 'deleted' as const;
     });
   }
@@ -130,6 +136,7 @@ export class LmdbChats implements ChatStore {
       const current = this.t.db.get(['m', member.appId, member.chatId, member.userId]) as Member | undefined;
       const chat = this.t.db.get(['c', member.appId, member.chatId]) as Chat | undefined;
       this.writeMembers([current ? { ...member, joinedAt: current.joinedAt, readSeq: Math.max(current.readSeq, member.readSeq) } : member], chat?.lastActivityAt ?? member.joinedAt);
+      this.events(options?.events);
     });
   }
 
@@ -139,6 +146,7 @@ export class LmdbChats implements ChatStore {
       if (this.t.db.get(['m', appId, chatId, userId]) === undefined) return 'not-found' as const;
       this.t.db.remove(['m', appId, chatId, userId]);
       this.unindex(appId, userId, chatId);
+      this.events(options?.events);
       return 'removed' as const;
     });
   }

@@ -1,7 +1,7 @@
 import { open, type RootDatabase } from 'lmdb';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../../common/files/index.ts';
 import { KeyRotationConflict, rotatedKeys, type SigningKey } from '../../../common/jwt/index.ts';
-import type { NodeSigningKeyStore, NodeStore, WriterId } from '../types.ts';
+import type { NodeSigningKeyStore, NodeStore, OutboxEvent, WriterId } from '../types.ts';
 import { LmdbChats } from './chats.ts';
 import { LmdbMessages } from './messages.ts';
 import { LmdbOutbox } from './outbox.ts';
@@ -46,12 +46,17 @@ export class LmdbNodeStore implements NodeStore {
 
   private constructor(private readonly root: RootDatabase, path: string, writer?: WriterId) {
     const table = (name: string): Tables => ({ root, db: root.openDB<unknown, Key>({ name, encoding: 'msgpack' }) });
-    this.users = new LmdbUsers(table('users'));
-    this.userSessions = new LmdbUserSessions(table('user_sessions'));
     this.writers = new LmdbWriters(path, writer);
-    this.chats = new LmdbChats(table('chats'), this.writers);
-    this.chats.upgrade();
     this.outbox = new LmdbOutbox(table('webhook_outbox'));
+    // Inside the change's transaction: its events are in this node's outbox, or neither is written.
+    // So nothing is left for a recovery to check: their checks are dropped.
+    const events = (list: OutboxEvent[] | undefined) => {
+      if (list?.length) this.outbox.write(this.writers.self.id, list.map(({ check: _, ...event }) => event));
+    };
+    this.users = new LmdbUsers(table('users'), events);
+    this.userSessions = new LmdbUserSessions(table('user_sessions'));
+    this.chats = new LmdbChats(table('chats'), this.writers, events);
+    this.chats.upgrade();
     this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox);
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));
   }

@@ -15,6 +15,17 @@ export class LmdbOutbox implements WebhookOutbox {
     await this.t.root.transaction(() => this.write(owner, events));
   }
 
+  async confirm(owner: string, ids: string[]): Promise<void> {
+    await this.t.root.transaction(() => {
+      for (const id of ids) {
+        const p = this.t.db.get(['e', owner, id]) as PendingEvent | undefined;
+        if (p?.event.check === undefined) continue;
+        const { check: _, ...event } = p.event;
+        this.t.db.put(['e', owner, id], { ...p, event });
+      }
+    });
+  }
+
   async pending(owner: string, from: string | undefined, limit: number): Promise<PendingEvent[]> {
     return [...this.t.db.getRange({ start: ['e', owner, from ?? ''], end: ['e', owner, END], limit })].map((e) => e.value as PendingEvent);
   }

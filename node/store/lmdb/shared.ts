@@ -1,4 +1,5 @@
 import type { Database, RootDatabase } from 'lmdb';
+import type { OutboxEvent } from '../types.ts';
 
 export type Key = (string | number)[];
 export type Db = Database<unknown, Key>;
@@ -6,6 +7,9 @@ export interface Tables {
   root: RootDatabase;
   db: Db;
 }
+
+/** Writes webhook events into the current write transaction (the outbox's, as its node's owner). */
+export type EventSink = (events: OutboxEvent[] | undefined) => void;
 
 /** Upper bound of a tuple prefix range: ids and timestamps sort below U+FFFF. */
 export const END = '\uffff';

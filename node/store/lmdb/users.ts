@@ -1,15 +1,19 @@
-import type { ChatUser, UserRefreshToken, UserRotateResult, UserSessionFamily, UserSessionStore, UserStore } from '../types.ts';
-import { END, type Tables } from './shared.ts';
+import type { ChatUser, EventOptions, UserRefreshToken, UserRotateResult, UserSessionFamily, UserSessionStore, UserStore } from '../types.ts';
+import { END, type EventSink, type Tables } from './shared.ts';
 
 /** Keys: ['u', app, user] → user; ['n', app, username] → user id. */
 export class LmdbUsers implements UserStore {
-  constructor(private readonly t: Tables) {}
+  constructor(
+    private readonly t: Tables,
+    private readonly events: EventSink,
+  ) {}
 
-  create(user: ChatUser): Promise<'created' | 'exists'> {
+  create(user: ChatUser, options?: EventOptions): Promise<'created' | 'exists'> {
     return this.t.root.transaction(() => {
       if (this.t.db.get(['n', user.appId, user.username]) !== undefined) return 'exists' as const;
       this.t.db.put(['n', user.appId, user.username], user.id);
       this.t.db.put(['u', user.appId, user.id], user);
+      this.events(options?.events);
       return 'created' as const;
     });
   }
@@ -31,12 +35,13 @@ export class LmdbUsers implements UserStore {
     });
   }
 
-  delete(appId: string, userId: string): Promise<'deleted' | 'not-found'> {
+  delete(appId: string, userId: string, options?: EventOptions): Promise<'deleted' | 'not-found'> {
     return this.t.root.transaction(() => {
       const user = this.t.db.get(['u', appId, userId]) as ChatUser | undefined;
       if (!user) return 'not-found' as const;
       this.t.db.remove(['u', appId, userId]);
       this.t.db.remove(['n', appId, user.username]);
+      this.events(options?.events);
       return 'deleted' as const;
     });
   }
