@@ -73,7 +73,7 @@ sends:
   --concurrency N      HTTP requests in flight in total (default 64)
 webhooks:
   --senders S, --window W   as for sends (defaults 64 and 16)
-  --rounds N           pairs of runs, no endpoint then one endpoint (default 2)
+  --rounds N           pairs of runs, no endpoint then one endpoint (default 6)
 history:
   --depths LIST        history depths (default 1000,100000,1000000)
   --page N             messages per page (default 50)

@@ -3,14 +3,23 @@ import type { DeliveryRequest, DeliveryResult } from '../../common/webhooks/inde
 
 export interface AttemptRequest {
   n: number;
+  /** The lane (endpoint) it belongs to: the thread sends at most `inFlight` of a lane's at a time. */
+  lane: string;
   req: Omit<DeliveryRequest, 'agent' | 'readBody' | 'now'>;
 }
+
+/** What the node's thread tells the delivery thread. */
+export type ThreadMessage = { batch: AttemptRequest[] } | { cancel: string } | 'close';
+
+/** The error of a request the delivery thread dropped unsent (its lane was closed). */
+export const CANCELLED = 'cancelled: the endpoint is no longer delivered to';
 
 /**
  * Deliveries run on a thread of their own: signing, the HTTP exchange and its socket calls cost
  * the node's event loop (where chats' actors and sockets run) only the hand-off, one message per
- * turn for all the requests of that turn. Never rejects: a thread that failed answers every
- * request in flight as a failed attempt (retried on the schedule) and is started again.
+ * turn for all the requests of that turn. The thread keeps each lane to `inFlight` requests at a
+ * time and queues the rest (see delivery-worker.ts). Never rejects: a thread that failed answers
+ * every request it held as a failed attempt (retried on the schedule) and is started again.
  */
 export class DeliveryThread {
   private worker: Worker;
@@ -19,7 +28,7 @@ export class DeliveryThread {
   private queued: AttemptRequest[] = [];
   private closed = false;
 
-  constructor(private readonly options: { allowInsecure: boolean; connections: number }) {
+  constructor(private readonly options: { allowInsecure: boolean; connections: number; inFlight: number }) {
     this.worker = this.start();
   }
 
@@ -51,20 +60,27 @@ export class DeliveryThread {
     this.waiting.clear();
   }
 
-  deliver(req: AttemptRequest['req']): Promise<DeliveryResult> {
+  deliver(lane: string, req: AttemptRequest['req']): Promise<DeliveryResult> {
     if (this.closed) return Promise.resolve({ ok: false, error: 'shutting down', durationMs: 0 });
     const n = this.next++;
     return new Promise((resolve) => {
       this.waiting.set(n, resolve);
       if (this.queued.length === 0) setImmediate(() => this.flush());
-      this.queued.push({ n, req });
+      this.queued.push({ n, lane, req });
     });
+  }
+
+  /** Drops the lane's requests not sent yet: each is answered as failed with CANCELLED. */
+  cancel(lane: string): void {
+    if (this.closed) return;
+    this.flush();
+    this.worker.postMessage({ cancel: lane } satisfies ThreadMessage);
   }
 
   private flush(): void {
     const batch = this.queued;
     this.queued = [];
-    if (batch.length > 0) this.worker.postMessage(batch);
+    if (batch.length > 0) this.worker.postMessage({ batch } satisfies ThreadMessage);
   }
 
   async close(): Promise<void> {

@@ -24,7 +24,7 @@ export interface DispatcherOptions {
   changed: (appId: string) => void;
   allowInsecure: boolean;
   log: Logger;
-  /** Requests in flight per endpoint from this node. */
+  /** Requests in flight per endpoint from this node (and connections per receiving origin). */
   concurrency?: number;
   /** How often progress is written, and dead owners looked for (ms). */
   reportMs?: number;
@@ -34,6 +34,13 @@ export interface DispatcherOptions {
 /** Successful attempts logged per endpoint per second, at most (every failure is logged). */
 const LOGGED_SUCCESSES_PER_SECOND = 10;
 const MAX_LOG_BUFFER = 10_000;
+/**
+ * Deliveries a lane hands the delivery thread at once, per endpoint (the thread sends
+ * `concurrency` of them at a time). Under load this thread's event loop answers late (a turn can
+ * take tens of ms), so a window of only `concurrency` would bound an endpoint to a few hundred
+ * events a second while sends run; the window lets the thread refill its connections by itself.
+ */
+const HANDED_OVER = 256;
 
 /**
  * Delivers webhook events: this node's own, as their writes become durable, and those of dead
@@ -56,7 +63,7 @@ export class WebhookDispatcher {
   private closed = false;
 
   constructor(private readonly o: DispatcherOptions) {
-    this.thread = new DeliveryThread({ allowInsecure: o.allowInsecure, connections: o.concurrency ?? 8 });
+    this.thread = new DeliveryThread({ allowInsecure: o.allowInsecure, connections: o.concurrency ?? 8, inFlight: o.concurrency ?? 8 });
     const report = setInterval(() => void this.report(), o.reportMs ?? 1_000);
     const scan = setInterval(() => void this.scan(), o.scanMs ?? 5_000);
     report.unref();
@@ -172,10 +179,11 @@ export class WebhookDispatcher {
         attempted: (task, result, attempt, nextRetryAt) => this.attempted(endpoint, task, result, attempt, nextRetryAt),
         disable: (e, reason) => void this.disable(e, reason),
         allowInsecure: this.o.allowInsecure,
-        send: (req) => this.thread.deliver(req),
+        send: (req) => this.thread.deliver(id, req),
+        cancel: () => this.thread.cancel(id),
         now: Date.now,
       },
-      this.o.concurrency ?? 8,
+      HANDED_OVER,
     );
     this.lanes.set(id, lane);
     return lane;

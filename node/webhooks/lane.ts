@@ -22,15 +22,19 @@ export interface LaneHooks {
   /** The endpoint must be disabled (410 Gone, or failing for 24 h). */
   disable: (endpoint: HookEndpoint, reason: string) => void;
   allowInsecure: boolean;
-  /** One signed POST (the delivery thread's). */
+  /** One signed POST (the delivery thread's, which may hold it until the lane's turn). */
   send: (req: Omit<DeliveryRequest, 'agent' | 'readBody' | 'now'>) => Promise<DeliveryResult>;
+  /** The lane closed: requests handed over and not sent yet are dropped (answered CANCELLED). */
+  cancel: () => void;
   now: () => number;
 }
 
 /**
- * The deliveries to one endpoint from this node: at most `concurrency` requests in flight, the
- * rest waiting in arrival order, failed ones coming back after their retry delay. A slow or dead
- * receiver fills its own lane only: other endpoints' lanes, and sends, never wait for it.
+ * The deliveries to one endpoint from this node: at most `concurrency` requests handed to `send`
+ * at a time (the delivery thread, which sends fewer at once and queues the rest: a window of
+ * requests there keeps the endpoint's connections busy however late this thread's event loop
+ * answers), the rest waiting in arrival order, failed ones coming back after their retry delay. A
+ * slow or dead receiver fills its own lane only: other endpoints' lanes, and sends, never wait.
  */
 export class Lane {
   private ready: Task[] = [];
@@ -75,7 +79,12 @@ export class Lane {
 
   private async run(task: Task): Promise<void> {
     const endpoint = await this.hooks.current();
-    if (!endpoint || endpoint.status !== 'ACTIVE' || !endpoint.events.includes(task.event.type)) return task.settle('dropped');
+    if (!endpoint || endpoint.status !== 'ACTIVE') {
+      // Deleted or disabled: what waits here, and what the delivery thread holds, goes too.
+      task.settle('dropped');
+      return this.close();
+    }
+    if (!endpoint.events.includes(task.event.type)) return task.settle('dropped');
     const result = await this.hooks.send({
       url: endpoint.url,
       secret: endpoint.secret,
@@ -84,6 +93,8 @@ export class Lane {
       timeoutMs: DELIVERY_TIMEOUT_MS,
       allowInsecure: this.hooks.allowInsecure,
     });
+    // Dropped unsent, or failed after the lane closed (disabled): nothing to log or retry.
+    if (this.closed && !result.ok) return task.settle('dropped');
     const now = this.hooks.now();
     const attempt = task.failures + 1;
     if (result.ok) {
@@ -123,6 +134,7 @@ export class Lane {
 
   /** Drops every waiting task (each settled 'dropped'); later pushes are dropped at once. */
   close(): void {
+    if (!this.closed) this.hooks.cancel();
     this.closed = true;
     const waiting = [...this.ready.slice(this.head), ...this.timers.values()];
     for (const timer of this.timers.keys()) clearTimeout(timer);

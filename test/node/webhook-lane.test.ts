@@ -13,6 +13,7 @@ function harness(answer: () => DeliveryResult | Promise<DeliveryResult>, now: ()
   const disabled: string[] = [];
   let inFlight = 0;
   let most = 0;
+  let cancels = 0;
   const lane = new Lane(
     endpoint.id,
     {
@@ -28,12 +29,13 @@ function harness(answer: () => DeliveryResult | Promise<DeliveryResult>, now: ()
           inFlight--;
         }
       },
+      cancel: () => cancels++,
       now,
     },
     3,
   );
   const task = (madeAt = Date.now()): Task => ({ event: { id: new EventIds().next(madeAt), appId: 'app', type: 'message.new', body: '{}' }, failures: 0, live: () => true, settle: (o) => outcomes.push(o) });
-  return { lane, task, outcomes, attempts, disabled, most: () => most };
+  return { lane, task, outcomes, attempts, disabled, most: () => most, cancels: () => cancels };
 }
 const ok: DeliveryResult = { ok: true, statusCode: 200, durationMs: 1 };
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -92,14 +94,35 @@ t.test('410 Gone disables the endpoint at once', async (t) => {
   await tick();
   t.same(h.disabled, ['the receiver answered 410 Gone']);
   t.same(h.outcomes, ['dropped', 'dropped']);
+  t.equal(h.cancels(), 1, 'the delivery thread is told to drop what it holds of the lane, once');
+  t.same(h.attempts, [{ attempt: 1, next: undefined }], 'the request that got 410 is logged; the one dropped after it is not');
 });
 
 t.test('an endpoint deleted, disabled or unsubscribed meanwhile gets nothing more', async (t) => {
   let sent = 0;
-  const lane = new Lane('ep', { current: () => ({ ...endpoint, events: ['chat.created'] }), attempted: () => {}, disable: () => {}, allowInsecure: false, send: async () => (sent++, ok), now: Date.now }, 2);
+  const lane = new Lane('ep', { current: () => ({ ...endpoint, events: ['chat.created'] }), attempted: () => {}, disable: () => {}, allowInsecure: false, send: async () => (sent++, ok), cancel: () => {}, now: Date.now }, 2);
   const outcomes: string[] = [];
   lane.push({ event: { id: ids.next(), appId: 'app', type: 'message.new', body: '{}' }, failures: 0, live: () => true, settle: (o) => outcomes.push(o) });
   await tick();
   t.equal(sent, 0);
   t.same(outcomes, ['dropped']);
+});
+
+t.test('an endpoint deleted or disabled meanwhile closes its lane: what waits is dropped, and the delivery thread drops what it holds', async (t) => {
+  let current: HookEndpoint | undefined = endpoint;
+  let cancels = 0;
+  const gates: (() => void)[] = [];
+  const outcomes: string[] = [];
+  const lane = new Lane('ep', { current: () => current, attempted: () => {}, disable: () => {}, allowInsecure: false, send: () => new Promise((resolve) => gates.push(() => resolve(ok))), cancel: () => cancels++, now: Date.now }, 2);
+  const push = () => lane.push({ event: { id: ids.next(), appId: 'app', type: 'message.new', body: '{}' }, failures: 0, live: () => true, settle: (o) => outcomes.push(o) });
+  for (let i = 0; i < 5; i++) push();
+  await tick();
+  t.equal(gates.length, 2, 'two handed over');
+  current = undefined;
+  gates.shift()!();
+  await tick();
+  await tick();
+  t.ok(lane.closed, 'the next attempt finds the endpoint gone: the lane closes');
+  t.equal(cancels, 1, 'and tells the delivery thread');
+  t.same(outcomes.sort(), ['delivered', 'dropped', 'dropped', 'dropped'], 'one delivered before, the waiting ones dropped');
 });

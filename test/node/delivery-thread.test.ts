@@ -1,0 +1,49 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { CANCELLED, DeliveryThread } from '../../node/webhooks/delivery-thread.ts';
+
+// The delivery thread (node/webhooks/delivery-thread.ts, delivery-worker.ts) against a real HTTP
+// receiver: each lane's requests are sent at most `inFlight` at a time, the rest held in order;
+// one lane's slow receiver never holds another's; a cancelled lane's held requests are dropped.
+t.test('per lane at most inFlight requests at once, the rest held; lanes do not wait for each other; cancel drops what is held', async (t) => {
+  const held: { path: string; res: ServerResponse }[] = [];
+  const open = new Map<string, number>();
+  const most = new Map<string, number>();
+  const server = createServer((req: IncomingMessage, res) => {
+    req.resume();
+    req.on('end', () => {
+      const path = req.url!;
+      open.set(path, (open.get(path) ?? 0) + 1);
+      most.set(path, Math.max(most.get(path) ?? 0, open.get(path)!));
+      res.on('finish', () => open.set(path, open.get(path)! - 1));
+      if (path === '/slow') held.push({ path, res });
+      else res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const thread = new DeliveryThread({ allowInsecure: true, connections: 8, inFlight: 3 });
+  t.teardown(async () => {
+    await thread.close();
+    server.closeAllConnections();
+    server.close();
+  });
+  const req = (path: string, i: number) => ({ url: `${base}${path}`, secret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=', id: `evt_${path.slice(1)}_${i}`, body: '{}', timeoutMs: 10_000, allowInsecure: true });
+
+  const slow = Array.from({ length: 20 }, (_, i) => thread.deliver('slow', req('/slow', i)));
+  const fast = await Promise.all(Array.from({ length: 50 }, (_, i) => thread.deliver('fast', req('/fast', i))));
+  t.ok(fast.every((r) => r.ok), "another lane's 50 requests all delivered while the slow lane's receiver holds its requests");
+  t.equal(held.length, 3, 'the slow lane: 3 sent, 17 held by the thread');
+  t.ok((most.get('/fast') ?? 0) <= 3, `the fast lane never had more than 3 at once (${most.get('/fast')})`);
+
+  held.shift()!.res.writeHead(204).end();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.equal(held.length, 3, 'one answered: the next held one is sent');
+  thread.cancel('slow');
+  for (const h of held.splice(0)) h.res.writeHead(204).end();
+  const results = await Promise.all(slow);
+  t.equal(results.filter((r) => r.ok).length, 4, 'the 4 sent were delivered');
+  t.ok(results.slice(4).every((r) => !r.ok && r.error === CANCELLED), 'the 16 still held were dropped unsent');
+  t.equal(most.get('/slow'), 3, 'never more than 3 at once');
+});
