@@ -1,5 +1,6 @@
 import type { ApiError, ApiKeyPrincipal, ApiKeyVerifier, Authenticator, Config, Logger } from '../common/index.ts';
 import type { SessionGuard } from './auth/session-guard.ts';
+import type { BanGuard } from './moderation/index.ts';
 import type { UserPrincipal, UserTokens } from './auth/user-tokens.ts';
 import type { ChatService, Principal } from './chat/service.ts';
 import type { NodeStore } from './store/index.ts';
@@ -26,6 +27,10 @@ export interface NodeContext {
   authenticateUser: (request: import('../common/index.ts').RequestInfo) => UserPrincipal | ApiError | Promise<UserPrincipal | ApiError>;
   /** Closes a deleted user's sockets. */
   disconnectUser: (appId: string, userId: string) => void;
+  /** Bans in force, as every user request checks them. */
+  bans: BanGuard;
+  /** A user was banned (its sockets close on every node) or unbanned: every node drops what it knew. */
+  moderated: (appId: string, userId: string, banned: boolean) => void;
   /** Usage counts of this node (users, chats, messages, key uses, concurrent users). */
   usage: UsageMeter;
   /** Webhook events of user writes (`user.created`, `user.deleted`); none when absent. */

@@ -37,6 +37,7 @@ import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guar
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
+import { BanGuard, moderationRoutes } from './moderation/index.ts';
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
@@ -122,11 +123,25 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const m = nodeMetrics(metrics, () => actors?.size ?? 0);
   const hub = new RealtimeHub(app, { eventOut: m.eventOut });
   const cluster = options.cluster;
-  const closeSockets = (appId: string, userId: string) => {
-    const { code, reason, reconnect } = closeCodes.USER_DELETED;
+  const closeSockets = (appId: string, userId: string, why: 'USER_DELETED' | 'USER_BANNED' = 'USER_DELETED') => {
+    const { code, reason, reconnect } = closeCodes[why];
     for (const ws of [...hub.sockets(appId, userId)]) ws.end(code, JSON.stringify({ reason, reconnect }));
   };
-  const sessions = new SessionGuard({ apps: options.appStatus, users: { exists: async (appId, userId) => (await store.users.get(appId, userId)) !== undefined }, ttlMs: config.KEY_STATUS_TTL_MS });
+  const bans = new BanGuard(store.moderation);
+  const sessions = new SessionGuard({
+    apps: options.appStatus,
+    users: { exists: async (appId, userId) => (await store.users.get(appId, userId)) !== undefined },
+    banned: async (appId, userId) => (await bans.ban(appId, userId)) !== undefined,
+    ttlMs: config.KEY_STATUS_TTL_MS,
+  });
+  // A ban announced by another node closes the user's sockets here once the store confirms it.
+  const banAnnounced = (appId: string, userId: string) => {
+    bans.changed(appId, userId);
+    Promise.resolve(bans.ban(appId, userId)).then(
+      (ban) => (ban ? closeSockets(appId, userId, 'USER_BANNED') : log.warn({ appId, userId }, 'bus: ignored a ban the store does not hold')),
+      (error: unknown) => log.warn({ err: String(error), userId }, 'bus: cannot check a ban; the user is refused at its next request'),
+    );
+  };
   const appDeleted = (appId: string) => {
     sessions.appDeleted(appId);
     const { code, reason, reconnect } = closeCodes.APP_DELETED;
@@ -227,6 +242,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       if (message?.type === 'apiKey.revoked') apiKeys.invalidate(message.appId, message.keyId);
       else if (message?.type === 'app.deleted') appDeleted(message.appId);
       else if (message?.type === 'webhooks.changed') webhooksChanged(message.appId);
+      else if (message?.type === 'user.banned') banAnnounced(message.appId, message.userId);
+      else if (message?.type === 'user.unbanned') bans.changed(message.appId, message.userId);
       else if (message?.type === 'node.leaving') void cluster.membership.refresh();
     });
   }
@@ -253,11 +270,21 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     if (p instanceof ApiError) return p;
     const d = requests.hit(`${p.appId}/${p.userId}`);
     if (!d.allowed) return new ApiError('RATE_LIMITED', `at most ${config.USER_REQUESTS_PER_SECOND} requests per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
-    // The application must still exist: known at once while its status is fresh, else one lookup.
+    // The application must still exist, and the user not be banned: each known at once while its
+    // status is fresh, else one lookup.
+    const banned = () => {
+      const refused = bans.refusal(p.appId, p.userId);
+      return refused instanceof Promise ? refused.then((r) => r ?? p) : (refused ?? p);
+    };
     const live = sessions.appLive(p.appId);
-    if (live === true) return p;
+    if (live === true) return banned();
     if (live === false) return appGone();
-    return live.then((ok) => (ok ? p : appGone()));
+    return live.then((ok) => (ok ? banned() : appGone()));
+  };
+  const moderated = (appId: string, userId: string, banned: boolean) => {
+    bans.changed(appId, userId);
+    if (banned) closeSockets(appId, userId, 'USER_BANNED');
+    cluster?.bus.publish({ kind: 'control' }, encodeControl({ type: banned ? 'user.banned' : 'user.unbanned', appId, userId }));
   };
   const disconnectUser = (appId: string, userId: string) => {
     closeSockets(appId, userId);
@@ -285,7 +312,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, usage, ...(webhooks ? { webhooks } : {}), now };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, bans, moderated, usage, ...(webhooks ? { webhooks } : {}), now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -320,6 +347,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const routes: AnyRoute[] = [
     ...userRoutes(ctx),
     ...chatRoutes(ctx),
+    ...moderationRoutes(ctx),
     ...messageRoutes(ctx),
     defineRoute({
       method: 'GET',

@@ -1,6 +1,6 @@
 import { ChatStateError } from './errors.ts';
 import { request } from './http.ts';
-import type { User, UserSession } from './types.ts';
+import type { Ban, ModerationAction, User, UserSession } from './types.ts';
 
 export * from './errors.ts';
 export type * from './types.ts';
@@ -57,8 +57,40 @@ export class ChatServer {
     await this.call(`api/users/${encodeURIComponent(userId)}`, { method: 'DELETE' });
   }
 
+  /**
+   * Bans a user from the application: its sockets close (4502) on every node, and its sign-in,
+   * refresh and requests are refused with USER_BANNED until `expiresAt` (ISO time, in the future)
+   * or `unbanUser`. A ban in force is replaced.
+   */
+  banUser(input: { userId: string; reason?: string; expiresAt?: string }): Promise<Ban> {
+    return this.call('api/moderation/bans', { method: 'POST', body: input });
+  }
+
+  /** Lifts a user's ban (404 BAN_NOT_FOUND when it has none in force). */
+  async unbanUser(userId: string): Promise<void> {
+    await this.call(`api/moderation/bans/${encodeURIComponent(userId)}`, { method: 'DELETE' });
+  }
+
+  /** The bans in force, by user id, a page at a time (`size` 1–100, default 50). */
+  listBans(page: { size?: number; cursor?: string } = {}): Promise<{ bans: Ban[]; nextCursor?: string }> {
+    return this.call(`api/moderation/bans${query(page)}`);
+  }
+
+  /** The moderation log, newest first, a page at a time; kept 90 days. */
+  listModerationActions(page: { size?: number; cursor?: string } = {}): Promise<{ actions: ModerationAction[]; nextCursor?: string }> {
+    return this.call(`api/moderation/actions${query(page)}`);
+  }
+
   /** Which application and key this API key is (a cheap credentials check). */
   whoAmI(): Promise<{ appId: string; keyId: string; cluster: string }> {
     return this.call('api/server/whoami');
   }
+}
+
+function query(page: { size?: number; cursor?: string }): string {
+  const q = new URLSearchParams();
+  if (page.size !== undefined) q.set('size', String(page.size));
+  if (page.cursor !== undefined) q.set('cursor', page.cursor);
+  const s = q.toString();
+  return s ? `?${s}` : '';
 }

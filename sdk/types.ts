@@ -59,6 +59,28 @@ export interface Member {
   readSeq: number;
 }
 
+/** An application-wide ban (README, "Moderation"). */
+export interface Ban {
+  userId: string;
+  reason?: string;
+  /** When it lifts by itself; absent: until lifted. */
+  expiresAt?: string;
+  createdAt: string;
+  /** `apiKey:<keyId>` */
+  bannedBy: string;
+}
+
+/** One recorded moderation action. */
+export interface ModerationAction {
+  actionId: string;
+  at: string;
+  action: 'user.banned' | 'user.unbanned';
+  userId: string;
+  by: string;
+  reason?: string;
+  expiresAt?: string;
+}
+
 export interface User {
   userId: string;
   username: string;

@@ -52,6 +52,11 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
       }
     }
     const docs: Record<number, ResponseDoc> = { ...layerResponses(route), ...route.auth?.responses, ...route.responses };
+    // A status both the authenticator and the route answer is described as both (an error either way).
+    for (const [status, doc] of Object.entries(route.auth?.responses ?? {})) {
+      const own = route.responses[Number(status)];
+      if (own && own.description !== doc.description) docs[Number(status)] = { ...own, description: `${own.description}; or ${doc.description}` };
+    }
     const responses: Record<string, unknown> = {};
     // Integer keys iterate in ascending order, so statuses are listed sorted.
     for (const [status, doc] of Object.entries(docs)) {

@@ -19,6 +19,8 @@ export const WEBHOOK_EVENTS = [
   'user.online',
   'user.offline',
   'message.unread',
+  'user.banned',
+  'user.unbanned',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];

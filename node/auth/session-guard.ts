@@ -15,6 +15,8 @@ export interface UserExistence {
 export interface SessionGuardOptions {
   apps: AppStatusSource;
   users: UserExistence;
+  /** Whether a user is banned (see node/moderation); absent: nobody is. */
+  banned?: (appId: string, userId: string) => Promise<boolean>;
   /** How long an application's status is trusted (KEY_STATUS_TTL_MS): a deletion is seen at most this late plus one lookup. */
   ttlMs: number;
   now?: () => number;
@@ -71,10 +73,11 @@ export class SessionGuard {
     this.remember(appId, false, Number.POSITIVE_INFINITY);
   }
 
-  /** Why a session of this user may not go on, if it may not: its application or the user is gone. */
-  async ended(appId: string, userId: string): Promise<'app-deleted' | 'user-deleted' | undefined> {
+  /** Why a session of this user may not go on, if it may not: its application or the user is gone, or the user is banned. */
+  async ended(appId: string, userId: string): Promise<'app-deleted' | 'user-deleted' | 'user-banned' | undefined> {
     if (!(await this.appLive(appId))) return 'app-deleted';
     if (!(await this.options.users.exists(appId, userId))) return 'user-deleted';
+    if (await this.options.banned?.(appId, userId)) return 'user-banned';
     return undefined;
   }
 

@@ -18,7 +18,12 @@ export type ControlMessage =
   /** A node is shutting down gracefully: re-read the live node list now rather than at expiry. */
   | { type: 'node.leaving'; nodeId: string }
   /** An application's webhook endpoints or before-send hook changed: drop their cached copies. */
-  | { type: 'webhooks.changed'; appId: string };
+  | { type: 'webhooks.changed'; appId: string }
+  /**
+   * A user was banned or unbanned: drop its cached ban status; on a ban, close its sockets once the
+   * store confirms it (anything that can publish here could say anything).
+   */
+  | { type: 'user.banned' | 'user.unbanned'; appId: string; userId: string };
 
 export function encodeControl(message: ControlMessage): string {
   return JSON.stringify({ v: CONTROL_PROTOCOL_VERSION, ...message });
@@ -39,7 +44,7 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const m = value as { v?: unknown; type?: unknown; appId?: unknown; keyId?: unknown; nodeId?: unknown };
+  const m = value as { v?: unknown; type?: unknown; appId?: unknown; keyId?: unknown; nodeId?: unknown; userId?: unknown };
   if (m.v !== CONTROL_PROTOCOL_VERSION) return undefined;
   const type = m.type as ControlMessage['type'];
   switch (type) {
@@ -48,6 +53,9 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
     case 'app.deleted':
     case 'webhooks.changed':
       return isString(m.appId) ? { type, appId: m.appId } : undefined;
+    case 'user.banned':
+    case 'user.unbanned':
+      return isString(m.appId) && isString(m.userId) ? { type, appId: m.appId, userId: m.userId } : undefined;
     case 'node.leaving':
       return isString(m.nodeId) ? { type, nodeId: m.nodeId } : undefined;
     default:

@@ -8,7 +8,7 @@ const reply = <T>(status: number, value: T | ApiError) => (isApiError(value) ? v
 
 export function chatRoutes(ctx: NodeContext): AnyRoute[] {
   // authenticateUser also counts the user's requests (RATE_LIMITED).
-  const auth = { verify: ctx.authenticateUser, security: 'userJwt', responses: { 429: { description: "Too many requests (RATE_LIMITED, with Retry-After): over this user's request budget, or for a change its write budget or a busy chat" } } };
+  const auth = { verify: ctx.authenticateUser, security: 'userJwt', responses: { 403: { description: 'The user is banned (USER_BANNED)' }, 429: { description: "Too many requests (RATE_LIMITED, with Retry-After): over this user's request budget, or for a change its write budget or a busy chat" } } };
   const tags = ['chats'];
   const common = { 401: { description: 'JWT missing, invalid or expired' }, 404: { description: 'No such chat, or you are not a member (CHAT_NOT_FOUND)' } };
   return [

@@ -9,7 +9,7 @@ const asMessage = (r: unknown) => (isApiError(r) ? r : { status: 200, body: { me
 
 export function messageRoutes(ctx: NodeContext): AnyRoute[] {
   // authenticateUser also counts the user's requests (RATE_LIMITED).
-  const auth = { verify: ctx.authenticateUser, security: 'userJwt', responses: { 429: { description: "Too many requests (RATE_LIMITED, with Retry-After): over this user's request budget, or for a change its write budget or a busy chat" } } };
+  const auth = { verify: ctx.authenticateUser, security: 'userJwt', responses: { 403: { description: 'The user is banned (USER_BANNED)' }, 429: { description: "Too many requests (RATE_LIMITED, with Retry-After): over this user's request budget, or for a change its write budget or a busy chat" } } };
   const tags = ['messages'];
   const common = { 401: { description: 'JWT missing, invalid or expired' }, 404: { description: 'No such chat or message, or you are not a member' } };
   return [

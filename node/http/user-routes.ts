@@ -61,10 +61,12 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
       tags: [server],
       body: SignInBody,
       auth: apiKey,
-      responses: { 200: { description: 'Signed in', schema: UserSession }, 400: { description: 'Invalid fields' }, ...apiKeyErrors, 404: { description: 'No such user (USER_NOT_FOUND)' } },
+      responses: { 200: { description: 'Signed in', schema: UserSession }, 400: { description: 'Invalid fields' }, ...apiKeyErrors, 403: { description: 'The user is banned (USER_BANNED)' }, 404: { description: 'No such user (USER_NOT_FOUND)' } },
       handler: async ({ body, auth }) => {
         const u = 'userId' in body ? await ctx.store.users.get(auth.appId, body.userId) : await ctx.store.users.getByUsername(auth.appId, body.username);
         if (!u) return noUser();
+        const banned = await ctx.bans.refusal(auth.appId, u.id);
+        if (banned) return banned;
         return { status: 200, body: await session(auth.appId, u.id) };
       },
     }),
@@ -129,7 +131,7 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
       description: 'The refresh token rotates. Presenting one that was already used ends that sign-in (REFRESH_TOKEN_REUSED).',
       tags: ['users (browser, user JWT)'],
       body: RefreshBody,
-      responses: { 200: { description: 'New pair', schema: UserSession }, 400: { description: 'Invalid fields' }, 401: { description: 'Refresh token unknown, expired, ended or reused, or its application deleted' }, 429: { description: 'Too many refreshes from this address (RATE_LIMITED, with Retry-After)' } },
+      responses: { 200: { description: 'New pair', schema: UserSession }, 400: { description: 'Invalid fields' }, 401: { description: 'Refresh token unknown, expired, ended or reused, or its application deleted' }, 403: { description: 'The user is banned (USER_BANNED): no new pair' }, 429: { description: 'Too many refreshes from this address (RATE_LIMITED, with Retry-After)' } },
       handler: async ({ body, request }) => {
         const limited = ctx.admitRefresh(request.ip);
         if (limited) return limited;
@@ -140,8 +142,12 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
         const next = newRefreshToken(appId);
         const result = await ctx.store.userSessions.rotate(appId, hash(body.refreshToken), hash(next), ctx.now().toISOString());
         switch (result.kind) {
-          case 'rotated':
+          case 'rotated': {
+            // The rotation is made (the presented token is spent either way): a banned user gets no new pair.
+            const banned = await ctx.bans.refusal(appId, result.userId);
+            if (banned) return banned;
             return { status: 200, body: { jwt: ctx.tokens.issue(appId, result.userId), refreshToken: next, userId: result.userId, expiresIn: ctx.tokens.ttlSeconds } };
+          }
           case 'reused':
             return new ApiError('REFRESH_TOKEN_REUSED', 'this refresh token was already used; the sign-in is ended, sign in again');
           case 'invalid':
@@ -158,7 +164,7 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
       summary: 'The signed-in user',
       tags: ['users (browser, user JWT)'],
       // authenticateUser also counts the user's requests (RATE_LIMITED).
-      auth: { verify: ctx.authenticateUser, security: 'userJwt', responses: { 429: { description: "Over this user's request budget (RATE_LIMITED, with Retry-After)" } } },
+      auth: { verify: ctx.authenticateUser, security: 'userJwt', responses: { 403: { description: 'The user is banned (USER_BANNED)' }, 429: { description: "Over this user's request budget (RATE_LIMITED, with Retry-After)" } } },
       responses: { 200: { description: 'The user', schema: User }, 401: { description: 'JWT missing, invalid or expired' }, 404: { description: 'The user was deleted' } },
       handler: async ({ auth }) => {
         const u = await ctx.store.users.get(auth.appId, auth.userId);

@@ -113,7 +113,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       ([chatIds, ended]) => {
         if (c.closed) return;
         if (ended) {
-          const { code, reason, reconnect } = closeCodes[ended === 'app-deleted' ? 'APP_DELETED' : 'USER_DELETED'];
+          const { code, reason, reconnect } = closeCodes[ended === 'app-deleted' ? 'APP_DELETED' : ended === 'user-banned' ? 'USER_BANNED' : 'USER_DELETED'];
           return ws.end(code, JSON.stringify({ reason, reconnect }));
         }
         for (const chatId of chatIds) if (!c.resume.has(chatId)) hub.subscribe(ws, chatId);

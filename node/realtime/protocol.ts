@@ -45,6 +45,7 @@ export const closeCodes = {
   /** 4500–4599: do not reconnect automatically. */
   USER_DELETED: { code: 4500, reconnect: 'never', reason: 'user deleted' },
   APP_DELETED: { code: 4501, reconnect: 'never', reason: 'application deleted' },
+  USER_BANNED: { code: 4502, reconnect: 'never', reason: 'user banned' },
 } as const;
 
 export type CloseName = keyof typeof closeCodes;

@@ -383,8 +383,53 @@ export interface WebhookOutbox {
   retire(owner: string): Promise<void>;
 }
 
+/** An application-wide ban of a chat user (README, "Moderation"). */
+export interface UserBan {
+  appId: string;
+  userId: string;
+  reason?: string;
+  /** When it lifts by itself; none: until it is lifted. */
+  expiresAt?: string;
+  createdAt: string;
+  /** Who banned: `apiKey:<keyId>` (the backend). */
+  by: string;
+}
+
+/** One moderation action, as recorded (who, what, when, why). */
+export interface ModerationAction {
+  appId: string;
+  /** A UUIDv7: actions list newest first by id. */
+  id: string;
+  at: string;
+  action: 'user.banned' | 'user.unbanned';
+  userId: string;
+  by: string;
+  reason?: string;
+  expiresAt?: string;
+}
+
+/**
+ * Bans and the moderation actions log. A ban in force is one whose `expiresAt` is absent or after
+ * `now`; an expired ban is as if lifted (stores may drop it). Each write records its action with
+ * it (in one transaction embedded; on Cassandra the action first, so no ban exists unrecorded).
+ */
+export interface ModerationStore {
+  /** Bans the user (replacing any ban it has) and records `action`. */
+  ban(ban: UserBan, action: ModerationAction): Promise<void>;
+  /** Lifts the user's ban in force and records `action`; 'not-banned' (nothing recorded) when there is none. */
+  unban(appId: string, userId: string, action: ModerationAction, now: string): Promise<'unbanned' | 'not-banned'>;
+  /** The user's ban in force at `now`, if any: one key read. */
+  banOf(appId: string, userId: string, now: string): Promise<UserBan | undefined>;
+  /** Bans in force at `now`, by user id, after `afterUserId`, at most `limit`. */
+  bans(appId: string, now: string, afterUserId: string | undefined, limit: number): Promise<UserBan[]>;
+  /** Recorded actions, newest first, older than `beforeId` (the newest without it), at most `limit`; kept 90 days. */
+  actions(appId: string, beforeId: string | undefined, limit: number): Promise<ModerationAction[]>;
+}
+
 export interface NodeStore {
   users: UserStore;
+  /** Bans and the moderation log (see ModerationStore). */
+  moderation: ModerationStore;
   /** Webhook events on their way out (see WebhookOutbox). */
   outbox: WebhookOutbox;
   userSessions: UserSessionStore;

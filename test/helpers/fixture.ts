@@ -26,6 +26,7 @@ export async function integration(svc: Running, prefix = 'app') {
   return {
     appId: app.body.id as string,
     apiKey,
+    keyId: key.body.id as string,
     accessToken,
     control,
     node,

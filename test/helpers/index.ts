@@ -1,5 +1,5 @@
 export { startService, removeDir, freePort, type Running } from '../../bin/spawn.ts';
 export { client, newAccount, type HttpResult } from './http.ts';
-export { WsClient, type Frame } from './ws.ts';
+export { socketFate, WsClient, type Frame } from './ws.ts';
 export { integration, type ChatUserSession } from './fixture.ts';
 export { requireService, testKeyspace, type ServiceAddress, type ServiceName } from './services.ts';

@@ -180,6 +180,8 @@ export class MemoryNodeStore {
     writers: { self: { id: randomUUID() }, announce: () => undefined, release: async () => undefined },
     // The actor tests use no webhooks: an outbox that keeps nothing.
     outbox: { append: async () => undefined, pending: async () => [], progress: async () => undefined, confirm: async () => undefined, owners: async () => [], retire: async () => undefined },
+    // The actor tests moderate nobody: no bans, no log.
+    moderation: { ban: async () => undefined, unban: async () => 'not-banned', banOf: async () => undefined, bans: async () => [], actions: async () => [] },
     signingKeys: new MemorySigningKeys(),
     close: async () => undefined,
   };

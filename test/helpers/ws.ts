@@ -131,3 +131,23 @@ export class WsClient {
     await done;
   }
 }
+
+/**
+ * What becomes of a socket opened on `nodeUrl` with this JWT: `ready` (then closed by us), `closed
+ * <code>`, the upgrade's `refused <status>`, or nothing within 3 s.
+ */
+export function socketFate(nodeUrl: string, jwt: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(`${nodeUrl.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(jwt)}`);
+    socket.on('message', (data) => {
+      if ((JSON.parse(String(data)) as { type?: string }).type === 'ready') {
+        resolve('ready');
+        socket.close();
+      }
+    });
+    socket.on('close', (code) => resolve(`closed ${code}`));
+    socket.on('unexpected-response', (_req, res) => resolve(`refused ${res.statusCode}`));
+    socket.on('error', () => undefined);
+    setTimeout(() => resolve('nothing within 3 s'), 3000).unref();
+  });
+}

@@ -1,6 +1,5 @@
 import t from 'tap';
-import WebSocket from 'ws';
-import { integration, startService, WsClient } from '../helpers/index.ts';
+import { integration, socketFate, startService, WsClient } from '../helpers/index.ts';
 
 // Sessions end with their application and their user (README, Security): once an application is
 // deleted its users' JWTs, refresh tokens and sockets are refused within a second; a deleted
@@ -8,19 +7,7 @@ import { integration, startService, WsClient } from '../helpers/index.ts';
 const svc = await startService();
 t.teardown(() => svc.stop());
 
-/** What becomes of a socket opened with this JWT: `ready`, a close code, or the upgrade's refusal. */
-function fateOf(jwt: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = new WebSocket(`${svc.nodeUrl.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(jwt)}`);
-    socket.on('message', (data) => {
-      if ((JSON.parse(String(data)) as { type?: string }).type === 'ready') resolve('ready');
-    });
-    socket.on('close', (code) => resolve(`closed ${code}`));
-    socket.on('unexpected-response', (_req, res) => resolve(`refused ${res.statusCode}`));
-    socket.on('error', () => undefined);
-    setTimeout(() => resolve('nothing within 3 s'), 3000).unref();
-  });
-}
+const fateOf = (jwt: string) => socketFate(svc.nodeUrl, jwt);
 
 t.test("deleting an application ends its users' sessions: JWTs, refresh tokens and sockets", async (t) => {
   const it = await integration(svc, 'doomed');

@@ -5,6 +5,7 @@ import { generateSigningKey } from '../../common/jwt/index.ts';
 import { BUCKET_MS, FencedError, type Chat, type ChatHead, type ChatUser, type Member, type NodeStore, type StoredMessage, type UserRefreshToken, type UserSessionFamily } from '../../node/store/index.ts';
 import { T0, at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 import { changeEventsConformance } from './store-conformance-change-events.ts';
+import { moderationConformance } from './store-conformance-moderation.ts';
 import { outboxConformance } from './store-conformance-outbox.ts';
 
 /**
@@ -591,4 +592,5 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
 
   outboxConformance(withStore);
   changeEventsConformance(withStore);
+  moderationConformance(withStore);
 }

@@ -40,6 +40,8 @@ t.test('every event type arrives once, signed, with the resource the API returns
   await it.node.del(`/api/chats/${chatId}/members/${carol.userId}`, alice.jwt);
   await ws.close();
   await it.node.del(`/api/chats/${chatId}`, alice.jwt);
+  await it.node.post('/api/moderation/bans', { userId: bob.userId, reason: 'spam' }, it.apiKey);
+  await it.node.del(`/api/moderation/bans/${bob.userId}`, it.apiKey);
   await it.node.del(`/api/users/${carol.userId}`, it.apiKey);
 
   await receiver.until(() => WEBHOOK_EVENTS.every((type) => receiver.ofType(type).length > 0), 15_000);
@@ -64,6 +66,8 @@ t.test('every event type arrives once, signed, with the resource the API returns
   t.match(one('member.removed'), { chatId, userId: carol.userId, removedBy: alice.userId });
   t.match(one('chat.deleted'), { chatId, deletedBy: alice.userId });
   t.match(one('user.deleted'), { userId: carol.userId });
+  t.match(one('user.banned'), { userId: bob.userId, reason: 'spam', bannedBy: String });
+  t.match(one('user.unbanned'), { userId: bob.userId, unbannedBy: String });
   t.match(receiver.ofType('message.unread').map((d) => d.data).sort((a, b) => (a.userId === bob.userId ? -1 : b.userId === bob.userId ? 1 : 0)), [
     { chatId, userId: bob.userId, unreadCount: 1, messages: 1, lastMessage: { messageId } },
     { chatId, userId: carol.userId, unreadCount: 1, messages: 1, lastMessage: { messageId } },

@@ -116,4 +116,13 @@ export const nodeMigrations: Migration[] = [
       `ALTER TABLE {ks}.webhook_outbox ADD check_state text`,
     ],
   },
+  {
+    name: 'node-010-moderation',
+    statements: [
+      // Bans in force (see moderation.ts): one partition per application, timed bans expire by TTL.
+      `CREATE TABLE IF NOT EXISTS {ks}.user_bans (app_id text, user_id text, reason text, expires_at text, created_at text, by_whom text, PRIMARY KEY ((app_id), user_id))`,
+      // The moderation log: one partition per application and month, newest first, kept 90 days.
+      `CREATE TABLE IF NOT EXISTS {ks}.moderation_actions (app_id text, month text, id text, at text, action text, user_id text, by_whom text, reason text, expires_at text, PRIMARY KEY ((app_id, month), id)) WITH CLUSTERING ORDER BY (id DESC) AND default_time_to_live = 7776000`,
+    ],
+  },
 ];

@@ -4,6 +4,7 @@ import { KeyRotationConflict, rotatedKeys, type SigningKey } from '../../../comm
 import type { NodeSigningKeyStore, NodeStore, OutboxEvent, WriterId } from '../types.ts';
 import { LmdbChats } from './chats.ts';
 import { LmdbMessages } from './messages.ts';
+import { LmdbModeration } from './moderation.ts';
 import { LmdbOutbox } from './outbox.ts';
 import { values, type Key, type Tables } from './shared.ts';
 import { LmdbUserSessions, LmdbUsers } from './users.ts';
@@ -37,6 +38,7 @@ class LmdbNodeSigningKeys implements NodeSigningKeyStore {
 /** The embedded node store: one LMDB environment, a named database per table family. */
 export class LmdbNodeStore implements NodeStore {
   readonly users: LmdbUsers;
+  readonly moderation: LmdbModeration;
   readonly userSessions: LmdbUserSessions;
   readonly chats: LmdbChats;
   readonly messages: LmdbMessages;
@@ -55,6 +57,7 @@ export class LmdbNodeStore implements NodeStore {
     };
     this.users = new LmdbUsers(table('users'), events);
     this.userSessions = new LmdbUserSessions(table('user_sessions'));
+    this.moderation = new LmdbModeration(table('moderation'));
     this.chats = new LmdbChats(table('chats'), this.writers, events);
     this.chats.upgrade();
     this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox);

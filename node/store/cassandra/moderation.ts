@@ -1,0 +1,96 @@
+import type { types } from 'cassandra-driver';
+import { defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
+import type { ModerationAction, ModerationStore, UserBan } from '../types.ts';
+
+/** Cassandra's largest TTL (20 years). */
+const MAX_TTL_SECONDS = 630_720_000;
+/** Actions are kept 90 days (the table's TTL; README, "Moderation"): four months cover them. */
+const ACTION_MONTHS = 4;
+
+/** A UUIDv7's time (ms): its first 48 bits. */
+const idTime = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
+const monthsBack = (ms: number, n: number) => {
+  const d = new Date(ms);
+  return monthOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - n, 1));
+};
+const inForce = (ban: UserBan | undefined, now: string) => (ban && (ban.expiresAt === undefined || ban.expiresAt > now) ? ban : undefined);
+
+/**
+ * Moderation on Cassandra (migration node-010). `user_bans`: one partition per application, a row
+ * per banned user, written with a TTL that ends a timed ban's row soon after it lifts (so the
+ * partition holds the bans in force, plus at most a minute of expired ones). `moderation_actions`:
+ * partitioned by (application, month), newest first, rows kept 90 days (table TTL), so a partition
+ * holds one application's actions of one month. An action is written before the ban it records.
+ */
+export class CassandraModeration implements ModerationStore {
+  constructor(
+    private readonly db: Cql,
+    private readonly ks: string,
+  ) {}
+
+  private record(a: ModerationAction) {
+    return this.db.execute(
+      `INSERT INTO ${this.ks}.moderation_actions (app_id, month, id, at, action, user_id, by_whom, reason, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [a.appId, monthOf(idTime(a.id)), a.id, a.at, a.action, a.userId, a.by, a.reason ?? null, a.expiresAt ?? null],
+    );
+  }
+
+  private readBan(row: types.Row): UserBan {
+    return defined({ appId: str(row, 'app_id'), userId: str(row, 'user_id'), reason: opt(row, 'reason'), expiresAt: opt(row, 'expires_at'), createdAt: str(row, 'created_at'), by: str(row, 'by_whom') });
+  }
+
+  async ban(ban: UserBan, action: ModerationAction): Promise<void> {
+    await this.record(action);
+    // Cassandra's TTL is at most 20 years: a ban lifting later keeps its row (none: 0) until lifted.
+    const seconds = ban.expiresAt === undefined ? 0 : Math.max(1, Math.ceil((Date.parse(ban.expiresAt) - Date.now()) / 1000) + 60);
+    const ttl = seconds > MAX_TTL_SECONDS ? 0 : seconds;
+    await this.db.execute(
+      `INSERT INTO ${this.ks}.user_bans (app_id, user_id, reason, expires_at, created_at, by_whom) VALUES (?, ?, ?, ?, ?, ?) USING TTL ?`,
+      [ban.appId, ban.userId, ban.reason ?? null, ban.expiresAt ?? null, ban.createdAt, ban.by, ttl],
+    );
+  }
+
+  async unban(appId: string, userId: string, action: ModerationAction, now: string): Promise<'unbanned' | 'not-banned'> {
+    if (!(await this.banOf(appId, userId, now))) return 'not-banned';
+    await this.record(action);
+    await this.db.execute(`DELETE FROM ${this.ks}.user_bans WHERE app_id = ? AND user_id = ?`, [appId, userId]);
+    return 'unbanned';
+  }
+
+  async banOf(appId: string, userId: string, now: string): Promise<UserBan | undefined> {
+    const row = (await this.db.execute(`SELECT * FROM ${this.ks}.user_bans WHERE app_id = ? AND user_id = ?`, [appId, userId])).first();
+    return inForce(row ? this.readBan(row) : undefined, now);
+  }
+
+  async bans(appId: string, now: string, afterUserId: string | undefined, limit: number): Promise<UserBan[]> {
+    const out: UserBan[] = [];
+    let after = afterUserId ?? '';
+    // Expired rows not yet gone are skipped: read on until `limit` in force or the end.
+    for (;;) {
+      const rows = (await this.db.execute(`SELECT * FROM ${this.ks}.user_bans WHERE app_id = ? AND user_id > ? LIMIT ?`, [appId, after, limit])).rows;
+      for (const row of rows) {
+        const ban = inForce(this.readBan(row), now);
+        if (ban) out.push(ban);
+        if (out.length >= limit) return out;
+      }
+      if (rows.length < limit) return out;
+      after = str(rows.at(-1)!, 'user_id');
+    }
+  }
+
+  async actions(appId: string, beforeId: string | undefined, limit: number): Promise<ModerationAction[]> {
+    const out: ModerationAction[] = [];
+    const from = beforeId === undefined ? Date.now() : idTime(beforeId);
+    for (let back = 0; back < ACTION_MONTHS && out.length < limit; back++) {
+      const month = monthsBack(from, back);
+      const rows = beforeId !== undefined && back === 0
+        ? await this.db.execute(`SELECT * FROM ${this.ks}.moderation_actions WHERE app_id = ? AND month = ? AND id < ? LIMIT ?`, [appId, month, beforeId, limit - out.length])
+        : await this.db.execute(`SELECT * FROM ${this.ks}.moderation_actions WHERE app_id = ? AND month = ? LIMIT ?`, [appId, month, limit - out.length]);
+      for (const r of rows.rows) {
+        out.push(defined({ appId, id: str(r, 'id'), at: str(r, 'at'), action: str(r, 'action') as ModerationAction['action'], userId: str(r, 'user_id'), by: str(r, 'by_whom'), reason: opt(r, 'reason'), expiresAt: opt(r, 'expires_at') }));
+      }
+    }
+    return out;
+  }
+}

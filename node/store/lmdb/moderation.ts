@@ -1,0 +1,72 @@
+import type { ModerationAction, ModerationStore, UserBan } from '../types.ts';
+import { END, type Tables } from './shared.ts';
+
+/** Moderation actions are kept this long (README, "Moderation"). */
+export const ACTIONS_KEPT_MS = 90 * 24 * 3600_000;
+
+/** The smallest UUIDv7 made at `ms` or later, as a string: ids below it were made before `ms`. */
+export function uuidv7Floor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+}
+
+const inForce = (ban: UserBan | undefined, now: string) => (ban && (ban.expiresAt === undefined || ban.expiresAt > now) ? ban : undefined);
+
+/**
+ * Keys: ['b', app, user] → UserBan; ['a', app, action id] → ModerationAction. A ban and its action
+ * are one transaction; recording an action also drops the application's actions older than 90
+ * days (a range below one key), so the log stays bounded with no sweep of its own.
+ */
+export class LmdbModeration implements ModerationStore {
+  constructor(private readonly t: Tables) {}
+
+  private record(action: ModerationAction): void {
+    this.t.db.put(['a', action.appId, action.id], action);
+    // By the id's time, as everywhere the log is ordered.
+    const floor = uuidv7Floor(parseInt(action.id.slice(0, 8) + action.id.slice(9, 13), 16) - ACTIONS_KEPT_MS);
+    for (const key of [...this.t.db.getKeys({ start: ['a', action.appId, ''], end: ['a', action.appId, floor] })]) this.t.db.remove(key);
+  }
+
+  async ban(ban: UserBan, action: ModerationAction): Promise<void> {
+    await this.t.root.transaction(() => {
+      this.t.db.put(['b', ban.appId, ban.userId], ban);
+      this.record(action);
+    });
+  }
+
+  unban(appId: string, userId: string, action: ModerationAction, now: string): Promise<'unbanned' | 'not-banned'> {
+    return this.t.root.transaction(() => {
+      const ban = this.t.db.get(['b', appId, userId]) as UserBan | undefined;
+      if (ban) this.t.db.remove(['b', appId, userId]);
+      if (!inForce(ban, now)) return 'not-banned' as const;
+      this.record(action);
+      return 'unbanned' as const;
+    });
+  }
+
+  async banOf(appId: string, userId: string, now: string): Promise<UserBan | undefined> {
+    return inForce(this.t.db.get(['b', appId, userId]) as UserBan | undefined, now);
+  }
+
+  async bans(appId: string, now: string, afterUserId: string | undefined, limit: number): Promise<UserBan[]> {
+    const out: UserBan[] = [];
+    for (const { key, value } of this.t.db.getRange({ start: ['b', appId, afterUserId ?? ''], end: ['b', appId, END] })) {
+      if (afterUserId !== undefined && key[2] === afterUserId) continue;
+      const ban = inForce(value as UserBan, now);
+      if (ban) out.push(ban);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async actions(appId: string, beforeId: string | undefined, limit: number): Promise<ModerationAction[]> {
+    const out: ModerationAction[] = [];
+    for (const { value } of this.t.db.getRange({ start: ['a', appId, beforeId ?? END], end: ['a', appId, ''], reverse: true })) {
+      const action = value as ModerationAction;
+      if (action.id === beforeId) continue;
+      out.push(action);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+}

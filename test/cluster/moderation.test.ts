@@ -1,0 +1,47 @@
+import t from 'tap';
+import { client, WsClient } from '../helpers/index.ts';
+import { clusterApp, clusterBackends, startCluster } from '../helpers/cluster.ts';
+
+// README, "Moderation", on 3 nodes over Cassandra and Redis: a ban made on one node closes the
+// user's sockets on every node within a second (4502), and every node refuses the user until
+// the ban is lifted there or anywhere.
+const backends = await clusterBackends(t);
+if (backends) {
+  const cluster = await startCluster({ size: 3, ...backends });
+  t.teardown(() => cluster.stop());
+
+  t.test('a ban on node A closes the user’s sockets on nodes B and C within a second; an unban on C lets it back everywhere', async (t) => {
+    const { key, users } = await clusterApp(cluster, ['mod-ann', 'mod-ben']);
+    const [ann, ben] = users as [{ userId: string; jwt: string }, { userId: string; jwt: string }];
+    // Every node has served ann (its ban status is cached as "not banned" there).
+    for (const [i, node] of cluster.nodes.entries()) t.equal((await client(node.url).get('/api/chats', ann.jwt)).status, 200, `node ${i} serves ann`);
+    const sockets = await Promise.all([1, 2].map((i) => WsClient.connect(cluster.nodes[i]!.url, ann.jwt)));
+    const bystander = await WsClient.connect(cluster.nodes[1]!.url, ben.jwt);
+    t.teardown(() => [...sockets, bystander].forEach((s) => s.close()));
+
+    const banned = await client(cluster.nodes[0]!.url).post('/api/moderation/bans', { userId: ann.userId, reason: 'raid' }, key.token);
+    t.equal(banned.status, 201);
+    const bannedAt = Date.now();
+    const closes = await Promise.all(sockets.map((s) => s.waitClosed()));
+    const took = Date.now() - bannedAt;
+    t.same(closes.map((c) => c.code), [4502, 4502], 'the sockets on nodes B and C close with 4502');
+    t.ok(took < 1000, `within a second (${took} ms)`);
+    for (const [i, node] of cluster.nodes.entries()) {
+      const res = await client(node.url).get('/api/chats', ann.jwt);
+      t.equal(res.body.code, 'USER_BANNED', `node ${i} refuses ann at once`);
+    }
+    t.equal((await client(cluster.nodes[2]!.url).post('/api/users/signin', { userId: ann.userId }, key.token)).body.code, 'USER_BANNED', 'sign-in refused on another node');
+    t.equal((await bystander.request({ type: 'typing.start', chatId: crypto.randomUUID() })).type, 'error', "ben's socket is still open (its action is answered)");
+
+    t.equal((await client(cluster.nodes[2]!.url).del(`/api/moderation/bans/${ann.userId}`, key.token)).status, 204, 'unbanned on node C');
+    // The unban reaches the other nodes over the bus: each serves ann again within a second.
+    const liftedAt = Date.now();
+    for (const [i, node] of cluster.nodes.entries()) {
+      let status = 0;
+      while ((status = (await client(node.url).get('/api/chats', ann.jwt)).status) !== 200 && Date.now() - liftedAt < 1000) await new Promise((resolve) => setTimeout(resolve, 20));
+      t.equal(status, 200, `node ${i} serves ann again (${Date.now() - liftedAt} ms after the unban)`);
+    }
+    const listed = await client(cluster.nodes[1]!.url).get('/api/moderation/actions', key.token);
+    t.same(listed.body.actions.map((a: { action: string }) => a.action), ['user.unbanned', 'user.banned'], 'both actions recorded, as every node reads them');
+  });
+}
