@@ -31,6 +31,8 @@ export interface NodeContext {
   bans: BanGuard;
   /** A user was banned (its sockets close on every node) or unbanned: every node drops what it knew. */
   moderated: (appId: string, userId: string, banned: boolean) => void;
+  /** A user blocked or unblocked another: every node drops what it knew of the pair. */
+  blocksChanged: (appId: string, userId: string, otherId: string) => void;
   /** Usage counts of this node (users, chats, messages, key uses, concurrent users). */
   usage: UsageMeter;
   /** Webhook events of user writes (`user.created`, `user.deleted`); none when absent. */

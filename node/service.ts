@@ -37,7 +37,7 @@ import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guar
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
-import { BanGuard, moderationRoutes } from './moderation/index.ts';
+import { BanGuard, BlockGuard, blockRoutes, moderationRoutes } from './moderation/index.ts';
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
@@ -128,6 +128,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     for (const ws of [...hub.sockets(appId, userId)]) ws.end(code, JSON.stringify({ reason, reconnect }));
   };
   const bans = new BanGuard(store.moderation);
+  const blocks = new BlockGuard(store.moderation);
   const sessions = new SessionGuard({
     apps: options.appStatus,
     users: { exists: async (appId, userId) => (await store.users.get(appId, userId)) !== undefined },
@@ -207,6 +208,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       observeWrite: m.observeWrite,
       messagesStored: (appId, n) => usage.messagesStored(appId, n),
       ...(webhooks ? { webhooks } : {}),
+      blocks,
       // A Cassandra request costs far more than a row: busy chats write fewer, larger batches.
       ...(config.STORE === 'cassandra' ? { linger: { ms: CHAT_LIMITS.lingerMs, minBatch: CHAT_LIMITS.lingerMinBatch } } : {}),
     },
@@ -217,6 +219,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   chats.limits = new UserWriteLimits({ write: config.USER_WRITES_PER_SECOND, typing: config.USER_TYPING_PER_SECOND }, appActions);
   chats.chatCap = chatCap;
   chats.webhooks = webhooks;
+  chats.blocks = blocks;
   chats.beforeSend = beforeSend;
   chats.local.deliverReplay = replays.deliver;
   let stopControl = () => {};
@@ -244,6 +247,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       else if (message?.type === 'webhooks.changed') webhooksChanged(message.appId);
       else if (message?.type === 'user.banned') banAnnounced(message.appId, message.userId);
       else if (message?.type === 'user.unbanned') bans.changed(message.appId, message.userId);
+      else if (message?.type === 'user.blocks.changed') blocks.changed(message.appId, message.userId, message.otherId);
       else if (message?.type === 'node.leaving') void cluster.membership.refresh();
     });
   }
@@ -286,6 +290,10 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     if (banned) closeSockets(appId, userId, 'USER_BANNED');
     cluster?.bus.publish({ kind: 'control' }, encodeControl({ type: banned ? 'user.banned' : 'user.unbanned', appId, userId }));
   };
+  const blocksChanged = (appId: string, userId: string, otherId: string) => {
+    blocks.changed(appId, userId, otherId);
+    cluster?.bus.publish({ kind: 'control' }, encodeControl({ type: 'user.blocks.changed', appId, userId, otherId }));
+  };
   const disconnectUser = (appId: string, userId: string) => {
     closeSockets(appId, userId);
     clusterEvents?.userGone(appId, userId);
@@ -312,7 +320,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, bans, moderated, usage, ...(webhooks ? { webhooks } : {}), now };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, bans, moderated, blocksChanged, usage, ...(webhooks ? { webhooks } : {}), now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -348,6 +356,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     ...userRoutes(ctx),
     ...chatRoutes(ctx),
     ...moderationRoutes(ctx),
+    ...blockRoutes(ctx),
     ...messageRoutes(ctx),
     defineRoute({
       method: 'GET',

@@ -110,6 +110,26 @@ export class ChatClient {
     return this.call('api/users/me');
   }
 
+  /**
+   * Blocks a user: no new direct chat between you, and neither of you sends into your direct chat
+   * (`USER_BLOCKED`); the blocked user is not told. At most 1,000 (`BLOCK_LIMIT_REACHED`).
+   */
+  blockUser(userId: string): Promise<{ userId: string; blockedAt: string }> {
+    return this.call('api/users/me/blocks', { method: 'POST', body: { userId } });
+  }
+
+  async unblockUser(userId: string): Promise<void> {
+    await this.call(`api/users/me/blocks/${encodeURIComponent(userId)}`, { method: 'DELETE' });
+  }
+
+  /** The users you block, by user id, a page at a time. */
+  listBlocks(page: { size?: number; cursor?: string } = {}): Promise<{ blocks: { userId: string; blockedAt: string }[]; nextCursor?: string }> {
+    const q = new URLSearchParams();
+    if (page.size !== undefined) q.set('size', String(page.size));
+    if (page.cursor !== undefined) q.set('cursor', page.cursor);
+    return this.call(`api/users/me/blocks${q.size > 0 ? `?${q}` : ''}`);
+  }
+
   // ---- chats --------------------------------------------------------------------------------------
 
   /** The direct chat with `userId`: created on first call, the same chat on every later one. */

@@ -23,7 +23,9 @@ export type ControlMessage =
    * A user was banned or unbanned: drop its cached ban status; on a ban, close its sockets once the
    * store confirms it (anything that can publish here could say anything).
    */
-  | { type: 'user.banned' | 'user.unbanned'; appId: string; userId: string };
+  | { type: 'user.banned' | 'user.unbanned'; appId: string; userId: string }
+  /** A user blocked or unblocked another: drop what is cached of the pair. */
+  | { type: 'user.blocks.changed'; appId: string; userId: string; otherId: string };
 
 export function encodeControl(message: ControlMessage): string {
   return JSON.stringify({ v: CONTROL_PROTOCOL_VERSION, ...message });
@@ -44,7 +46,7 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const m = value as { v?: unknown; type?: unknown; appId?: unknown; keyId?: unknown; nodeId?: unknown; userId?: unknown };
+  const m = value as { v?: unknown; type?: unknown; appId?: unknown; keyId?: unknown; nodeId?: unknown; userId?: unknown; otherId?: unknown };
   if (m.v !== CONTROL_PROTOCOL_VERSION) return undefined;
   const type = m.type as ControlMessage['type'];
   switch (type) {
@@ -56,6 +58,8 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
     case 'user.banned':
     case 'user.unbanned':
       return isString(m.appId) && isString(m.userId) ? { type, appId: m.appId, userId: m.userId } : undefined;
+    case 'user.blocks.changed':
+      return isString(m.appId) && isString(m.userId) && isString(m.otherId) ? { type, appId: m.appId, userId: m.userId, otherId: m.otherId } : undefined;
     case 'node.leaving':
       return isString(m.nodeId) ? { type, nodeId: m.nodeId } : undefined;
     default:

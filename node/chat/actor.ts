@@ -32,6 +32,8 @@ export interface ActorDeps {
   chatCap?: ChatCap;
   /** Webhook events of the chat's writes (none when absent). */
   webhooks?: ChatWebhooks;
+  /** Whether the two users of a direct chat block each other (a send's refusal); nobody blocks when absent. */
+  blocks?: { refusal(appId: string, userId: string, otherId: string): ApiError | undefined | Promise<ApiError | undefined> };
 }
 
 export interface SendInput {
@@ -222,6 +224,11 @@ export class ChatActor {
     if (refused) return Promise.resolve(refused);
     return settle(this.run(async (): Promise<SendResult | ApiError | Later<SendResult>> => {
       if (!this.isMember(userId)) return notFound();
+      if (this.chat.kind === 'direct' && this.deps.blocks) {
+        const other = [...this.members.keys()].find((id) => id !== userId);
+        const blocked = other === undefined ? undefined : await this.deps.blocks.refusal(this.appId, userId, other);
+        if (blocked) return blocked;
+      }
       // A duplicate queued behind the original finds it here, still being written.
       const queuedBehind = keyId === undefined ? undefined : this.pendingByKey.get(keyId);
       if (queuedBehind) return new Later(queuedBehind.then((r) => ({ ...r, created: false })));

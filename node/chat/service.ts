@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, BackendUnavailableError } from '../../common/index.ts';
 import { FencedError, type ActivityPosition, type Chat, type Member, type MemberRole, type NodeStore } from '../store/index.ts';
-import type { SendInput, SendResult } from './actor.ts';
+import type { ActorDeps, SendInput, SendResult } from './actor.ts';
 import { LocalChatOps, loadedSummary, type ChatSummary, type Principal } from './local-ops.ts';
 import type { ActorRegistry } from './registry.ts';
 import type { ReplayTarget, ResumePoint } from './replay.ts';
@@ -77,6 +77,8 @@ export class ChatService {
   beforeSend: BeforeSendHooks | undefined;
   /** Webhook events (`chat.created`); none when absent. */
   webhooks: ChatWebhooks | undefined;
+  /** User blocks (a direct chat between users one of whom blocks the other is refused); none when absent. */
+  blocks: ActorDeps['blocks'];
 
   constructor(
     private readonly store: NodeStore,
@@ -195,6 +197,8 @@ export class ChatService {
     if (otherId === p.userId) return new ApiError('VALIDATION_FAILED', 'a direct chat needs another user', { errors: [{ path: '/body/userId', message: 'is yourself' }] });
     if (!(await this.store.users.get(p.appId, p.userId))) return new ApiError('USER_NOT_FOUND', 'your user no longer exists');
     if (!(await this.store.users.get(p.appId, otherId))) return new ApiError('USER_NOT_FOUND', `no user ${otherId} in this application`);
+    const blocked = await this.blocks?.refusal(p.appId, p.userId, otherId);
+    if (blocked) return blocked;
     const full = await this.chatCap?.check(p.appId, [p.userId, otherId]);
     if (full) return full;
     const now = this.now().toISOString();

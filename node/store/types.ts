@@ -424,6 +424,22 @@ export interface ModerationStore {
   bans(appId: string, now: string, afterUserId: string | undefined, limit: number): Promise<UserBan[]>;
   /** Recorded actions, newest first, older than `beforeId` (the newest without it), at most `limit`; kept 90 days. */
   actions(appId: string, beforeId: string | undefined, limit: number): Promise<ModerationAction[]>;
+  /**
+   * `userId` blocks `blockedId` (partition: the blocker): 'blocked', or 'exists' when it already
+   * does (its time unchanged), or 'full' when it blocks `max` users already.
+   */
+  block(appId: string, userId: string, blockedId: string, at: string, max: number): Promise<'blocked' | 'exists' | 'full'>;
+  unblock(appId: string, userId: string, blockedId: string): Promise<'unblocked' | 'not-blocked'>;
+  /** Whom `userId` blocks, by user id, after `afterId`, at most `limit`. */
+  blocks(appId: string, userId: string, afterId: string | undefined, limit: number): Promise<UserBlock[]>;
+  /** Whether `userId` blocks `otherId`: one key read. */
+  blocking(appId: string, userId: string, otherId: string): Promise<boolean>;
+}
+
+/** A user blocking another (README, "Moderation"). */
+export interface UserBlock {
+  userId: string;
+  blockedAt: string;
 }
 
 export interface NodeStore {

@@ -44,4 +44,19 @@ if (backends) {
     const listed = await client(cluster.nodes[1]!.url).get('/api/moderation/actions', key.token);
     t.same(listed.body.actions.map((a: { action: string }) => a.action), ['user.unbanned', 'user.banned'], 'both actions recorded, as every node reads them');
   });
+
+  t.test('a block made on one node refuses the direct chat’s sends on every node (its owner dropped what it knew)', async (t) => {
+    const { users } = await clusterApp(cluster, ['blk-ann', 'blk-ben']);
+    const [ann, ben] = users as [{ userId: string; jwt: string }, { userId: string; jwt: string }];
+    const chatId = (await client(cluster.nodes[0]!.url).post('/api/chats', { type: 'direct', userId: ben.userId }, ann.jwt)).body.chatId as string;
+    // A send through every node: the chat's owner has read (and remembers) that nobody blocks anybody.
+    for (const [i, node] of cluster.nodes.entries()) t.equal((await client(node.url).post(`/api/messages/${chatId}`, { content: `via ${i}` }, ben.jwt)).status, 201, `ben sends via node ${i}`);
+    t.equal((await client(cluster.nodes[1]!.url).post('/api/users/me/blocks', { userId: ben.userId }, ann.jwt)).status, 201, 'ann blocks ben on node B');
+    const blockedAt = Date.now();
+    for (const [i, node] of cluster.nodes.entries()) {
+      let code: string | undefined;
+      while ((code = (await client(node.url).post(`/api/messages/${chatId}`, { content: 'still?' }, ben.jwt)).body.code) !== 'USER_BLOCKED' && Date.now() - blockedAt < 1000) await new Promise((resolve) => setTimeout(resolve, 20));
+      t.equal(code, 'USER_BLOCKED', `refused via node ${i} (${Date.now() - blockedAt} ms after the block)`);
+    }
+  });
 }

@@ -126,3 +126,55 @@ t.test('the SDK: ChatServer bans, lists and unbans; a banned ChatClient is signe
   t.ok((await server.signIn({ userId: erin.userId })).jwt, 'signed in again');
   client.close();
 });
+
+t.test('user blocks: no new direct chat, no send into the existing one either way (REST and WebSocket); unblock restores', async (t) => {
+  const it = await integration(svc, 'blocks');
+  const [ann, ben, cat] = [await it.user('ann'), await it.user('ben'), await it.user('cat')];
+  const chatId = (await it.node.post('/api/chats', { type: 'direct', userId: ben.userId }, ann.jwt)).body.chatId as string;
+  const benWs = await WsClient.connect(svc.nodeUrl, ben.jwt);
+  t.teardown(() => benWs.close());
+
+  const blocked = await it.node.post('/api/users/me/blocks', { userId: ben.userId }, ann.jwt);
+  t.equal(blocked.status, 201);
+  t.match(blocked.body, { userId: ben.userId, blockedAt: String });
+  t.equal((await it.node.post('/api/users/me/blocks', { userId: ben.userId }, ann.jwt)).status, 200, 'blocking again: 200, unchanged');
+  const fromBen = await it.node.post(`/api/messages/${chatId}`, { content: 'hi?' }, ben.jwt);
+  t.equal(fromBen.status, 403, 'the blocked user cannot send into the direct chat');
+  t.equal(fromBen.body.code, 'USER_BLOCKED');
+  const overWs = await benWs.request({ type: 'message.send', chatId, content: 'over ws' });
+  t.match(overWs, { type: 'error', code: 'USER_BLOCKED' }, 'nor over WebSocket');
+  const fromAnn = await it.node.post(`/api/messages/${chatId}`, { content: 'hello' }, ann.jwt);
+  t.equal(fromAnn.body.code, 'USER_BLOCKED', 'nor the blocker, until it unblocks');
+  t.match(fromAnn.body.detail, /unblock/);
+  t.equal((await it.node.post('/api/chats', { type: 'direct', userId: ann.userId }, cat.jwt)).status, 201, 'other pairs are unaffected');
+  await it.node.del(`/api/chats/${chatId}`, ann.jwt);
+  const again = await it.node.post('/api/chats', { type: 'direct', userId: ann.userId }, ben.jwt);
+  t.equal(again.status, 403, 'no new direct chat between them');
+  t.equal(again.body.code, 'USER_BLOCKED');
+  t.same((await it.node.get('/api/users/me/blocks', ann.jwt)).body, { blocks: [{ userId: ben.userId, blockedAt: blocked.body.blockedAt }] }, 'listed');
+  t.same((await it.node.get('/api/users/me/blocks', ben.jwt)).body, { blocks: [] }, "not in the blocked user's list");
+
+  t.equal((await it.node.del(`/api/users/me/blocks/${ben.userId}`, ann.jwt)).status, 204, 'unblocked');
+  const fresh = await it.node.post('/api/chats', { type: 'direct', userId: ann.userId }, ben.jwt);
+  t.equal(fresh.status, 201, 'a direct chat again');
+  t.equal((await it.node.post(`/api/messages/${fresh.body.chatId}`, { content: 'hi again' }, ben.jwt)).status, 201, 'and sends');
+  t.equal((await it.node.del(`/api/users/me/blocks/${ben.userId}`, ann.jwt)).body.code, 'BLOCK_NOT_FOUND');
+  const self = await it.node.post('/api/users/me/blocks', { userId: ann.userId }, ann.jwt);
+  t.same(self.body.errors, [{ path: '/body/userId', message: 'is yourself' }], 'blocking yourself names the field');
+  t.equal((await it.node.post('/api/users/me/blocks', { userId: crypto.randomUUID() }, ann.jwt)).body.code, 'USER_NOT_FOUND');
+  t.equal((await it.node.post('/api/users/me/blocks', { userId: ben.userId }, it.apiKey)).status, 401, 'an API key is no user');
+});
+
+t.test('the SDK: ChatClient blocks, lists and unblocks', async (t) => {
+  const it = await integration(svc, 'sdk-blocks');
+  const [fay, gus] = [await it.user('fay'), await it.user('gus')];
+  const client = new ChatClient({ baseUrl: svc.nodeUrl, WebSocket: WebSocket as never });
+  client.setAuth({ jwt: fay.jwt, refreshToken: fay.refreshToken, userId: fay.userId });
+  t.match(await client.blockUser(gus.userId), { userId: gus.userId });
+  t.same((await client.listBlocks()).blocks.map((b) => b.userId), [gus.userId]);
+  const refused = await client.directChat(gus.userId).catch((e: unknown) => e);
+  t.equal((refused as { code?: string }).code, 'USER_BLOCKED');
+  await client.unblockUser(gus.userId);
+  t.ok((await client.directChat(gus.userId)).chatId, 'a direct chat once unblocked');
+  client.close();
+});

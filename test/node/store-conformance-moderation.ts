@@ -56,4 +56,22 @@ export function moderationConformance(withStore: (title: string, body: (t: Test,
     t.same((await store.moderation.actions(appId, all[1]!.id, 2)).map((a) => a.id), all.slice(2, 4).map((a) => a.id), 'older than a cursor, at most the limit');
     t.same(await store.moderation.actions(randomUUID(), undefined, 10), [], 'another application has none');
   });
+
+  withStore('moderation: a user blocks others, once each, up to a limit; blocks are per blocker and listed by user id', async (t, store) => {
+    const appId = randomUUID();
+    const [me, other] = [randomUUID(), randomUUID()];
+    const blocked = Array.from({ length: 3 }, () => randomUUID()).sort();
+    for (const b of blocked) t.equal(await store.moderation.block(appId, me, b, NOW, 3), 'blocked');
+    t.equal(await store.moderation.block(appId, me, blocked[0]!, LATER, 3), 'exists', 'blocking twice changes nothing');
+    t.equal(await store.moderation.block(appId, me, randomUUID(), NOW, 3), 'full', 'past the limit');
+    t.same(await store.moderation.blocks(appId, me, undefined, 10), blocked.map((userId) => ({ userId, blockedAt: NOW })), 'listed by user id, with the first time');
+    t.same((await store.moderation.blocks(appId, me, blocked[0], 1)).map((b) => b.userId), [blocked[1]], 'after a user id, at most the limit');
+    t.equal(await store.moderation.blocking(appId, me, blocked[1]!), true);
+    t.equal(await store.moderation.blocking(appId, blocked[1]!, me), false, 'one way only');
+    t.same(await store.moderation.blocks(appId, other, undefined, 10), [], "another user's blocks are its own");
+    t.equal(await store.moderation.unblock(appId, me, blocked[1]!), 'unblocked');
+    t.equal(await store.moderation.unblock(appId, me, blocked[1]!), 'not-blocked');
+    t.equal(await store.moderation.blocking(appId, me, blocked[1]!), false);
+    t.equal(await store.moderation.block(appId, me, randomUUID(), NOW, 3), 'blocked', 'an unblock frees a place');
+  });
 }

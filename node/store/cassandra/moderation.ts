@@ -1,6 +1,6 @@
 import type { types } from 'cassandra-driver';
-import { defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
-import type { ModerationAction, ModerationStore, UserBan } from '../types.ts';
+import { applied, defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
+import type { ModerationAction, ModerationStore, UserBan, UserBlock } from '../types.ts';
 
 /** Cassandra's largest TTL (20 years). */
 const MAX_TTL_SECONDS = 630_720_000;
@@ -22,6 +22,8 @@ const inForce = (ban: UserBan | undefined, now: string) => (ban && (ban.expiresA
  * partition holds the bans in force, plus at most a minute of expired ones). `moderation_actions`:
  * partitioned by (application, month), newest first, rows kept 90 days (table TTL), so a partition
  * holds one application's actions of one month. An action is written before the ban it records.
+ * `user_blocks` (migration node-011): one partition per blocking user, bounded by the most users one
+ * blocks (USER_BLOCKS_MAX), its count a static column kept by compare-and-set.
  */
 export class CassandraModeration implements ModerationStore {
   constructor(
@@ -77,6 +79,48 @@ export class CassandraModeration implements ModerationStore {
       if (rows.length < limit) return out;
       after = str(rows.at(-1)!, 'user_id');
     }
+  }
+
+  async block(appId: string, userId: string, blockedId: string, at: string, max: number): Promise<'blocked' | 'exists' | 'full'> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const rows = (await this.db.execute(`SELECT blocked_id, blocked_count FROM ${this.ks}.user_blocks WHERE app_id = ? AND user_id = ? AND blocked_id = ?`, [appId, userId, blockedId])).rows;
+      if (rows.some((r) => r.get('blocked_id') !== null)) return 'exists';
+      const count = await this.count(appId, userId);
+      if (count >= max) return 'full';
+      // The count moves by compare-and-set, so two blocks at once cannot both take the last place.
+      const claimed = await this.db.execute(`UPDATE ${this.ks}.user_blocks SET blocked_count = ? WHERE app_id = ? AND user_id = ? IF blocked_count = ?`, [count + 1, appId, userId, count === 0 ? null : count]);
+      if (!applied(claimed)) continue;
+      await this.db.execute(`INSERT INTO ${this.ks}.user_blocks (app_id, user_id, blocked_id, blocked_at) VALUES (?, ?, ?, ?)`, [appId, userId, blockedId, at]);
+      return 'blocked';
+    }
+    throw new Error('user blocks contended past 20 attempts');
+  }
+
+  private async count(appId: string, userId: string): Promise<number> {
+    const row = (await this.db.execute(`SELECT blocked_count FROM ${this.ks}.user_blocks WHERE app_id = ? AND user_id = ? LIMIT 1`, [appId, userId])).first();
+    const n = row?.get('blocked_count');
+    return n === null || n === undefined ? 0 : Number(n);
+  }
+
+  async unblock(appId: string, userId: string, blockedId: string): Promise<'unblocked' | 'not-blocked'> {
+    const gone = await this.db.execute(`DELETE FROM ${this.ks}.user_blocks WHERE app_id = ? AND user_id = ? AND blocked_id = ? IF EXISTS`, [appId, userId, blockedId]);
+    if (!applied(gone)) return 'not-blocked';
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const count = await this.count(appId, userId);
+      const done = await this.db.execute(`UPDATE ${this.ks}.user_blocks SET blocked_count = ? WHERE app_id = ? AND user_id = ? IF blocked_count = ?`, [Math.max(0, count - 1), appId, userId, count]);
+      if (applied(done)) break;
+    }
+    return 'unblocked';
+  }
+
+  async blocks(appId: string, userId: string, afterId: string | undefined, limit: number): Promise<UserBlock[]> {
+    const rows = (await this.db.execute(`SELECT blocked_id, blocked_at FROM ${this.ks}.user_blocks WHERE app_id = ? AND user_id = ? AND blocked_id > ? LIMIT ?`, [appId, userId, afterId ?? '', limit])).rows;
+    return rows.filter((r) => r.get('blocked_id') !== null).map((r) => ({ userId: str(r, 'blocked_id'), blockedAt: str(r, 'blocked_at') }));
+  }
+
+  async blocking(appId: string, userId: string, otherId: string): Promise<boolean> {
+    const row = (await this.db.execute(`SELECT blocked_at FROM ${this.ks}.user_blocks WHERE app_id = ? AND user_id = ? AND blocked_id = ?`, [appId, userId, otherId])).first();
+    return row !== null && row !== undefined && row.get('blocked_at') !== null;
   }
 
   async actions(appId: string, beforeId: string | undefined, limit: number): Promise<ModerationAction[]> {

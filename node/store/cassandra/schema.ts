@@ -125,4 +125,11 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.moderation_actions (app_id text, month text, id text, at text, action text, user_id text, by_whom text, reason text, expires_at text, PRIMARY KEY ((app_id, month), id)) WITH CLUSTERING ORDER BY (id DESC) AND default_time_to_live = 7776000`,
     ],
   },
+  {
+    name: 'node-011-user-blocks',
+    statements: [
+      // Whom each user blocks (see moderation.ts): a partition per blocking user, its count static.
+      `CREATE TABLE IF NOT EXISTS {ks}.user_blocks (app_id text, user_id text, blocked_id text, blocked_at text, blocked_count int static, PRIMARY KEY ((app_id, user_id), blocked_id))`,
+    ],
+  },
 ];

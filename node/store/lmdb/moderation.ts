@@ -1,4 +1,4 @@
-import type { ModerationAction, ModerationStore, UserBan } from '../types.ts';
+import type { ModerationAction, ModerationStore, UserBan, UserBlock } from '../types.ts';
 import { END, type Tables } from './shared.ts';
 
 /** Moderation actions are kept this long (README, "Moderation"). */
@@ -13,7 +13,8 @@ export function uuidv7Floor(ms: number): string {
 const inForce = (ban: UserBan | undefined, now: string) => (ban && (ban.expiresAt === undefined || ban.expiresAt > now) ? ban : undefined);
 
 /**
- * Keys: ['b', app, user] → UserBan; ['a', app, action id] → ModerationAction. A ban and its action
+ * Keys: ['b', app, user] → UserBan; ['a', app, action id] → ModerationAction; ['k', app, user,
+ * blocked user] → the time it was blocked; ['kn', app, user] → how many it blocks. A ban and its action
  * are one transaction; recording an action also drops the application's actions older than 90
  * days (a range below one key), so the log stays bounded with no sweep of its own.
  */
@@ -57,6 +58,40 @@ export class LmdbModeration implements ModerationStore {
       if (out.length >= limit) break;
     }
     return out;
+  }
+
+  block(appId: string, userId: string, blockedId: string, at: string, max: number): Promise<'blocked' | 'exists' | 'full'> {
+    return this.t.root.transaction(() => {
+      if (this.t.db.get(['k', appId, userId, blockedId]) !== undefined) return 'exists' as const;
+      const n = (this.t.db.get(['kn', appId, userId]) as number | undefined) ?? 0;
+      if (n >= max) return 'full' as const;
+      this.t.db.put(['k', appId, userId, blockedId], at);
+      this.t.db.put(['kn', appId, userId], n + 1);
+      return 'blocked' as const;
+    });
+  }
+
+  unblock(appId: string, userId: string, blockedId: string): Promise<'unblocked' | 'not-blocked'> {
+    return this.t.root.transaction(() => {
+      if (this.t.db.get(['k', appId, userId, blockedId]) === undefined) return 'not-blocked' as const;
+      this.t.db.remove(['k', appId, userId, blockedId]);
+      this.t.db.put(['kn', appId, userId], Math.max(0, ((this.t.db.get(['kn', appId, userId]) as number | undefined) ?? 1) - 1));
+      return 'unblocked' as const;
+    });
+  }
+
+  async blocks(appId: string, userId: string, afterId: string | undefined, limit: number): Promise<UserBlock[]> {
+    const out: UserBlock[] = [];
+    for (const { key, value } of this.t.db.getRange({ start: ['k', appId, userId, afterId ?? ''], end: ['k', appId, userId, END] })) {
+      if (afterId !== undefined && key[3] === afterId) continue;
+      out.push({ userId: String(key[3]), blockedAt: value as string });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async blocking(appId: string, userId: string, otherId: string): Promise<boolean> {
+    return this.t.db.get(['k', appId, userId, otherId]) !== undefined;
   }
 
   async actions(appId: string, beforeId: string | undefined, limit: number): Promise<ModerationAction[]> {
