@@ -36,7 +36,10 @@ Scenarios:
   webhooks     persisted sends over WebSocket with no webhook endpoint and with one subscribed to
                every event (a loopback receiver), alternating in one run: sends/s and p99 as
                ratios (this service only)
-  all          connections, fanout, sends, history, chatlist, flood, cluster and webhooks, in that order
+  blocklist    persisted sends over WebSocket with no blocklist and with one of 10,000 entries,
+               alternating in one run: sends/s and p99 as ratios (this service only)
+  all          connections, fanout, sends, history, chatlist, flood, cluster, webhooks and
+               blocklist, in that order
   report       only render RESULTS.md and the charts from the results in --out
 
 Common options:
@@ -74,6 +77,10 @@ sends:
 webhooks:
   --senders S, --window W   as for sends (defaults 64 and 16)
   --rounds N           pairs of runs, no endpoint then one endpoint (default 6)
+blocklist:
+  --senders S, --window W   as for sends (defaults 64 and 16)
+  --rounds N           pairs of runs, no blocklist then the list (default 6)
+  --entries N          entries of the list (default 10000)
 history:
   --depths LIST        history depths (default 1000,100000,1000000)
   --page N             messages per page (default 50)
@@ -127,6 +134,7 @@ const OPTIONS = {
   'app-actions': { type: 'string' },
   modes: { type: 'string' },
   rounds: { type: 'string' },
+  entries: { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is

@@ -33,6 +33,8 @@ export interface NodeContext {
   moderated: (appId: string, userId: string, banned: boolean) => void;
   /** A user blocked or unblocked another: every node drops what it knew of the pair. */
   blocksChanged: (appId: string, userId: string, otherId: string) => void;
+  /** An application's blocklist changed: every node reads it again before its next use. */
+  blocklistChanged: (appId: string) => void;
   /** Usage counts of this node (users, chats, messages, key uses, concurrent users). */
   usage: UsageMeter;
   /** Webhook events of user writes (`user.created`, `user.deleted`); none when absent. */

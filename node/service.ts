@@ -37,7 +37,7 @@ import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guar
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
-import { BanGuard, BlockGuard, blockRoutes, moderationRoutes } from './moderation/index.ts';
+import { BanGuard, BlockGuard, Blocklists, blockRoutes, moderationRoutes } from './moderation/index.ts';
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
@@ -129,6 +129,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   };
   const bans = new BanGuard(store.moderation);
   const blocks = new BlockGuard(store.moderation);
+  const blocklists = new Blocklists(store.moderation);
   const sessions = new SessionGuard({
     apps: options.appStatus,
     users: { exists: async (appId, userId) => (await store.users.get(appId, userId)) !== undefined },
@@ -220,6 +221,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   chats.chatCap = chatCap;
   chats.webhooks = webhooks;
   chats.blocks = blocks;
+  chats.blocklists = blocklists;
   chats.beforeSend = beforeSend;
   chats.local.deliverReplay = replays.deliver;
   let stopControl = () => {};
@@ -248,6 +250,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       else if (message?.type === 'user.banned') banAnnounced(message.appId, message.userId);
       else if (message?.type === 'user.unbanned') bans.changed(message.appId, message.userId);
       else if (message?.type === 'user.blocks.changed') blocks.changed(message.appId, message.userId, message.otherId);
+      else if (message?.type === 'blocklist.changed') blocklists.changed(message.appId);
       else if (message?.type === 'node.leaving') void cluster.membership.refresh();
     });
   }
@@ -290,6 +293,10 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     if (banned) closeSockets(appId, userId, 'USER_BANNED');
     cluster?.bus.publish({ kind: 'control' }, encodeControl({ type: banned ? 'user.banned' : 'user.unbanned', appId, userId }));
   };
+  const blocklistChanged = (appId: string) => {
+    blocklists.changed(appId);
+    cluster?.bus.publish({ kind: 'control' }, encodeControl({ type: 'blocklist.changed', appId }));
+  };
   const blocksChanged = (appId: string, userId: string, otherId: string) => {
     blocks.changed(appId, userId, otherId);
     cluster?.bus.publish({ kind: 'control' }, encodeControl({ type: 'user.blocks.changed', appId, userId, otherId }));
@@ -320,7 +327,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, bans, moderated, blocksChanged, usage, ...(webhooks ? { webhooks } : {}), now };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklistChanged, usage, ...(webhooks ? { webhooks } : {}), now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { barChart, lineChart } from './charts.ts';
 import type { Row, ScenarioResult } from './output.ts';
 
-const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'webhooks'];
+const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'webhooks', 'blocklist'];
 const PEERS = ['uws', 'socketio'];
 
 const fmt = (v: unknown): string => {
@@ -154,6 +154,14 @@ const SECTIONS: Record<string, Section> = {
       table(r.rows, [['round', 'round'], ['mode', 'webhooks'], ['ackedPerSecond', 'acked sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['deliveredPerSecond', 'message.new delivered/s'], ['eventsDelivered', 'message.new delivered'], ['sendsAcked', 'sends acked'], ['catchUpMs', 'deliveries caught up after (ms)'], ['errors', 'errors']]),
       `With one endpoint ÷ without: sends/s ${ratios?.sends ?? '–'}×, p99 ${ratios?.p99 ?? '–'}× (means of the rounds).\n`,
       await chart('webhooks', barChart(r.rows.map((x) => ({ ...x, bar: `${x.mode}, round ${x.round}` })), { title: 'Acknowledged sends per second, without and with a webhook endpoint', y: 'ackedPerSecond', yTitle: 'acked sends/s', x: 'bar' })),
+    ].join('\n');
+  },
+  blocklist: async (r, chart) => {
+    const ratios = (r.summary as { ratios?: { sends?: number; p99?: number } }).ratios;
+    return [
+      table(r.rows, [['round', 'round'], ['mode', 'blocklist'], ['ackedPerSecond', 'acked sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['sendsAcked', 'sends acked'], ['errors', 'errors']]),
+      `With the blocklist ÷ without: sends/s ${ratios?.sends ?? '–'}×, p99 ${ratios?.p99 ?? '–'}× (means of the rounds).\n`,
+      await chart('blocklist', barChart(r.rows.map((x) => ({ ...x, bar: `${x.mode}, round ${x.round}` })), { title: 'Acknowledged sends per second, without and with a 10,000-entry blocklist', y: 'ackedPerSecond', yTitle: 'acked sends/s', x: 'bar' })),
     ].join('\n');
   },
   chatlist: async (r, chart) => {

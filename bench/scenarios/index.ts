@@ -8,6 +8,7 @@ import { history } from './history.ts';
 import type { ScenarioOptions, ScenarioOutput } from './options.ts';
 import { sends } from './sends.ts';
 import { webhooks } from './webhooks.ts';
+import { blocklist } from './blocklist.ts';
 
 export type { ScenarioOptions, ScenarioOutput } from './options.ts';
 
@@ -56,6 +57,7 @@ export const SCENARIOS = {
   flood,
   cluster,
   webhooks,
+  blocklist,
 } satisfies Record<string, (ctx: Context, o: ScenarioOptions) => Promise<ScenarioOutput>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;

@@ -2,7 +2,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { WEBHOOK_EVENTS } from '../../common/webhooks/index.ts';
-import { percentiles } from '../lib/histogram.ts';
 import type { Row } from '../lib/output.ts';
 import { processStats } from '../lib/process-stats.ts';
 import { createGroups } from '../lib/provision.ts';
@@ -10,6 +9,7 @@ import { startSingle, type Target } from '../lib/targets.ts';
 import type { ConnSpec } from '../load/systems.ts';
 import { round, type Context } from './context.ts';
 import type { ScenarioOptions, ScenarioOutput } from './options.ts';
+import { mean, sendFigures } from './send-figures.ts';
 
 const CONTENT = 'a benchmark message of a modest, realistic length';
 
@@ -128,16 +128,11 @@ export async function webhooks(ctx: Context, o: ScenarioOptions): Promise<Scenar
           delivered = receiver.events - eventsBefore;
           await management(target, 'DELETE', `${hooks}/${endpointId}`);
         }
-        const p = percentiles(r.histogram);
         const row: Row = {
           system: 'chat',
           mode: mode === 'none' ? 'no endpoint' : 'one endpoint, every event',
           round: round_ + 1,
-          ackedPerSecond: round(r.measuredDelivered / seconds),
-          p50Ms: p.p50Ms,
-          p99Ms: p.p99Ms,
-          errors: r.errors,
-          serverCpuUsPerSend: r.acked === 0 ? null : round(((after.cpuSeconds - before.cpuSeconds) * 1e6) / r.acked, 1),
+          ...sendFigures(r, after.cpuSeconds - before.cpuSeconds, seconds),
           serverCpuCores: round((after.cpuSeconds - before.cpuSeconds) / wall, 2),
           eventsDelivered: delivered,
           deliveredPerSecond: mode === 'one' && windowEvents.length === 2 ? round((windowEvents[1]! - windowEvents[0]!) / seconds) : null,
@@ -157,7 +152,6 @@ export async function webhooks(ctx: Context, o: ScenarioOptions): Promise<Scenar
     await target?.stop();
     await receiver.stop();
   }
-  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
   const sendsRatio = round(mean(byMode.one!.acked) / mean(byMode.none!.acked), 2);
   const p99Ratio = round(mean(byMode.one!.p99) / mean(byMode.none!.p99), 2);
   return {

@@ -8,6 +8,7 @@ export const errorCodes = {
   MALFORMED_FRAME: { status: 400, title: 'WebSocket frame is not valid JSON or MessagePack' },
   UNKNOWN_ACTION: { status: 400, title: 'Unknown WebSocket action type' },
   VALIDATION_FAILED: { status: 400, title: 'Request does not match the schema' },
+  CONTENT_BLOCKED: { status: 400, title: "The message contains a word or phrase the application's blocklist refuses" },
   AUTH_REQUIRED: { status: 401, title: 'Authentication required' },
   TOKEN_INVALID: { status: 401, title: 'Token is invalid' },
   TOKEN_EXPIRED: { status: 401, title: 'Token has expired' },

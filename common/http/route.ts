@@ -71,6 +71,8 @@ export interface RouteSpec<
   auth?: AuthSpec<A>;
   /** Whether an absent body is accepted as `{}`-less `undefined` (operations the spec sends without a body). */
   bodyOptional?: boolean;
+  /** The largest body this route takes, when larger than the server's (MAX_BODY_BYTES): a bulk write's. */
+  maxBodyBytes?: number;
   /**
    * Request headers the handler reads, as an object schema keyed by header name: documented as
    * OpenAPI header parameters. The handler checks them (the HTTP layer does not).
@@ -106,6 +108,7 @@ export interface AnyRoute {
   query?: TSchema;
   auth?: AuthSpec<unknown>;
   bodyOptional?: boolean;
+  maxBodyBytes?: number;
   headers?: TSchema;
   inProcess?: boolean;
   responses: Record<number, ResponseDoc>;

@@ -108,18 +108,19 @@ export function attachRoutes(app: TemplatedApp, options: HttpOptions): AttachedR
 
     const contentLength = Number(info.headers['content-length'] ?? '0');
     const hasBody = contentLength > 0 || info.headers['transfer-encoding'] !== undefined;
-    if (contentLength > options.maxBodyBytes) {
-      return send(new ApiError('PAYLOAD_TOO_LARGE', `body exceeds ${options.maxBodyBytes} bytes`), pattern);
+    const maxBodyBytes = Math.max(options.maxBodyBytes, match.route.maxBodyBytes ?? 0);
+    if (contentLength > maxBodyBytes) {
+      return send(new ApiError('PAYLOAD_TOO_LARGE', `body exceeds ${maxBodyBytes} bytes`), pattern);
     }
 
     inflight++;
     const run = async () => {
       let rawBody: Buffer | undefined;
       if (hasBody) {
-        const read = await readBody(res, options.maxBodyBytes, () => aborted);
+        const read = await readBody(res, maxBodyBytes, () => aborted);
         if (read.kind === 'aborted') return;
         if (read.kind === 'too-large') {
-          return send(new ApiError('PAYLOAD_TOO_LARGE', `body exceeds ${options.maxBodyBytes} bytes`), pattern);
+          return send(new ApiError('PAYLOAD_TOO_LARGE', `body exceeds ${maxBodyBytes} bytes`), pattern);
         }
         rawBody = read.body;
       }

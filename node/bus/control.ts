@@ -19,6 +19,8 @@ export type ControlMessage =
   | { type: 'node.leaving'; nodeId: string }
   /** An application's webhook endpoints or before-send hook changed: drop their cached copies. */
   | { type: 'webhooks.changed'; appId: string }
+  /** An application's blocklist changed: read it again before its next use. */
+  | { type: 'blocklist.changed'; appId: string }
   /**
    * A user was banned or unbanned: drop its cached ban status; on a ban, close its sockets once the
    * store confirms it (anything that can publish here could say anything).
@@ -54,6 +56,7 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
       return isString(m.appId) && isString(m.keyId) ? { type, appId: m.appId, keyId: m.keyId } : undefined;
     case 'app.deleted':
     case 'webhooks.changed':
+    case 'blocklist.changed':
       return isString(m.appId) ? { type, appId: m.appId } : undefined;
     case 'user.banned':
     case 'user.unbanned':

@@ -79,6 +79,8 @@ export class ChatService {
   webhooks: ChatWebhooks | undefined;
   /** User blocks (a direct chat between users one of whom blocks the other is refused); none when absent. */
   blocks: ActorDeps['blocks'];
+  /** Applications' blocklists, applied to sends and edits (see node/moderation); none when absent. */
+  blocklists: { screen(appId: string, content: string): ApiError | string | Promise<ApiError | string> } | undefined;
 
   constructor(
     private readonly store: NodeStore,
@@ -100,6 +102,14 @@ export class ChatService {
   }
 
   send(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
+    const screened = this.blocklists?.screen(p.appId, input.content) ?? input.content;
+    if (screened instanceof Promise) return screened.then((s) => (s instanceof ApiError ? s : this.sendScreened(p, chatId, s === input.content ? input : { ...input, content: s })));
+    if (screened instanceof ApiError) return Promise.resolve(screened);
+    return this.sendScreened(p, chatId, screened === input.content ? input : { ...input, content: screened });
+  }
+
+  /** A send past the application's blocklist (its content masked where the list says so). */
+  private sendScreened(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
     const hook = this.beforeSend?.hookOf(p.appId);
     return hook === undefined ? this.on(p.appId, chatId, 'send', p, chatId, input) : this.sendAsking(p, chatId, input, hook);
   }
@@ -132,8 +142,10 @@ export class ChatService {
     return (await this.store.chats.member(p.appId, chatId, p.userId)) !== undefined;
   }
 
-  edit(p: Principal, chatId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
-    return this.limited(p, chatId, 'edit', p, chatId, messageId, content);
+  async edit(p: Principal, chatId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
+    const screened = await (this.blocklists?.screen(p.appId, content) ?? content);
+    if (screened instanceof ApiError) return screened;
+    return this.limited(p, chatId, 'edit', p, chatId, messageId, screened);
   }
 
   deleteMessage(p: Principal, chatId: string, messageId: string): Promise<MessageView | ApiError> {

@@ -3,10 +3,11 @@ import { v7 as uuidv7 } from 'uuid';
 import { ApiError, defineRoute, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
 import type { ModerationAction, UserBan } from '../store/index.ts';
-import { Action, ActionList, Ban, BanBody, BanList, BanParams, ListQuery } from './schemas.ts';
+import { Action, ActionList, Ban, BanBody, BanList, BanParams, BlocklistBody, BlocklistView, ListQuery } from './schemas.ts';
+import { BLOCKLIST_LIMITS, fold } from './blocklist.ts';
 
 const banView = (b: UserBan): Static<typeof Ban> => ({ userId: b.userId, ...(b.reason !== undefined ? { reason: b.reason } : {}), ...(b.expiresAt !== undefined ? { expiresAt: b.expiresAt } : {}), createdAt: b.createdAt, bannedBy: b.by });
-const actionView = (a: ModerationAction): Static<typeof Action> => ({ actionId: a.id, at: a.at, action: a.action, userId: a.userId, by: a.by, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.expiresAt !== undefined ? { expiresAt: a.expiresAt } : {}) });
+const actionView = (a: ModerationAction): Static<typeof Action> => ({ actionId: a.id, at: a.at, action: a.action, ...(a.userId !== undefined ? { userId: a.userId } : {}), by: a.by, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.expiresAt !== undefined ? { expiresAt: a.expiresAt } : {}) });
 
 /** The backend's moderation routes (API key): bans and the moderation log (README, "Moderation"). */
 export function moderationRoutes(ctx: NodeContext): AnyRoute[] {
@@ -72,6 +73,40 @@ export function moderationRoutes(ctx: NodeContext): AnyRoute[] {
         const bans = await ctx.store.moderation.bans(auth.appId, ctx.now().toISOString(), query.cursor, size + 1);
         const page = bans.slice(0, size);
         return { status: 200, body: { bans: page.map(banView), ...(bans.length > size ? { nextCursor: page.at(-1)!.userId } : {}) } };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/moderation/blocklist',
+      operationId: 'getBlocklist',
+      summary: 'The application’s blocklist: words and phrases refused (`block`) or starred out (`mask`) in sends and edits',
+      tags,
+      auth,
+      responses: { 200: { description: 'The blocklist (no entries until one is set)', schema: BlocklistView }, ...keyErrors },
+      handler: async ({ auth }) => {
+        const list = await ctx.store.moderation.blocklist(auth.appId);
+        return { status: 200, body: { entries: list?.entries ?? [], ...(list ? { updatedAt: list.updatedAt } : {}) } };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/api/moderation/blocklist',
+      operationId: 'setBlocklist',
+      summary: `Replace the application’s blocklist (at most ${BLOCKLIST_LIMITS.entries} entries of 1–${BLOCKLIST_LIMITS.entryChars} characters; the body may be up to 2 MiB); every node applies it at once`,
+      tags,
+      body: BlocklistBody,
+      maxBodyBytes: 2 * 1024 * 1024,
+      auth,
+      responses: { 200: { description: 'Set', schema: BlocklistView }, 400: { description: 'Invalid entries (each names its index)' }, ...keyErrors },
+      handler: async ({ body, auth }) => {
+        const empty = body.entries.flatMap((e, i) => (fold(e.text).folded.length === 0 ? [{ path: `/body/entries/${i}/text`, message: 'has no letter, digit or symbol left once diacritics are set aside' }] : []));
+        if (empty.length > 0) return new ApiError('VALIDATION_FAILED', 'an entry matches nothing', { errors: empty.slice(0, 20) });
+        const now = ctx.now().toISOString();
+        const by = `apiKey:${auth.keyId}`;
+        await ctx.store.moderation.setBlocklist(auth.appId, { entries: body.entries, version: uuidv7(), updatedAt: now });
+        ctx.blocklistChanged(auth.appId);
+        await ctx.store.moderation.log({ appId: auth.appId, id: uuidv7(), at: now, action: 'blocklist.updated', by, reason: `${body.entries.length} entries` });
+        return { status: 200, body: { entries: body.entries, updatedAt: now } };
       },
     }),
     defineRoute({

@@ -401,8 +401,9 @@ export interface ModerationAction {
   /** A UUIDv7: actions list newest first by id. */
   id: string;
   at: string;
-  action: 'user.banned' | 'user.unbanned';
-  userId: string;
+  action: 'user.banned' | 'user.unbanned' | 'blocklist.updated';
+  /** The user acted on (none for a blocklist change). */
+  userId?: string;
   by: string;
   reason?: string;
   expiresAt?: string;
@@ -434,6 +435,19 @@ export interface ModerationStore {
   blocks(appId: string, userId: string, afterId: string | undefined, limit: number): Promise<UserBlock[]>;
   /** Whether `userId` blocks `otherId`: one key read. */
   blocking(appId: string, userId: string, otherId: string): Promise<boolean>;
+  /** The application's blocklist as last set (undefined: never set): one row. */
+  blocklist(appId: string): Promise<StoredBlocklist | undefined>;
+  /** Replaces the application's blocklist. */
+  setBlocklist(appId: string, list: StoredBlocklist): Promise<void>;
+  /** Records an action that is not a ban or unban (those record their own). */
+  log(action: ModerationAction): Promise<void>;
+}
+
+/** An application's blocklist: its entries and a version that changes with every set. */
+export interface StoredBlocklist {
+  entries: { text: string; action: 'block' | 'mask' }[];
+  version: string;
+  updatedAt: string;
 }
 
 /** A user blocking another (README, "Moderation"). */

@@ -59,4 +59,19 @@ if (backends) {
       t.equal(code, 'USER_BLOCKED', `refused via node ${i} (${Date.now() - blockedAt} ms after the block)`);
     }
   });
+
+  t.test('a blocklist set on one node applies to sends on every node at once', async (t) => {
+    const { key, users } = await clusterApp(cluster, ['bl-ann', 'bl-ben']);
+    const [ann, ben] = users as [{ userId: string; jwt: string }, { userId: string; jwt: string }];
+    const chatId = (await client(cluster.nodes[0]!.url).post('/api/chats', { type: 'direct', userId: ben.userId }, ann.jwt)).body.chatId as string;
+    // Every node has read the (empty) list: it is cached there for 30 s unless a change is announced.
+    for (const [i, node] of cluster.nodes.entries()) t.equal((await client(node.url).post(`/api/messages/${chatId}`, { content: `a scam via ${i}` }, ann.jwt)).status, 201, `a send via node ${i}`);
+    t.equal((await client(cluster.nodes[2]!.url).put('/api/moderation/blocklist', { entries: [{ text: 'scam', action: 'block' }] }, key.token)).status, 200, 'set on node C');
+    const setAt = Date.now();
+    for (const [i, node] of cluster.nodes.entries()) {
+      let code: string | undefined;
+      while ((code = (await client(node.url).post(`/api/messages/${chatId}`, { content: 'a SCAM again' }, ann.jwt)).body.code) !== 'CONTENT_BLOCKED' && Date.now() - setAt < 1000) await new Promise((resolve) => setTimeout(resolve, 20));
+      t.equal(code, 'CONTENT_BLOCKED', `refused via node ${i} (${Date.now() - setAt} ms after the change)`);
+    }
+  });
 }

@@ -178,3 +178,42 @@ t.test('the SDK: ChatClient blocks, lists and unblocks', async (t) => {
   t.ok((await client.directChat(gus.userId)).chatId, 'a direct chat once unblocked');
   client.close();
 });
+
+t.test('the blocklist: a block entry refuses sends and edits (REST and WebSocket), a mask entry stars the words out; set by API key', async (t) => {
+  const it = await integration(svc, 'blocklist');
+  const [hal, ida] = [await it.user('hal'), await it.user('ida')];
+  const chatId = (await it.node.post('/api/chats', { type: 'direct', userId: ida.userId }, hal.jwt)).body.chatId as string;
+  const ws = await WsClient.connect(svc.nodeUrl, hal.jwt);
+  t.teardown(() => ws.close());
+  t.same((await it.node.get('/api/moderation/blocklist', it.apiKey)).body, { entries: [] }, 'none until set');
+  const entries = [{ text: 'Crypto Scam', action: 'block' }, { text: 'darn', action: 'mask' }];
+  const set = await it.node.put('/api/moderation/blocklist', { entries }, it.apiKey);
+  t.equal(set.status, 200);
+  t.same(set.body.entries, entries);
+
+  const refused = await it.node.post(`/api/messages/${chatId}`, { content: 'join this crypto  scam' }, hal.jwt);
+  t.equal(refused.status, 400, 'a send with a block entry is refused');
+  t.equal(refused.body.code, 'CONTENT_BLOCKED');
+  t.match(await ws.request({ type: 'message.send', chatId, content: 'CRYPTO SCAM!!' }), { type: 'error', code: 'CONTENT_BLOCKED' }, 'over WebSocket too');
+  const masked = await it.node.post(`/api/messages/${chatId}`, { content: 'Därn, it is late' }, hal.jwt);
+  t.equal(masked.status, 201);
+  t.equal(masked.body.message.content, '****, it is late', 'a mask entry is starred out, diacritics and case aside');
+  const messageId = masked.body.message.messageId as string;
+  t.equal((await it.node.put(`/api/messages/${chatId}/${messageId}`, { content: 'a crypto scam' }, hal.jwt)).body.code, 'CONTENT_BLOCKED', 'an edit too');
+  t.equal((await it.node.put(`/api/messages/${chatId}/${messageId}`, { content: 'darn darn' }, hal.jwt)).body.message.content, '**** ****', 'an edit is masked');
+  const stored = await it.node.get(`/api/messages/getMessages/${chatId}`, ida.jwt);
+  t.same(stored.body.messages.map((m: { content: string }) => m.content), ['**** ****'], 'only the masked text was ever stored');
+
+  const empty = await it.node.put('/api/moderation/blocklist', { entries: [{ text: 'ok', action: 'mask' }, { text: '\u0301\u0302', action: 'block' }] }, it.apiKey);
+  t.equal(empty.status, 400);
+  t.same(empty.body.errors.map((e: { path: string }) => e.path), ['/body/entries/1/text'], 'an entry that folds to nothing names its index');
+  t.equal((await it.node.put('/api/moderation/blocklist', { entries: [{ text: 'x', action: 'erase' }] }, it.apiKey)).status, 400, 'an unknown action');
+  const tooMany = await it.node.put('/api/moderation/blocklist', { entries: Array.from({ length: 10_001 }, (_, i) => ({ text: `w${i}`, action: 'block' })) }, it.apiKey);
+  t.equal(tooMany.status, 400, 'more than 10,000 entries');
+  const big = await it.node.put('/api/moderation/blocklist', { entries: Array.from({ length: 10_000 }, (_, i) => ({ text: `word number ${i}`, action: 'block' })) }, it.apiKey);
+  t.equal(big.status, 200, `10,000 entries in one body (${JSON.stringify(big.body).length} bytes)`);
+  t.equal((await it.node.post(`/api/messages/${chatId}`, { content: 'say word number 9999 twice' }, hal.jwt)).body.code, 'CONTENT_BLOCKED', 'the new list applies at once');
+  t.equal((await it.node.post(`/api/messages/${chatId}`, { content: 'darn' }, hal.jwt)).body.message.content, 'darn', 'and the old one no longer');
+  const log = (await it.node.get('/api/moderation/actions', it.apiKey)).body.actions;
+  t.match(log[0], { action: 'blocklist.updated', by: `apiKey:${it.keyId}`, reason: '10000 entries' }, 'each change is in the moderation log');
+});

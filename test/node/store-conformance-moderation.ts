@@ -48,8 +48,8 @@ export function moderationConformance(withStore: (title: string, body: (t: Test,
       await store.moderation.ban(ban(appId, userId), a);
       made.push(a);
     }
-    const lift = action(appId, made[0]!.userId, 'user.unbanned');
-    await store.moderation.unban(appId, made[0]!.userId, lift, NOW);
+    const lift = action(appId, made[0]!.userId!, 'user.unbanned');
+    await store.moderation.unban(appId, made[0]!.userId!, lift, NOW);
     await store.moderation.unban(appId, randomUUID(), action(appId, randomUUID(), 'user.unbanned'), NOW);
     const all = await store.moderation.actions(appId, undefined, 100);
     t.same(all, [...made, lift].sort((a, b) => b.id.localeCompare(a.id)), 'newest first, every field; an unban of nobody recorded nothing');
@@ -73,5 +73,16 @@ export function moderationConformance(withStore: (title: string, body: (t: Test,
     t.equal(await store.moderation.unblock(appId, me, blocked[1]!), 'not-blocked');
     t.equal(await store.moderation.blocking(appId, me, blocked[1]!), false);
     t.equal(await store.moderation.block(appId, me, randomUUID(), NOW, 3), 'blocked', 'an unblock frees a place');
+  });
+
+  withStore('moderation: an application’s blocklist is read back as last set, per application', async (t, store) => {
+    const [appA, appB] = [randomUUID(), randomUUID()];
+    t.equal(await store.moderation.blocklist(appA), undefined, 'none until set');
+    const list = { entries: [{ text: 'Spam', action: 'block' as const }, { text: 'darn it', action: 'mask' as const }], version: 'v1', updatedAt: NOW };
+    await store.moderation.setBlocklist(appA, list);
+    t.same(await store.moderation.blocklist(appA), list);
+    await store.moderation.setBlocklist(appA, { entries: [], version: 'v2', updatedAt: LATER });
+    t.same(await store.moderation.blocklist(appA), { entries: [], version: 'v2', updatedAt: LATER }, 'replaced');
+    t.equal(await store.moderation.blocklist(appB), undefined, "another application's is its own");
   });
 }

@@ -1,6 +1,6 @@
 import type { types } from 'cassandra-driver';
 import { applied, defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
-import type { ModerationAction, ModerationStore, UserBan, UserBlock } from '../types.ts';
+import type { ModerationAction, ModerationStore, StoredBlocklist, UserBan, UserBlock } from '../types.ts';
 
 /** Cassandra's largest TTL (20 years). */
 const MAX_TTL_SECONDS = 630_720_000;
@@ -34,7 +34,7 @@ export class CassandraModeration implements ModerationStore {
   private record(a: ModerationAction) {
     return this.db.execute(
       `INSERT INTO ${this.ks}.moderation_actions (app_id, month, id, at, action, user_id, by_whom, reason, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [a.appId, monthOf(idTime(a.id)), a.id, a.at, a.action, a.userId, a.by, a.reason ?? null, a.expiresAt ?? null],
+      [a.appId, monthOf(idTime(a.id)), a.id, a.at, a.action, a.userId ?? null, a.by, a.reason ?? null, a.expiresAt ?? null],
     );
   }
 
@@ -123,6 +123,19 @@ export class CassandraModeration implements ModerationStore {
     return row !== null && row !== undefined && row.get('blocked_at') !== null;
   }
 
+  async log(action: ModerationAction): Promise<void> {
+    await this.record(action);
+  }
+
+  async blocklist(appId: string): Promise<StoredBlocklist | undefined> {
+    const row = (await this.db.execute(`SELECT entries_json, list_version, updated_at FROM ${this.ks}.blocklists WHERE app_id = ?`, [appId])).first();
+    return row ? { entries: JSON.parse(str(row, 'entries_json')) as StoredBlocklist['entries'], version: str(row, 'list_version'), updatedAt: str(row, 'updated_at') } : undefined;
+  }
+
+  async setBlocklist(appId: string, list: StoredBlocklist): Promise<void> {
+    await this.db.execute(`INSERT INTO ${this.ks}.blocklists (app_id, entries_json, list_version, updated_at) VALUES (?, ?, ?, ?)`, [appId, JSON.stringify(list.entries), list.version, list.updatedAt]);
+  }
+
   async actions(appId: string, beforeId: string | undefined, limit: number): Promise<ModerationAction[]> {
     const out: ModerationAction[] = [];
     const from = beforeId === undefined ? Date.now() : idTime(beforeId);
@@ -132,7 +145,7 @@ export class CassandraModeration implements ModerationStore {
         ? await this.db.execute(`SELECT * FROM ${this.ks}.moderation_actions WHERE app_id = ? AND month = ? AND id < ? LIMIT ?`, [appId, month, beforeId, limit - out.length])
         : await this.db.execute(`SELECT * FROM ${this.ks}.moderation_actions WHERE app_id = ? AND month = ? LIMIT ?`, [appId, month, limit - out.length]);
       for (const r of rows.rows) {
-        out.push(defined({ appId, id: str(r, 'id'), at: str(r, 'at'), action: str(r, 'action') as ModerationAction['action'], userId: str(r, 'user_id'), by: str(r, 'by_whom'), reason: opt(r, 'reason'), expiresAt: opt(r, 'expires_at') }));
+        out.push(defined({ appId, id: str(r, 'id'), at: str(r, 'at'), action: str(r, 'action') as ModerationAction['action'], userId: opt(r, 'user_id'), by: str(r, 'by_whom'), reason: opt(r, 'reason'), expiresAt: opt(r, 'expires_at') }));
       }
     }
     return out;

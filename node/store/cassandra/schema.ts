@@ -132,4 +132,11 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.user_blocks (app_id text, user_id text, blocked_id text, blocked_at text, blocked_count int static, PRIMARY KEY ((app_id, user_id), blocked_id))`,
     ],
   },
+  {
+    name: 'node-012-blocklists',
+    statements: [
+      // Each application's blocklist, one row (at most 10,000 entries of 100 characters, as JSON).
+      `CREATE TABLE IF NOT EXISTS {ks}.blocklists (app_id text, entries_json text, list_version text, updated_at text, PRIMARY KEY (app_id))`,
+    ],
+  },
 ];

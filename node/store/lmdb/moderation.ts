@@ -1,4 +1,4 @@
-import type { ModerationAction, ModerationStore, UserBan, UserBlock } from '../types.ts';
+import type { ModerationAction, ModerationStore, StoredBlocklist, UserBan, UserBlock } from '../types.ts';
 import { END, type Tables } from './shared.ts';
 
 /** Moderation actions are kept this long (README, "Moderation"). */
@@ -92,6 +92,18 @@ export class LmdbModeration implements ModerationStore {
 
   async blocking(appId: string, userId: string, otherId: string): Promise<boolean> {
     return this.t.db.get(['k', appId, userId, otherId]) !== undefined;
+  }
+
+  async log(action: ModerationAction): Promise<void> {
+    await this.t.root.transaction(() => this.record(action));
+  }
+
+  async blocklist(appId: string): Promise<StoredBlocklist | undefined> {
+    return this.t.db.get(['bl', appId]) as StoredBlocklist | undefined;
+  }
+
+  async setBlocklist(appId: string, list: StoredBlocklist): Promise<void> {
+    await this.t.db.put(['bl', appId], list);
   }
 
   async actions(appId: string, beforeId: string | undefined, limit: number): Promise<ModerationAction[]> {
