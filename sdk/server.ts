@@ -1,6 +1,6 @@
 import { ChatStateError } from './errors.ts';
 import { request } from './http.ts';
-import type { Ban, ModerationAction, User, UserSession } from './types.ts';
+import type { Ban, BlocklistEntry, ModerationAction, User, UserSession } from './types.ts';
 
 export * from './errors.ts';
 export type * from './types.ts';
@@ -74,6 +74,19 @@ export class ChatServer {
   /** The bans in force, by user id, a page at a time (`size` 1–100, default 50). */
   listBans(page: { size?: number; cursor?: string } = {}): Promise<{ bans: Ban[]; nextCursor?: string }> {
     return this.call(`api/moderation/bans${query(page)}`);
+  }
+
+  /** The application's blocklist (no entries until one is set). */
+  getBlocklist(): Promise<{ entries: BlocklistEntry[]; updatedAt?: string }> {
+    return this.call('api/moderation/blocklist');
+  }
+
+  /**
+   * Replaces the application's blocklist (at most 10,000 entries of 1–100 characters): sends and
+   * edits containing a `block` entry are refused (CONTENT_BLOCKED); `mask` entries are starred out.
+   */
+  setBlocklist(entries: BlocklistEntry[]): Promise<{ entries: BlocklistEntry[]; updatedAt: string }> {
+    return this.call('api/moderation/blocklist', { method: 'PUT', body: { entries } });
   }
 
   /** The moderation log, newest first, a page at a time; kept 90 days. */

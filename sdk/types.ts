@@ -70,12 +70,19 @@ export interface Ban {
   bannedBy: string;
 }
 
+/** A word or phrase of an application's blocklist, and what a match does. */
+export interface BlocklistEntry {
+  text: string;
+  action: 'block' | 'mask';
+}
+
 /** One recorded moderation action. */
 export interface ModerationAction {
   actionId: string;
   at: string;
-  action: 'user.banned' | 'user.unbanned';
-  userId: string;
+  action: 'user.banned' | 'user.unbanned' | 'blocklist.updated';
+  /** The user acted on (none for a blocklist change). */
+  userId?: string;
   by: string;
   reason?: string;
   expiresAt?: string;

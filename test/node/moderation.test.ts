@@ -124,6 +124,10 @@ t.test('the SDK: ChatServer bans, lists and unbans; a banned ChatClient is signe
   await server.unbanUser(erin.userId);
   t.same((await server.listModerationActions({ size: 2 })).actions.map((a) => a.action), ['user.unbanned', 'user.banned']);
   t.ok((await server.signIn({ userId: erin.userId })).jwt, 'signed in again');
+  t.same((await server.getBlocklist()).entries, [], 'no blocklist yet');
+  t.same((await server.setBlocklist([{ text: 'spam', action: 'block' }])).entries, [{ text: 'spam', action: 'block' }]);
+  t.same((await server.getBlocklist()).entries, [{ text: 'spam', action: 'block' }], 'read back');
+  t.equal((await server.listModerationActions({ size: 1 })).actions[0]!.action, 'blocklist.updated');
   client.close();
 });
 
