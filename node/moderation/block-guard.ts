@@ -25,7 +25,7 @@ export class BlockGuard {
     const at = this.now();
     const hit = this.known.get(key);
     if (hit && hit.until > at) return refusalOf(hit.blocked);
-    return Promise.all([this.store.blocking(appId, userId, otherId), this.store.blocking(appId, otherId, userId)]).then(([mine, theirs]) => {
+    return Promise.all([this.store.blockOf(appId, userId, otherId), this.store.blockOf(appId, otherId, userId)]).then(([mine, theirs]) => {
       if (this.known.size >= REMEMBERED) this.known.clear();
       const blocked = mine ? 'me' : theirs ? 'them' : undefined;
       this.known.set(key, { blocked, until: at + this.ttlMs });

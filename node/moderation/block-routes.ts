@@ -33,10 +33,7 @@ export function blockRoutes(ctx: NodeContext): AnyRoute[] {
         const at = ctx.now().toISOString();
         const result = await ctx.store.moderation.block(auth.appId, auth.userId, body.userId, at, BLOCKS_PER_USER);
         if (result === 'full') return new ApiError('BLOCK_LIMIT_REACHED', `you block ${BLOCKS_PER_USER} users already; unblock one first`);
-        if (result === 'exists') {
-          const [existing] = await ctx.store.moderation.blocks(auth.appId, auth.userId, undefined, BLOCKS_PER_USER).then((all) => all.filter((b) => b.userId === body.userId));
-          return { status: 200, body: existing ?? { userId: body.userId, blockedAt: at } };
-        }
+        if (result === 'exists') return { status: 200, body: (await ctx.store.moderation.blockOf(auth.appId, auth.userId, body.userId)) ?? { userId: body.userId, blockedAt: at } };
         ctx.blocksChanged(auth.appId, auth.userId, body.userId);
         return { status: 201, body: { userId: body.userId, blockedAt: at } };
       },

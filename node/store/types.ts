@@ -433,8 +433,8 @@ export interface ModerationStore {
   unblock(appId: string, userId: string, blockedId: string): Promise<'unblocked' | 'not-blocked'>;
   /** Whom `userId` blocks, by user id, after `afterId`, at most `limit`. */
   blocks(appId: string, userId: string, afterId: string | undefined, limit: number): Promise<UserBlock[]>;
-  /** Whether `userId` blocks `otherId`: one key read. */
-  blocking(appId: string, userId: string, otherId: string): Promise<boolean>;
+  /** `userId`'s block of `otherId`, if it blocks it: one key read. */
+  blockOf(appId: string, userId: string, otherId: string): Promise<UserBlock | undefined>;
   /** The application's blocklist as last set (undefined: never set): one row. */
   blocklist(appId: string): Promise<StoredBlocklist | undefined>;
   /** Replaces the application's blocklist. */

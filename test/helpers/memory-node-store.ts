@@ -181,7 +181,7 @@ export class MemoryNodeStore {
     // The actor tests use no webhooks: an outbox that keeps nothing.
     outbox: { append: async () => undefined, pending: async () => [], progress: async () => undefined, confirm: async () => undefined, owners: async () => [], retire: async () => undefined },
     // The actor tests moderate nobody: no bans, no log.
-    moderation: { ban: async () => undefined, unban: async () => 'not-banned', banOf: async () => undefined, bans: async () => [], actions: async () => [], block: async () => 'blocked', unblock: async () => 'not-blocked', blocks: async () => [], blocking: async () => false, blocklist: async () => undefined, setBlocklist: async () => undefined, log: async () => undefined },
+    moderation: { ban: async () => undefined, unban: async () => 'not-banned', banOf: async () => undefined, bans: async () => [], actions: async () => [], block: async () => 'blocked', unblock: async () => 'not-blocked', blocks: async () => [], blockOf: async () => undefined, blocklist: async () => undefined, setBlocklist: async () => undefined, log: async () => undefined },
     signingKeys: new MemorySigningKeys(),
     close: async () => undefined,
   };

@@ -66,12 +66,12 @@ export function moderationConformance(withStore: (title: string, body: (t: Test,
     t.equal(await store.moderation.block(appId, me, randomUUID(), NOW, 3), 'full', 'past the limit');
     t.same(await store.moderation.blocks(appId, me, undefined, 10), blocked.map((userId) => ({ userId, blockedAt: NOW })), 'listed by user id, with the first time');
     t.same((await store.moderation.blocks(appId, me, blocked[0], 1)).map((b) => b.userId), [blocked[1]], 'after a user id, at most the limit');
-    t.equal(await store.moderation.blocking(appId, me, blocked[1]!), true);
-    t.equal(await store.moderation.blocking(appId, blocked[1]!, me), false, 'one way only');
+    t.same(await store.moderation.blockOf(appId, me, blocked[1]!), { userId: blocked[1], blockedAt: NOW }, 'one block read by its pair');
+    t.equal(await store.moderation.blockOf(appId, blocked[1]!, me), undefined, 'one way only');
     t.same(await store.moderation.blocks(appId, other, undefined, 10), [], "another user's blocks are its own");
     t.equal(await store.moderation.unblock(appId, me, blocked[1]!), 'unblocked');
     t.equal(await store.moderation.unblock(appId, me, blocked[1]!), 'not-blocked');
-    t.equal(await store.moderation.blocking(appId, me, blocked[1]!), false);
+    t.equal(await store.moderation.blockOf(appId, me, blocked[1]!), undefined);
     t.equal(await store.moderation.block(appId, me, randomUUID(), NOW, 3), 'blocked', 'an unblock frees a place');
   });
 

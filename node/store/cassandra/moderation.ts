@@ -118,9 +118,10 @@ export class CassandraModeration implements ModerationStore {
     return rows.filter((r) => r.get('blocked_id') !== null).map((r) => ({ userId: str(r, 'blocked_id'), blockedAt: str(r, 'blocked_at') }));
   }
 
-  async blocking(appId: string, userId: string, otherId: string): Promise<boolean> {
+  async blockOf(appId: string, userId: string, otherId: string): Promise<UserBlock | undefined> {
     const row = (await this.db.execute(`SELECT blocked_at FROM ${this.ks}.user_blocks WHERE app_id = ? AND user_id = ? AND blocked_id = ?`, [appId, userId, otherId])).first();
-    return row !== null && row !== undefined && row.get('blocked_at') !== null;
+    const at = row?.get('blocked_at') as string | null | undefined;
+    return at === null || at === undefined ? undefined : { userId: otherId, blockedAt: at };
   }
 
   async log(action: ModerationAction): Promise<void> {

@@ -90,8 +90,9 @@ export class LmdbModeration implements ModerationStore {
     return out;
   }
 
-  async blocking(appId: string, userId: string, otherId: string): Promise<boolean> {
-    return this.t.db.get(['k', appId, userId, otherId]) !== undefined;
+  async blockOf(appId: string, userId: string, otherId: string): Promise<UserBlock | undefined> {
+    const at = this.t.db.get(['k', appId, userId, otherId]) as string | undefined;
+    return at === undefined ? undefined : { userId: otherId, blockedAt: at };
   }
 
   async log(action: ModerationAction): Promise<void> {
