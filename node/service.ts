@@ -37,7 +37,7 @@ import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guar
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
-import { BanGuard, BlockGuard, Blocklists, blockRoutes, moderationRoutes } from './moderation/index.ts';
+import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, flagRoutes, moderationRoutes } from './moderation/index.ts';
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
@@ -363,6 +363,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     ...userRoutes(ctx),
     ...chatRoutes(ctx),
     ...moderationRoutes(ctx),
+    ...flagRoutes(ctx),
+    ...chatModerationRoutes(ctx),
     ...blockRoutes(ctx),
     ...messageRoutes(ctx),
     defineRoute({

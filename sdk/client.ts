@@ -1,7 +1,8 @@
 import { AuthManager } from './auth.ts';
+import { ChatModerationCalls } from './chat-moderation.ts';
 import { request, type RequestOptions } from './http.ts';
 import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
-import type { ChatSummary, Member, Message, Role, User, UserSession } from './types.ts';
+import type { ChatBan, ChatSummary, Flag, Member, Message, Mute, Role, User, UserSession } from './types.ts';
 
 export * from './errors.ts';
 export type * from './types.ts';
@@ -92,6 +93,8 @@ export class ChatClient {
     return this.auth.call((jwt) => request<T>(this.options.baseUrl, path, { ...init, token: jwt }, this.fetchImpl));
   }
 
+  private readonly moderation = new ChatModerationCalls((path, init) => this.call(path, init));
+
   // ---- realtime -----------------------------------------------------------------------------------
 
   connect(): Promise<void> {
@@ -128,6 +131,34 @@ export class ChatClient {
     if (page.size !== undefined) q.set('size', String(page.size));
     if (page.cursor !== undefined) q.set('cursor', page.cursor);
     return this.call(`api/users/me/blocks${q.size > 0 ? `?${q}` : ''}`);
+  }
+
+  // ---- moderation (a group's owner and admins; any member flags) ---------------------------------
+
+  /** Flags a message of a chat you are in for review, once (409 ALREADY_FLAGGED); not your own. */
+  flagMessage(chatId: string, messageId: string, reason: string): Promise<Flag & { messageHidden: boolean }> {
+    return this.call(`api/messages/${encodeURIComponent(chatId)}/${encodeURIComponent(messageId)}/flags`, { method: 'POST', body: { reason } });
+  }
+
+  /** Mutes a member of a group you own or administer (an admin mutes plain members only); until `expiresAt` or unmuted. */
+  muteMember(chatId: string, input: { userId: string; expiresAt?: string }): Promise<Mute> {
+    return this.moderation.muteMember(chatId, input);
+  }
+  unmuteMember(chatId: string, userId: string): Promise<void> {
+    return this.moderation.unmuteMember(chatId, userId);
+  }
+  listMutes(chatId: string): Promise<Mute[]> {
+    return this.moderation.listMutes(chatId);
+  }
+  /** Bans a user from a group you own or administer: removed, and not added back until it lifts. */
+  banMember(chatId: string, input: { userId: string; reason?: string; expiresAt?: string }): Promise<ChatBan> {
+    return this.moderation.banMember(chatId, input);
+  }
+  unbanMember(chatId: string, userId: string): Promise<void> {
+    return this.moderation.unbanMember(chatId, userId);
+  }
+  listChatBans(chatId: string, page: { size?: number; cursor?: string } = {}): Promise<{ bans: ChatBan[]; nextCursor?: string }> {
+    return this.moderation.listChatBans(chatId, page);
   }
 
   // ---- chats --------------------------------------------------------------------------------------

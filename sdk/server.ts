@@ -1,6 +1,7 @@
 import { ChatStateError } from './errors.ts';
 import { request } from './http.ts';
-import type { Ban, BlocklistEntry, ModerationAction, User, UserSession } from './types.ts';
+import { ChatModerationCalls } from './chat-moderation.ts';
+import type { Ban, BlocklistEntry, ChatBan, Flag, ModerationAction, Mute, QueuedFlag, User, UserSession } from './types.ts';
 
 export * from './errors.ts';
 export type * from './types.ts';
@@ -33,6 +34,8 @@ export class ChatServer {
   private call<T>(path: string, init: Parameters<typeof request>[2] = {}): Promise<T> {
     return request<T>(this.options.baseUrl, path, { ...init, token: this.options.apiKey }, this.fetchImpl);
   }
+
+  private readonly moderation = new ChatModerationCalls((path, init) => this.call(path, init));
 
   /** Registers a user; `username` is unique per application (409 USERNAME_TAKEN). */
   registerUser(input: { username: string; displayName?: string }): Promise<User> {
@@ -87,6 +90,55 @@ export class ChatServer {
    */
   setBlocklist(entries: BlocklistEntry[]): Promise<{ entries: BlocklistEntry[]; updatedAt: string }> {
     return this.call('api/moderation/blocklist', { method: 'PUT', body: { entries } });
+  }
+
+  // Mutes and bans in any chat (the routes a group's owner and admins call too: see ChatModerationCalls).
+
+  /** Mutes a member (until `expiresAt`, ISO time in the future; absent: until unmuted); a mute in force is replaced. */
+  muteMember(chatId: string, input: { userId: string; expiresAt?: string }): Promise<Mute> {
+    return this.moderation.muteMember(chatId, input);
+  }
+  /** Lifts a member's mute (404 MUTE_NOT_FOUND when it has none in force). */
+  unmuteMember(chatId: string, userId: string): Promise<void> {
+    return this.moderation.unmuteMember(chatId, userId);
+  }
+  /** A chat's members muted now. */
+  listMutes(chatId: string): Promise<Mute[]> {
+    return this.moderation.listMutes(chatId);
+  }
+  /** Bans a user from a group: a member is removed, and nobody adds it back (MEMBER_BANNED) until it lifts. */
+  banMember(chatId: string, input: { userId: string; reason?: string; expiresAt?: string }): Promise<ChatBan> {
+    return this.moderation.banMember(chatId, input);
+  }
+  /** Lifts a user's ban from a group (404 BAN_NOT_FOUND when none is in force). */
+  unbanMember(chatId: string, userId: string): Promise<void> {
+    return this.moderation.unbanMember(chatId, userId);
+  }
+  /** A group's bans in force, by user id, a page at a time. */
+  listChatBans(chatId: string, page: { size?: number; cursor?: string } = {}): Promise<{ bans: ChatBan[]; nextCursor?: string }> {
+    return this.moderation.listChatBans(chatId, page);
+  }
+
+  /** Open flags, newest first, a page at a time, each with its message as stored. */
+  listFlags(page: { size?: number; cursor?: string } = {}): Promise<{ flags: QueuedFlag[]; nextCursor?: string }> {
+    return this.call(`api/moderation/flags${query(page)}`);
+  }
+
+  /**
+   * Resolves a flag and every open flag of the same message: `dismiss` (a hidden message is shown
+   * again), `delete` the message, or `ban` its sender from the application (until `expiresAt`).
+   */
+  resolveFlag(flagId: string, input: { action: 'dismiss' | 'delete' | 'ban'; reason?: string; expiresAt?: string }): Promise<{ action: 'dismiss' | 'delete' | 'ban'; flags: Flag[] }> {
+    return this.call(`api/moderation/flags/${encodeURIComponent(flagId)}/resolve`, { method: 'POST', body: input });
+  }
+
+  /** The application's moderation settings: `flagHideThreshold`, the open flags that hide a message (0: never). */
+  getModerationSettings(): Promise<{ flagHideThreshold: number }> {
+    return this.call('api/moderation/settings');
+  }
+
+  setModerationSettings(settings: { flagHideThreshold: number }): Promise<{ flagHideThreshold: number }> {
+    return this.call('api/moderation/settings', { method: 'PUT', body: settings });
   }
 
   /** The moderation log, newest first, a page at a time; kept 90 days. */

@@ -27,6 +27,8 @@ export interface Message extends ReplyTo {
   seq: number;
   deleted: boolean;
   deletedAt?: string;
+  /** Hidden pending review (enough members flagged it): `content` is empty until a review restores it. */
+  hidden?: true;
   replyTo?: ReplyTo;
   reactions: Reaction[];
 }
@@ -76,13 +78,56 @@ export interface BlocklistEntry {
   action: 'block' | 'mask';
 }
 
+/** A member muted in a chat: it reads and receives, but cannot send, edit, react or type (USER_MUTED). */
+export interface Mute {
+  chatId: string;
+  userId: string;
+  /** When it lifts by itself; absent: until lifted. */
+  expiresAt?: string;
+  /** `apiKey:<keyId>` or `user:<userId>` */
+  mutedBy: string;
+  mutedAt: string;
+}
+
+/** A user banned from a group: removed, and not added again (MEMBER_BANNED) until it lifts. */
+export interface ChatBan {
+  chatId: string;
+  userId: string;
+  reason?: string;
+  expiresAt?: string;
+  /** `apiKey:<keyId>` or `user:<userId>` */
+  bannedBy: string;
+  createdAt: string;
+}
+
+/** A member's flag on a message, open until the backend reviews it. */
+export interface Flag {
+  flagId: string;
+  chatId: string;
+  messageId: string;
+  /** The flagged message's author. */
+  senderId: string;
+  flaggedBy: string;
+  reason: string;
+  createdAt: string;
+}
+
+/** An open flag in the review queue, with its message as stored (even while hidden). */
+export interface QueuedFlag extends Flag {
+  message?: { content: string; hidden: boolean; deleted: boolean };
+}
+
 /** One recorded moderation action. */
 export interface ModerationAction {
   actionId: string;
   at: string;
-  action: 'user.banned' | 'user.unbanned' | 'blocklist.updated';
+  action: 'user.banned' | 'user.unbanned' | 'blocklist.updated' | 'member.muted' | 'member.unmuted' | 'member.banned' | 'member.unbanned' | 'flag.dismissed' | 'flag.deleted' | 'flag.banned';
   /** The user acted on (none for a blocklist change). */
   userId?: string;
+  /** The chat of a chat mute or ban, or of a reviewed flag. */
+  chatId?: string;
+  /** The message of a reviewed flag. */
+  messageId?: string;
   by: string;
   reason?: string;
   expiresAt?: string;
@@ -111,12 +156,22 @@ export type ChatEvent =
   | { type: 'message.deleted'; chatId: string; seq: number; rev: number; message: Message }
   /** After a reconnect: a message you had seen changed while you were away; `message` is its current state. */
   | { type: 'message.updated'; chatId: string; seq: number; rev: number; message: Message; replay: true }
+  /** Enough members flagged the message: it is hidden pending review (`message.hidden`, no content). */
+  | { type: 'message.hidden'; chatId: string; seq: number; rev: number; message: Message }
+  /** A review dismissed the flags of a hidden message: it has its content again. */
+  | { type: 'message.restored'; chatId: string; seq: number; rev: number; message: Message }
   | { type: 'reaction.added'; chatId: string; seq: number; rev: number; reaction: Reaction }
   | { type: 'reaction.removed'; chatId: string; seq: number; rev: number; reaction: Reaction }
   | { type: 'typing.started'; chatId: string; userId: string }
   | { type: 'typing.stopped'; chatId: string; userId: string }
   | { type: 'read.updated'; chatId: string; userId: string; seq: number }
   | { type: 'membership.changed'; chatId: string; userId: string; change: 'added' | 'removed' | 'role'; role?: Role }
+  /** A member was muted (until `expiresAt`; absent: until unmuted). The lift at `expiresAt` is not announced. */
+  | { type: 'member.muted'; chatId: string; userId: string; expiresAt?: string }
+  | { type: 'member.unmuted'; chatId: string; userId: string }
+  /** A user was banned from the chat; a member is removed next (`membership.changed`). */
+  | { type: 'member.banned'; chatId: string; userId: string; expiresAt?: string }
+  | { type: 'member.unbanned'; chatId: string; userId: string }
   | { type: 'chat.updated'; chatId: string; chat: Chat }
   | { type: 'chat.deleted'; chatId: string };
 

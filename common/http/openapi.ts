@@ -81,7 +81,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Re
         ? { requestBody: { required: !route.bodyOptional, content: { 'application/json': { schema: plain(route.body) } } } }
         : {}),
       responses,
-      ...(route.auth ? { security: [{ [route.auth.security]: [] }] } : { security: [] }),
+      ...(route.auth ? { security: [route.auth.security].flat().map((scheme) => ({ [scheme]: [] })) } : { security: [] }),
     };
     (paths[oaPath] ??= {})[route.method.toLowerCase()] = operation;
   }

@@ -46,8 +46,8 @@ export interface ResponseDoc {
  */
 export interface AuthSpec<A> {
   verify: Authenticator<A>;
-  /** The OpenAPI security scheme it implements. */
-  security: string;
+  /** The OpenAPI security scheme it implements (a list: any one of them). */
+  security: string | string[];
   responses?: Record<number, ResponseDoc>;
 }
 

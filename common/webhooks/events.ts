@@ -21,6 +21,13 @@ export const WEBHOOK_EVENTS = [
   'message.unread',
   'user.banned',
   'user.unbanned',
+  'member.muted',
+  'member.unmuted',
+  'member.banned',
+  'member.unbanned',
+  'message.flagged',
+  'flag.resolved',
+  'blocklist.updated',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];

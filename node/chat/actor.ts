@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../../common/index.ts';
 import { FencedError, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
@@ -13,6 +14,7 @@ import { newMessageId } from './message-id.ts';
 import { SerialQueue } from './serial-queue.ts';
 import { chatView, memberView, messageView, reactionView, type MessageView } from './views.ts';
 import { changeWithEvents, type ChatWebhooks } from '../webhooks/index.ts';
+import { byOf, chatBanView, moderationRefusal, mutedRefusal, muteInForce, muteView, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
 
 export interface ActorDeps {
   store: NodeStore;
@@ -89,7 +91,7 @@ const notFound = () => new ApiError('CHAT_NOT_FOUND', 'no such chat, or you are 
 const noMessage = () => new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
 const rank = (role: MemberRole) => (role === 'owner' ? 0 : role === 'admin' ? 1 : 2);
 
-type Change = ApiError | { message: StoredMessage; event: 'message.edited' | 'message.deleted' | 'reaction.added' | 'reaction.removed' | undefined; reaction?: StoredMessage['reactions'][number] };
+type Change = ApiError | { message: StoredMessage; event: 'message.edited' | 'message.deleted' | 'message.hidden' | 'message.restored' | 'reaction.added' | 'reaction.removed' | undefined; reaction?: StoredMessage['reactions'][number] };
 
 /**
  * The single writer of one chat on this node, built from its mechanisms: a serial queue (one
@@ -224,6 +226,8 @@ export class ChatActor {
     if (refused) return Promise.resolve(refused);
     return settle(this.run(async (): Promise<SendResult | ApiError | Later<SendResult>> => {
       if (!this.isMember(userId)) return notFound();
+      const muted = mutedRefusal(this.members.get(userId), this.deps.now());
+      if (muted) return muted;
       if (this.chat.kind === 'direct' && this.deps.blocks) {
         const other = [...this.members.keys()].find((id) => id !== userId);
         const blocked = other === undefined ? undefined : await this.deps.blocks.refusal(this.appId, userId, other);
@@ -257,7 +261,7 @@ export class ChatActor {
   }
 
   edit(userId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
-    return this.change(userId, messageId, (m) => {
+    return this.change(userId, messageId, true, (m) => {
       if (m.senderId !== userId) return new ApiError('NOT_ALLOWED', 'only the author can edit a message');
       if (m.deletedAt) return new ApiError('MESSAGE_DELETED', 'a deleted message cannot be edited');
       return { message: { ...m, content, editedAt: this.deps.now().toISOString() }, event: 'message.edited' };
@@ -265,7 +269,7 @@ export class ChatActor {
   }
 
   deleteMessage(userId: string, messageId: string): Promise<MessageView | ApiError> {
-    return this.change(userId, messageId, (m) => {
+    return this.change(userId, messageId, false, (m) => {
       const role = this.role(userId);
       if (m.senderId !== userId && role !== 'owner' && role !== 'admin') return new ApiError('NOT_ALLOWED', 'only the author or a chat admin can delete a message');
       if (m.deletedAt) return { message: m, event: undefined };
@@ -274,7 +278,7 @@ export class ChatActor {
   }
 
   react(userId: string, messageId: string, reaction: string, add: boolean): Promise<MessageView | ApiError> {
-    return this.change(userId, messageId, (m) => {
+    return this.change(userId, messageId, true, (m) => {
       if (m.deletedAt) return new ApiError('MESSAGE_DELETED', 'a deleted message takes no reactions');
       const existing = m.reactions.find((r) => r.userId === userId && r.reaction === reaction);
       if (add) {
@@ -289,12 +293,18 @@ export class ChatActor {
     });
   }
 
-  /** Read-modify-write of one message through the batch; `apply` returns its new state and event (none for a no-op). */
-  private change(userId: string, messageId: string, apply: (m: StoredMessage) => Change): Promise<MessageView | ApiError> {
+  /**
+   * Read-modify-write of one message through the batch; `apply` returns its new state and event
+   * (none for a no-op). A muted member's change is refused when `speaks` (edits and reactions; a
+   * muted member may still delete its own messages).
+   */
+  private change(userId: string | undefined, messageId: string, speaks: boolean, apply: (m: StoredMessage) => Change): Promise<MessageView | ApiError> {
     const refused = this.admit();
     if (refused) return Promise.resolve(refused);
     return settle(this.run(async (): Promise<MessageView | ApiError | Later<MessageView>> => {
-      if (!this.isMember(userId)) return notFound();
+      if (userId !== undefined && !this.isMember(userId)) return notFound();
+      const muted = speaks && userId !== undefined ? mutedRefusal(this.members.get(userId), this.deps.now()) : undefined;
+      if (muted) return muted;
       const current = await this.message(messageId);
       if (!current) return noMessage();
       const outcome = apply(current);
@@ -310,6 +320,27 @@ export class ChatActor {
       this.cache.pending(m);
       return new Later(this.enqueue(m, event).then(() => view));
     }));
+  }
+
+  /**
+   * A review's change of a message (README, "Moderation"): hidden pending review (enough flags),
+   * restored (dismissed), or deleted. Not a member's write: no membership, role or mute applies.
+   */
+  moderateMessage(messageId: string, outcome: 'hide' | 'restore' | 'delete'): Promise<MessageView | ApiError> {
+    return this.change(undefined, messageId, false, (m) => {
+      const at = this.deps.now().toISOString();
+      if (m.deletedAt) return { message: m, event: undefined };
+      if (outcome === 'delete') return { message: { ...m, content: '', reactions: [], deletedAt: at }, event: 'message.deleted' };
+      if (outcome === 'hide') return m.hiddenAt ? { message: m, event: undefined } : { message: { ...m, hiddenAt: at }, event: 'message.hidden' };
+      if (!m.hiddenAt) return { message: m, event: undefined };
+      const { hiddenAt: _, ...restored } = m;
+      return { message: restored, event: 'message.restored' };
+    });
+  }
+
+  /** A message of this chat, from memory when recent, else one store read. */
+  messageOf(id: string): Promise<StoredMessage | undefined> {
+    return this.message(id);
   }
 
   private async message(id: string): Promise<StoredMessage | undefined> {
@@ -393,6 +424,8 @@ export class ChatActor {
 
   typing(userId: string, started: boolean): ApiError | undefined {
     if (!this.isMember(userId)) return notFound();
+    const muted = mutedRefusal(this.members.get(userId), this.deps.now());
+    if (muted) return muted;
     this.deps.events.chatEvent(this.appId, { type: started ? 'typing.started' : 'typing.stopped', chatId: this.chatId, userId });
     return undefined;
   }
@@ -416,6 +449,8 @@ export class ChatActor {
       const fresh = [...new Set(userIds)].filter((id) => !this.members.has(id));
       if (this.members.size + fresh.length > CHAT_LIMITS.groupMembers) return new ApiError('MEMBER_LIMIT_REACHED', `a group has at most ${CHAT_LIMITS.groupMembers} members`);
       for (const id of fresh) if (!(await this.deps.store.users.get(this.appId, id))) return new ApiError('USER_NOT_FOUND', `no user ${id} in this application`);
+      const now = this.deps.now().toISOString();
+      for (const id of fresh) if (await this.deps.store.moderation.chatBanOf(this.appId, this.chatId, id, now)) return new ApiError('MEMBER_BANNED', `user ${id} is banned from this chat until the ban is lifted or expires`);
       const full = await this.deps.chatCap?.check(this.appId, fresh);
       if (full) return full;
       const joinedAt = this.deps.now().toISOString();
@@ -445,20 +480,94 @@ export class ChatActor {
         if (mine === 'member') return new ApiError('NOT_ALLOWED', 'only owners and admins remove members');
         if (target.role === 'owner' || (target.role === 'admin' && mine !== 'owner')) return new ApiError('NOT_ALLOWED', 'you cannot remove this member');
       }
-      if (target.role === 'owner' && this.members.size > 1) {
-        // The owner leaving hands the chat to the longest-standing admin, else member.
-        const heir = [...this.members.values()].filter((m) => m.userId !== userId).sort((a, b) => rank(a.role) - rank(b.role) || a.joinedAt.localeCompare(b.joinedAt))[0]!;
-        await this.setRoleUnchecked(heir, 'owner');
-      }
-      const event = { type: 'member.removed', data: { chatId: this.chatId, userId, ...(byUserId !== userId ? { removedBy: byUserId } : {}) }, check: { kind: 'member' as const, chatId: this.chatId, userId, present: false } };
-      await changeWithEvents(this.deps.webhooks, this.appId, [event], (events) => this.deps.store.chats.removeMember(this.appId, this.chatId, userId, { ...FENCED, events }), (r) => r === 'removed');
-      this.members.delete(userId);
-      // Published while the removed member is still subscribed, so it learns of its own removal;
-      // unsubscribed at once after, so it receives none of the chat's later events.
-      this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'removed' });
-      this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
+      await this.removeUnchecked(target, byUserId !== userId ? byUserId : undefined);
       return true as const;
     });
+  }
+
+  /** Removes a member (the owner's leaving hands the chat on), by `removedBy` when not itself. */
+  private async removeUnchecked(target: Member, removedBy: string | undefined): Promise<void> {
+    const { userId } = target;
+    if (target.role === 'owner' && this.members.size > 1) {
+      // The owner leaving hands the chat to the longest-standing admin, else member.
+      const heir = [...this.members.values()].filter((m) => m.userId !== userId).sort((a, b) => rank(a.role) - rank(b.role) || a.joinedAt.localeCompare(b.joinedAt))[0]!;
+      await this.setRoleUnchecked(heir, 'owner');
+    }
+    const event = { type: 'member.removed', data: { chatId: this.chatId, userId, ...(removedBy !== undefined ? { removedBy } : {}) }, check: { kind: 'member' as const, chatId: this.chatId, userId, present: false } };
+    await changeWithEvents(this.deps.webhooks, this.appId, [event], (events) => this.deps.store.chats.removeMember(this.appId, this.chatId, userId, { ...FENCED, events }), (r) => r === 'removed');
+    this.members.delete(userId);
+    // Published while the removed member is still subscribed, so it learns of its own removal;
+    // unsubscribed at once after, so it receives none of the chat's later events.
+    this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'removed' });
+    this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
+  }
+
+  // ---- moderation (README, "Moderation"; the rules are in chat-moderation.ts) -------------------
+
+  /**
+   * A mute, unmute, ban or unban. A mute is written with the member (fenced like its other writes),
+   * so this actor checks it on every send from memory. A ban is recorded first (with its action),
+   * then the member, if it is one, is removed: a crash between leaves it banned and a member,
+   * which a second ban completes. Announced to the chat (a banned member hears it before its
+   * removal), then to webhooks, before the answer.
+   */
+  moderate(by: Moderator, change: ChatModeration): Promise<MuteView | ChatBanView | true | ApiError> {
+    return this.run(async () => {
+      const refused = moderationRefusal(this.chat.kind, this.members, by, change);
+      if (refused) return refused;
+      const now = this.deps.now();
+      const at = now.toISOString();
+      const target = this.members.get(change.userId);
+      const action = { appId: this.appId, id: uuidv7(), at, userId: change.userId, chatId: this.chatId, by: byOf(by) };
+      const announce = async (type: 'member.muted' | 'member.unmuted' | 'member.banned' | 'member.unbanned', expiresAt?: string, extra: Record<string, unknown> = {}) => {
+        this.deps.events.chatEvent(this.appId, { type, chatId: this.chatId, userId: change.userId, ...(expiresAt !== undefined ? { expiresAt } : {}) });
+        await this.deps.webhooks?.emit(this.appId, [{ type, data: { chatId: this.chatId, userId: change.userId, ...(expiresAt !== undefined ? { expiresAt } : {}), ...extra, by: action.by } }]);
+      };
+      switch (change.kind) {
+        case 'mute': {
+          if (!target) return new ApiError('USER_NOT_FOUND', 'the user is not a member of this chat');
+          const muted = { ...target, mute: { ...(change.expiresAt !== undefined ? { until: change.expiresAt } : {}), by: action.by, at } };
+          await this.deps.store.moderation.log({ ...action, action: 'member.muted', ...(change.expiresAt !== undefined ? { expiresAt: change.expiresAt } : {}) });
+          await this.deps.store.chats.putMember(muted, FENCED);
+          this.members.set(target.userId, muted);
+          await announce('member.muted', change.expiresAt);
+          return muteView(muted);
+        }
+        case 'unmute': {
+          if (!target || !muteInForce(target, now)) return new ApiError('MUTE_NOT_FOUND', 'this member has no mute in force');
+          const { mute: _, ...unmuted } = target;
+          await this.deps.store.moderation.log({ ...action, action: 'member.unmuted' });
+          await this.deps.store.chats.putMember(unmuted, FENCED);
+          this.members.set(target.userId, unmuted);
+          await announce('member.unmuted');
+          return true as const;
+        }
+        case 'ban': {
+          if (!target && !(await this.deps.store.users.get(this.appId, change.userId))) return new ApiError('USER_NOT_FOUND', `no user ${change.userId} in this application`);
+          const ban = { appId: this.appId, chatId: this.chatId, userId: change.userId, ...(change.reason !== undefined ? { reason: change.reason } : {}), ...(change.expiresAt !== undefined ? { expiresAt: change.expiresAt } : {}), createdAt: at, by: action.by };
+          await this.deps.store.moderation.chatBan(ban, { ...action, action: 'member.banned', ...(ban.reason !== undefined ? { reason: ban.reason } : {}), ...(ban.expiresAt !== undefined ? { expiresAt: ban.expiresAt } : {}) });
+          await announce('member.banned', change.expiresAt, ban.reason !== undefined ? { reason: ban.reason } : {});
+          if (target) await this.removeUnchecked(target, by.kind === 'user' ? by.userId : undefined);
+          return chatBanView(ban);
+        }
+        case 'unban': {
+          if ((await this.deps.store.moderation.liftChatBan(this.appId, this.chatId, change.userId, { ...action, action: 'member.unbanned' }, at)) === 'not-banned') return new ApiError('BAN_NOT_FOUND', 'this user has no ban from this chat in force');
+          await announce('member.unbanned');
+          return true as const;
+        }
+      }
+    });
+  }
+
+  /** The members muted now (an expired mute is not listed), for the chat's moderators. */
+  mutes(by: Moderator): MuteView[] | ApiError {
+    if (by.kind === 'user') {
+      const role = this.role(by.userId);
+      if (role === undefined) return notFound();
+      if (role === 'member') return new ApiError('NOT_ALLOWED', 'only a chat’s owner and admins see its mutes');
+    }
+    const now = this.deps.now();
+    return [...this.members.values()].flatMap((m) => (muteInForce(m, now) ? [muteView(m as Member & { mute: NonNullable<Member['mute']> })] : []));
   }
 
   setRole(byUserId: string, userId: string, role: MemberRole): Promise<Member | ApiError> {

@@ -25,6 +25,12 @@ export const chatEventSchemas = {
     { chatId: Uuid, seq: Type.Integer(), rev: Rev, message: MessageSchema, replay: Type.Literal(true) },
     'Replayed after a reconnect: a message you had already seen changed (edit, delete, reactions) while you were away; `message` is its current state.',
   ),
+  'message.hidden': event(
+    'message.hidden',
+    { chatId: Uuid, seq: Type.Integer(), rev: Rev, message: MessageSchema },
+    'Enough members flagged a message that it is hidden pending review: `message` has `hidden` and no content.',
+  ),
+  'message.restored': event('message.restored', { chatId: Uuid, seq: Type.Integer(), rev: Rev, message: MessageSchema }, 'A review dismissed the flags of a hidden message: `message` has its content again.'),
   'reaction.added': event('reaction.added', { chatId: Uuid, seq: Type.Integer(), rev: Rev, reaction: ReactionSchema }, 'A reaction was added to the message with `seq`.'),
   'reaction.removed': event('reaction.removed', { chatId: Uuid, seq: Type.Integer(), rev: Rev, reaction: ReactionSchema }, 'A reaction was removed.'),
   'typing.started': event('typing.started', { chatId: Uuid, userId: Uuid }, 'A member started typing (not stored).'),
@@ -35,6 +41,18 @@ export const chatEventSchemas = {
     { chatId: Uuid, userId: Uuid, change: Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('role')]), role: Type.Optional(Role) },
     'A member joined, left or was removed, or changed role. A new chat announces each of its members this way.',
   ),
+  'member.muted': event(
+    'member.muted',
+    { chatId: Uuid, userId: Uuid, expiresAt: Type.Optional(Type.String({ format: 'date-time' })) },
+    'A member was muted: it still reads and receives, but its sends, edits, reactions and typing are refused (USER_MUTED) until `expiresAt` (absent: until unmuted). The lift at `expiresAt` is not announced.',
+  ),
+  'member.unmuted': event('member.unmuted', { chatId: Uuid, userId: Uuid }, 'A member’s mute was lifted.'),
+  'member.banned': event(
+    'member.banned',
+    { chatId: Uuid, userId: Uuid, expiresAt: Type.Optional(Type.String({ format: 'date-time' })) },
+    'A user was banned from the chat until `expiresAt` (absent: until lifted); a member is removed next (`membership.changed`), and nobody can add it back meanwhile (MEMBER_BANNED).',
+  ),
+  'member.unbanned': event('member.unbanned', { chatId: Uuid, userId: Uuid }, 'A user’s ban from the chat was lifted (it can be added again).'),
   'chat.updated': event('chat.updated', { chatId: Uuid, chat: ChatSchema }, 'A group was renamed.'),
   'chat.deleted': event('chat.deleted', { chatId: Uuid }, 'The chat was deleted.'),
 } as const;

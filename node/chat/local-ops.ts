@@ -4,6 +4,8 @@ import type { ChatActor, SendInput, SendResult } from './actor.ts';
 import type { ActorRegistry } from './registry.ts';
 import { prepareReplay, type ReplayDelivery, type ReplayTarget, type ResumePoint } from './replay.ts';
 import { chatView, memberView, messageView, type ChatView, type MemberView, type MessageView } from './views.ts';
+import { chatBanView, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
+import { flagView, type FlagView } from './flag-views.ts';
 
 export interface Principal {
   appId: string;
@@ -163,6 +165,66 @@ export class LocalChatOps {
     const finish = actor ? await prepareReplay(actor, userId, point, limit) : () => ({ frames: [], entry: null });
     this.deliverReplay(appId, chatId, to, finish());
     return null;
+  }
+
+  // ---- moderation (README, "Moderation") ---------------------------------------------------------
+
+  /** The chat's actor for a moderator: the backend sees every chat, a user only those it is in. */
+  private async moderated(appId: string, chatId: string, by: Moderator): Promise<ChatActor | ApiError> {
+    const actor = await this.actors.get(appId, chatId);
+    if (!actor || (by.kind === 'user' && !actor.isMember(by.userId))) return notFound();
+    return actor;
+  }
+
+  async moderate(appId: string, chatId: string, by: Moderator, change: ChatModeration): Promise<MuteView | ChatBanView | true | ApiError> {
+    const actor = await this.moderated(appId, chatId, by);
+    return actor instanceof ApiError ? actor : actor.moderate(by, change);
+  }
+
+  async chatMutes(appId: string, chatId: string, by: Moderator): Promise<MuteView[] | ApiError> {
+    const actor = await this.moderated(appId, chatId, by);
+    return actor instanceof ApiError ? actor : actor.mutes(by);
+  }
+
+  /** The chat's bans in force, by user id, a page at a time; for its moderators only. */
+  async chatBans(appId: string, chatId: string, by: Moderator, now: string, after: string | undefined, size: number): Promise<{ bans: ChatBanView[]; nextCursor?: string } | ApiError> {
+    const actor = await this.moderated(appId, chatId, by);
+    if (actor instanceof ApiError) return actor;
+    const allowed = actor.mutes(by);
+    if (allowed instanceof ApiError) return allowed;
+    const bans = await this.store.moderation.chatBans(appId, chatId, now, after, size + 1);
+    const page = bans.slice(0, size);
+    return { bans: page.map(chatBanView), ...(bans.length > size ? { nextCursor: page.at(-1)!.userId } : {}) };
+  }
+
+  /**
+   * A member flags a message of the chat, once. When the message's open flags reach the
+   * application's threshold, the message is hidden pending review (see ChatActor.moderateMessage).
+   */
+  async flag(p: Principal, chatId: string, messageId: string, reason: string, id: string, now: string): Promise<{ flag: FlagView; hidden: boolean } | ApiError> {
+    const actor = await this.actorFor(p, chatId);
+    if (actor instanceof ApiError) return actor;
+    const message = await actor.messageOf(messageId);
+    if (!message || message.seq > actor.publishedSeq) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
+    if (message.deletedAt) return new ApiError('MESSAGE_DELETED', 'a deleted message cannot be flagged');
+    if (message.senderId === p.userId) return new ApiError('NOT_ALLOWED', 'you cannot flag your own message');
+    const flag = { appId: p.appId, id, chatId, messageId, senderId: message.senderId, flaggedBy: p.userId, reason, createdAt: now };
+    const { result, open } = await this.store.flags.flag(flag);
+    if (result === 'exists') return new ApiError('ALREADY_FLAGGED', 'you flagged this message already');
+    const threshold = await this.store.flags.hideThreshold(p.appId);
+    const hide = threshold > 0 && open >= threshold && message.hiddenAt === undefined;
+    if (hide) {
+      const hidden = await actor.moderateMessage(messageId, 'hide');
+      if (hidden instanceof ApiError) return hidden;
+    }
+    return { flag: flagView(flag), hidden: hide || message.hiddenAt !== undefined };
+  }
+
+  /** A review's outcome on a flagged message: restored when it was hidden (dismiss), or deleted. */
+  async review(appId: string, chatId: string, messageId: string, outcome: 'restore' | 'delete'): Promise<MessageView | ApiError> {
+    const actor = await this.actors.get(appId, chatId);
+    if (!actor) return new ApiError('CHAT_NOT_FOUND', 'the flagged message’s chat no longer exists');
+    return actor.moderateMessage(messageId, outcome);
   }
 
   /** A deleted user leaves the chat: a direct chat is deleted, a group's ownership passes on. */

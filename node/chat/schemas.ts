@@ -26,6 +26,7 @@ export const MessageSchema = Type.Object({
   seq: Type.Integer({ description: 'Position in the chat: 1, 2, 3… with no gaps' }),
   deleted: Type.Boolean({ description: 'Tombstone: the message was deleted; content is empty, reactions are gone' }),
   deletedAt: Type.Optional(Timestamp),
+  hidden: Type.Optional(Type.Literal(true, { description: 'Hidden pending review (enough members flagged it): content is empty until a review restores it' })),
 });
 export const ChatSchema = Type.Object({
   chatId: Uuid,

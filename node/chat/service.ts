@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import { ApiError, BackendUnavailableError } from '../../common/index.ts';
 import { FencedError, type ActivityPosition, type Chat, type Member, type MemberRole, type NodeStore } from '../store/index.ts';
 import type { ActorDeps, SendInput, SendResult } from './actor.ts';
@@ -8,6 +9,8 @@ import type { ReplayTarget, ResumePoint } from './replay.ts';
 import { chatView, memberView, messageView, type MemberView, type MessageView } from './views.ts';
 import type { LimitedOperation, UserWriteLimits } from './write-limits.ts';
 import type { ChatCap } from './chat-cap.ts';
+import type { ChatBanView, ChatModeration, Moderator, MuteView } from './chat-moderation.ts';
+import type { FlagView } from './flag-views.ts';
 import type { BeforeSendHook, BeforeSendHooks } from '../webhooks/before-send.ts';
 import { changeWithEvents, type ChangeEventItem, type ChatWebhooks } from '../webhooks/index.ts';
 
@@ -194,6 +197,33 @@ export class ChatService {
 
   setRole(p: Principal, chatId: string, userId: string, role: MemberRole): Promise<MemberView | ApiError> {
     return this.limited(p, chatId, 'setRole', p, chatId, userId, role);
+  }
+
+  // ---- moderation (README, "Moderation") ---------------------------------------------------------
+
+  /** A mute, unmute, ban or unban, by the backend or a group's owner or admin (its writes counted as the user's). */
+  moderate(appId: string, chatId: string, by: Moderator, change: ChatModeration): Promise<MuteView | ChatBanView | true | ApiError> {
+    if (by.kind === 'user') {
+      const refused = this.limits?.admit('moderate', { appId, userId: by.userId });
+      if (refused) return Promise.resolve(refused);
+    }
+    return this.on(appId, chatId, 'moderate', appId, chatId, by, change);
+  }
+
+  chatMutes(appId: string, chatId: string, by: Moderator): Promise<MuteView[] | ApiError> {
+    return this.on(appId, chatId, 'chatMutes', appId, chatId, by);
+  }
+
+  chatBans(appId: string, chatId: string, by: Moderator, after: string | undefined, size: number): Promise<{ bans: ChatBanView[]; nextCursor?: string } | ApiError> {
+    return this.on(appId, chatId, 'chatBans', appId, chatId, by, this.now().toISOString(), after, size);
+  }
+
+  flag(p: Principal, chatId: string, messageId: string, reason: string): Promise<{ flag: FlagView; hidden: boolean } | ApiError> {
+    return this.limited(p, chatId, 'flag', p, chatId, messageId, reason, uuidv7(), this.now().toISOString());
+  }
+
+  review(appId: string, chatId: string, messageId: string, outcome: 'restore' | 'delete'): Promise<MessageView | ApiError> {
+    return this.on(appId, chatId, 'review', appId, chatId, messageId, outcome);
   }
 
   /** Asks the chat's owner to replay what a resuming socket missed (see LocalChatOps.replay). */

@@ -21,7 +21,8 @@ export function replyView(m: StoredMessage): ReplyView {
     timeStamp: m.createdAt,
     messageId: m.id,
     senderId: m.senderId,
-    content: m.content,
+    // A hidden message's content stays stored (a review may restore it) but is shown to nobody.
+    content: m.hiddenAt !== undefined ? '' : m.content,
     edited: m.editedAt !== undefined,
   };
   if (m.editedAt !== undefined) view.editedAt = m.editedAt;
@@ -31,6 +32,7 @@ export function replyView(m: StoredMessage): ReplyView {
 export function messageView(m: StoredMessage, replyTo: StoredMessage | undefined): MessageView {
   const view: MessageView = { ...replyView(m), seq: m.seq, deleted: m.deletedAt !== undefined, reactions: m.reactions.map((r) => reactionView(m, r)) };
   if (m.deletedAt !== undefined) view.deletedAt = m.deletedAt;
+  if (m.hiddenAt !== undefined && m.deletedAt === undefined) view.hidden = true;
   if (replyTo) view.replyTo = replyView(replyTo);
   return view;
 }

@@ -22,6 +22,8 @@ export const WRITE_POLICY = Object.freeze({
   setRole: 'write',
   createDirect: 'write',
   createGroup: 'write',
+  moderate: 'write',
+  flag: 'write',
   typing: 'typing',
 } as const satisfies Record<string, WriteKind>);
 

@@ -7,9 +7,25 @@ import { Action, ActionList, Ban, BanBody, BanList, BanParams, BlocklistBody, Bl
 import { BLOCKLIST_LIMITS, fold } from './blocklist.ts';
 
 const banView = (b: UserBan): Static<typeof Ban> => ({ userId: b.userId, ...(b.reason !== undefined ? { reason: b.reason } : {}), ...(b.expiresAt !== undefined ? { expiresAt: b.expiresAt } : {}), createdAt: b.createdAt, bannedBy: b.by });
-const actionView = (a: ModerationAction): Static<typeof Action> => ({ actionId: a.id, at: a.at, action: a.action, ...(a.userId !== undefined ? { userId: a.userId } : {}), by: a.by, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.expiresAt !== undefined ? { expiresAt: a.expiresAt } : {}) });
+const actionView = (a: ModerationAction): Static<typeof Action> => ({ actionId: a.id, at: a.at, action: a.action, ...(a.userId !== undefined ? { userId: a.userId } : {}), ...(a.chatId !== undefined ? { chatId: a.chatId } : {}), ...(a.messageId !== undefined ? { messageId: a.messageId } : {}), by: a.by, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.expiresAt !== undefined ? { expiresAt: a.expiresAt } : {}) });
 
-/** The backend's moderation routes (API key): bans and the moderation log (README, "Moderation"). */
+/**
+ * Bans a user from the application (replacing a ban in force) and records it: its sockets close on
+ * every node, and the webhook event is out before the caller answers (an acknowledged ban always
+ * has its event).
+ */
+export async function banUser(ctx: NodeContext, appId: string, userId: string, by: string, reason: string | undefined, expiresAt: string | undefined, review?: { chatId: string; messageId: string }): Promise<Static<typeof Ban>> {
+  const now = ctx.now().toISOString();
+  const ban: UserBan = { appId, userId, ...(reason !== undefined ? { reason } : {}), ...(expiresAt ? { expiresAt } : {}), createdAt: now, by };
+  // A ban from a flag's review is logged as that review, with the flagged message.
+  const action = review ? ({ action: 'flag.banned', ...review } as const) : ({ action: 'user.banned' } as const);
+  await ctx.store.moderation.ban(ban, { appId, id: uuidv7(), at: now, ...action, userId, by, ...(reason !== undefined ? { reason } : {}), ...(expiresAt ? { expiresAt } : {}) });
+  ctx.moderated(appId, userId, true);
+  await ctx.webhooks?.emit(appId, [{ type: 'user.banned', data: banView(ban) }]);
+  return banView(ban);
+}
+
+/** The backend's moderation routes (API key): bans, the blocklist and the moderation log (README, "Moderation"). */
 export function moderationRoutes(ctx: NodeContext): AnyRoute[] {
   const auth = { verify: ctx.authenticateApiKey, security: 'apiKey' };
   const tags = ['moderation (server, API key)'];
@@ -30,15 +46,9 @@ export function moderationRoutes(ctx: NodeContext): AnyRoute[] {
           return new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future', { errors: [{ path: '/body/expiresAt', message: 'must be a time in the future' }] });
         }
         if (!(await ctx.store.users.get(auth.appId, body.userId))) return new ApiError('USER_NOT_FOUND', `no user ${body.userId} in this application`);
-        const by = `apiKey:${auth.keyId}`;
         const expiresAt = body.expiresAt === undefined ? undefined : new Date(body.expiresAt).toISOString();
-        const ban: UserBan = { appId: auth.appId, userId: body.userId, ...(body.reason !== undefined ? { reason: body.reason } : {}), ...(expiresAt ? { expiresAt } : {}), createdAt: now.toISOString(), by };
-        const action: ModerationAction = { appId: auth.appId, id: uuidv7(), at: now.toISOString(), action: 'user.banned', userId: body.userId, by, ...(ban.reason !== undefined ? { reason: ban.reason } : {}), ...(expiresAt ? { expiresAt } : {}) };
-        await ctx.store.moderation.ban(ban, action);
-        ctx.moderated(auth.appId, body.userId, true);
-        // Before the answer: an acknowledged ban always has its event.
-        await ctx.webhooks?.emit(auth.appId, [{ type: 'user.banned', data: banView(ban) }]);
-        return { status: 201, body: banView(ban) };
+        const ban = await banUser(ctx, auth.appId, body.userId, `apiKey:${auth.keyId}`, body.reason, expiresAt);
+        return { status: 201, body: ban };
       },
     }),
     defineRoute({
@@ -103,9 +113,10 @@ export function moderationRoutes(ctx: NodeContext): AnyRoute[] {
         if (empty.length > 0) return new ApiError('VALIDATION_FAILED', 'an entry matches nothing', { errors: empty.slice(0, 20) });
         const now = ctx.now().toISOString();
         const by = `apiKey:${auth.keyId}`;
+        await ctx.store.moderation.log({ appId: auth.appId, id: uuidv7(), at: now, action: 'blocklist.updated', by, reason: `${body.entries.length} entries` });
         await ctx.store.moderation.setBlocklist(auth.appId, { entries: body.entries, version: uuidv7(), updatedAt: now });
         ctx.blocklistChanged(auth.appId);
-        await ctx.store.moderation.log({ appId: auth.appId, id: uuidv7(), at: now, action: 'blocklist.updated', by, reason: `${body.entries.length} entries` });
+        await ctx.webhooks?.emit(auth.appId, [{ type: 'blocklist.updated', data: { entries: body.entries.length, updatedAt: now, by } }]);
         return { status: 200, body: { entries: body.entries, updatedAt: now } };
       },
     }),

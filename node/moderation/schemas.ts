@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { DisplayText } from '../../common/index.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
+
 const Timestamp = Type.String({ format: 'date-time' });
 
 export const BanBody = Type.Object(
@@ -38,9 +39,14 @@ export const BlocklistView = Type.Object({ entries: Type.Array(BlocklistEntry), 
 export const Action = Type.Object({
   actionId: Uuid,
   at: Timestamp,
-  action: Type.Union([Type.Literal('user.banned'), Type.Literal('user.unbanned'), Type.Literal('blocklist.updated')]),
+  action: Type.Union(
+    [Type.Literal('user.banned'), Type.Literal('user.unbanned'), Type.Literal('blocklist.updated'), Type.Literal('member.muted'), Type.Literal('member.unmuted'), Type.Literal('member.banned'), Type.Literal('member.unbanned'), Type.Literal('flag.dismissed'), Type.Literal('flag.deleted'), Type.Literal('flag.banned')],
+    { description: 'Bans from the application, the blocklist, mutes and bans in chats, and reviews of flags (`flag.<outcome>`)' },
+  ),
   userId: Type.Optional(Uuid),
-  by: Type.String({ description: '`apiKey:<keyId>`' }),
+  chatId: Type.Optional(Uuid),
+  messageId: Type.Optional(Uuid),
+  by: Type.String({ description: '`apiKey:<keyId>` (the backend) or `user:<userId>` (a group owner or admin)' }),
   reason: Type.Optional(Type.String()),
   expiresAt: Type.Optional(Timestamp),
 });

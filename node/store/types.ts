@@ -93,6 +93,17 @@ export interface Member {
   joinedAt: string;
   /** Seq of the newest message this member has read; unread = chat.lastSeq - readSeq. */
   readSeq: number;
+  /** A mute of this member (README, "Moderation"): in force while `until` is absent or ahead. */
+  mute?: MemberMute;
+}
+
+/** A member muted in its chat: it still reads and receives, but cannot send, edit, react or type. */
+export interface MemberMute {
+  /** When it lifts by itself; none: until it is lifted. */
+  until?: string;
+  /** `apiKey:<keyId>` (the backend) or `user:<userId>` (a group's owner or admin). */
+  by: string;
+  at: string;
 }
 
 /**
@@ -193,6 +204,8 @@ export interface StoredMessage {
   reactions: StoredReaction[];
   /** The sender's idempotency key, indexed with the message so a retry finds it. */
   clientKey?: string;
+  /** Hidden pending review (enough members flagged it): shown without its content until a review restores or deletes it. */
+  hiddenAt?: string;
   /**
    * The chat's revision of this message's latest write (creation, edit, delete, reaction): one
    * counter per chat, assigned by its actor, so a reconnecting client can ask what changed after
@@ -395,15 +408,43 @@ export interface UserBan {
   by: string;
 }
 
+export type ModerationActionKind =
+  | 'user.banned'
+  | 'user.unbanned'
+  | 'blocklist.updated'
+  | 'member.muted'
+  | 'member.unmuted'
+  | 'member.banned'
+  | 'member.unbanned'
+  | 'flag.dismissed'
+  | 'flag.deleted'
+  | 'flag.banned';
+
+/** A user banned from one chat: removed from it, and not added again while the ban is in force. */
+export interface ChatBan {
+  appId: string;
+  chatId: string;
+  userId: string;
+  reason?: string;
+  expiresAt?: string;
+  createdAt: string;
+  /** `apiKey:<keyId>` or `user:<userId>`. */
+  by: string;
+}
+
 /** One moderation action, as recorded (who, what, when, why). */
 export interface ModerationAction {
   appId: string;
   /** A UUIDv7: actions list newest first by id. */
   id: string;
   at: string;
-  action: 'user.banned' | 'user.unbanned' | 'blocklist.updated';
+  action: ModerationActionKind;
   /** The user acted on (none for a blocklist change). */
   userId?: string;
+  /** The chat of a chat mute or ban, or of a flagged message. */
+  chatId?: string;
+  /** The flagged message a review resolved. */
+  messageId?: string;
   by: string;
   reason?: string;
   expiresAt?: string;
@@ -441,6 +482,14 @@ export interface ModerationStore {
   setBlocklist(appId: string, list: StoredBlocklist): Promise<void>;
   /** Records an action that is not a ban or unban (those record their own). */
   log(action: ModerationAction): Promise<void>;
+  /** Bans the user from the chat (replacing any chat ban it has there) and records `action` (partition: the chat). */
+  chatBan(ban: ChatBan, action: ModerationAction): Promise<void>;
+  /** Lifts the user's chat ban in force and records `action`; 'not-banned' (nothing recorded) when there is none. */
+  liftChatBan(appId: string, chatId: string, userId: string, action: ModerationAction, now: string): Promise<'lifted' | 'not-banned'>;
+  /** The user's ban from the chat in force at `now`, if any: one key read. */
+  chatBanOf(appId: string, chatId: string, userId: string, now: string): Promise<ChatBan | undefined>;
+  /** The chat's bans in force at `now`, by user id, after `afterUserId`, at most `limit`. */
+  chatBans(appId: string, chatId: string, now: string, afterUserId: string | undefined, limit: number): Promise<ChatBan[]>;
 }
 
 /** An application's blocklist: its entries and a version that changes with every set. */
@@ -456,8 +505,43 @@ export interface UserBlock {
   blockedAt: string;
 }
 
+/** A member's flag on a message (README, "Moderation"), open until a review resolves it. */
+export interface MessageFlag {
+  appId: string;
+  /** A UUIDv7: the review queue lists newest first by id. */
+  id: string;
+  chatId: string;
+  messageId: string;
+  /** The message's author, as the review's `ban` acts on. */
+  senderId: string;
+  flaggedBy: string;
+  reason: string;
+  createdAt: string;
+}
+
+/**
+ * Flags and the review queue. A user flags a message once, ever: its flag stays counted against
+ * another flag by it after a review resolved it. The queue holds open flags for 90 days (an
+ * unreviewed flag expires then); a review resolves every open flag of one message at once.
+ */
+export interface FlagStore {
+  /** 'exists' (nothing written) when `flaggedBy` flagged the message before; `open`: the message's open flags after. */
+  flag(flag: MessageFlag): Promise<{ result: 'flagged' | 'exists'; open: number }>;
+  /** Open flags, newest first, older than `beforeId` (the newest without it), at most `limit`. */
+  open(appId: string, beforeId: string | undefined, limit: number): Promise<MessageFlag[]>;
+  /** One open flag by id: one key read. */
+  get(appId: string, flagId: string): Promise<MessageFlag | undefined>;
+  /** Closes every open flag of the message, and `flagId` in any case; resolves with those it closed. */
+  resolve(appId: string, chatId: string, messageId: string, flagId: string): Promise<MessageFlag[]>;
+  /** How many distinct open flags hide a message pending review (0: never hidden). */
+  hideThreshold(appId: string): Promise<number>;
+  setHideThreshold(appId: string, threshold: number): Promise<void>;
+}
+
 export interface NodeStore {
   users: UserStore;
+  /** Flags and the review queue (see FlagStore). */
+  flags: FlagStore;
   /** Bans and the moderation log (see ModerationStore). */
   moderation: ModerationStore;
   /** Webhook events on their way out (see WebhookOutbox). */

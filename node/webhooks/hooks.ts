@@ -65,6 +65,8 @@ const webhookTypeOf: Partial<Record<ChatEvent['type'], string>> = {
   'message.new': 'message.new',
   'message.edited': 'message.updated',
   'message.deleted': 'message.deleted',
+  'message.hidden': 'message.updated',
+  'message.restored': 'message.updated',
   'reaction.added': 'reaction.added',
   'reaction.removed': 'reaction.removed',
 };

@@ -74,4 +74,26 @@ if (backends) {
       t.equal(code, 'CONTENT_BLOCKED', `refused via node ${i} (${Date.now() - setAt} ms after the change)`);
     }
   });
+
+  t.test('a mute or chat ban made through any node holds on every node (the chat’s owner applies it); the banned member’s socket on another node is removed at once', async (t) => {
+    const { key, users } = await clusterApp(cluster, ['cm-own', 'cm-mem', 'cm-oth']);
+    const [owner, member, other] = users as [{ userId: string; jwt: string }, { userId: string; jwt: string }, { userId: string; jwt: string }];
+    const chatId = (await client(cluster.nodes[0]!.url).post('/api/chats', { type: 'group', name: 'mod', memberIds: [member.userId, other.userId] }, owner.jwt)).body.chatId as string;
+    t.equal((await client(cluster.nodes[1]!.url).post(`/api/chats/${chatId}/mutes`, { userId: member.userId }, owner.jwt)).status, 201, 'muted through node B');
+    for (const [i, node] of cluster.nodes.entries()) t.equal((await client(node.url).post(`/api/messages/${chatId}`, { content: `via ${i}` }, member.jwt)).body.code, 'USER_MUTED', `refused via node ${i}`);
+    t.same((await client(cluster.nodes[2]!.url).get(`/api/chats/${chatId}/mutes`, key.token)).body.mutes.map((m: { userId: string }) => m.userId), [member.userId], 'listed through node C');
+    t.equal((await client(cluster.nodes[2]!.url).del(`/api/chats/${chatId}/mutes/${member.userId}`, key.token)).status, 204, 'lifted through node C');
+    for (const [i, node] of cluster.nodes.entries()) t.equal((await client(node.url).post(`/api/messages/${chatId}`, { content: `back via ${i}` }, member.jwt)).status, 201, `sends via node ${i}`);
+
+    const socket = await WsClient.connect(cluster.nodes[2]!.url, member.jwt);
+    t.teardown(() => socket.close());
+    t.equal((await socket.request({ type: 'typing.start', chatId })).type, 'ack', 'a member on node C');
+    const bannedAt = Date.now();
+    t.equal((await client(cluster.nodes[1]!.url).post(`/api/chats/${chatId}/bans`, { userId: member.userId }, key.token)).status, 201, 'banned through node B');
+    t.match(await socket.waitFor((f) => f.type === 'member.banned'), { chatId, userId: member.userId }, 'the socket on node C hears its ban');
+    t.match(await socket.waitFor((f) => f.type === 'membership.changed' && f.change === 'removed'), { userId: member.userId });
+    t.ok(Date.now() - bannedAt < 1000, `within a second (${Date.now() - bannedAt} ms)`);
+    t.equal((await socket.request({ type: 'typing.start', chatId })).code, 'CHAT_NOT_FOUND', 'and is out of the chat');
+    t.equal((await client(cluster.nodes[0]!.url).post(`/api/chats/${chatId}/members`, { userIds: [member.userId] }, owner.jwt)).body.code, 'MEMBER_BANNED', 'nobody adds it back, through any node');
+  });
 }

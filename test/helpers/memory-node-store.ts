@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MemorySigningKeys } from '../../common/jwt/index.ts';
-import { FencedError, type Chat, type ChatHead, type ChatUser, type HeadFence, type Member, type NodeStore, type StoredMessage, type WriteOptions } from '../../node/store/index.ts';
+import { FencedError, type Chat, type ChatBan, type ChatHead, type ChatUser, type HeadFence, type Member, type NodeStore, type StoredMessage, type WriteOptions } from '../../node/store/index.ts';
 
 /** A put the test holds until it says how it ends. */
 export interface HeldPut {
@@ -21,6 +21,7 @@ export class MemoryNodeStore {
   readonly memberRows = new Map<string, Map<string, Member>>();
   readonly messageRows = new Map<string, Map<string, StoredMessage>>();
   readonly heads = new Map<string, ChatHead>();
+  readonly chatBans = new Map<string, ChatBan>();
   /** Every put, in order, as the store received it. */
   readonly puts: { messages: StoredMessage[]; fence?: HeadFence }[] = [];
   /** Every activity write, with the member ids it moved. */
@@ -180,8 +181,15 @@ export class MemoryNodeStore {
     writers: { self: { id: randomUUID() }, announce: () => undefined, release: async () => undefined },
     // The actor tests use no webhooks: an outbox that keeps nothing.
     outbox: { append: async () => undefined, pending: async () => [], progress: async () => undefined, confirm: async () => undefined, owners: async () => [], retire: async () => undefined },
-    // The actor tests moderate nobody: no bans, no log.
-    moderation: { ban: async () => undefined, unban: async () => 'not-banned', banOf: async () => undefined, bans: async () => [], actions: async () => [], block: async () => 'blocked', unblock: async () => 'not-blocked', blocks: async () => [], blockOf: async () => undefined, blocklist: async () => undefined, setBlocklist: async () => undefined, log: async () => undefined },
+    // The actor tests keep chat bans (the actor checks them) and no other moderation: no bans, no log.
+    moderation: {
+      ban: async () => undefined, unban: async () => 'not-banned', banOf: async () => undefined, bans: async () => [], actions: async () => [], block: async () => 'blocked', unblock: async () => 'not-blocked', blocks: async () => [], blockOf: async () => undefined, blocklist: async () => undefined, setBlocklist: async () => undefined, log: async () => undefined,
+      chatBan: async (ban) => void this.chatBans.set(`${ban.appId}/${ban.chatId}/${ban.userId}`, ban),
+      liftChatBan: async (appId, chatId, userId) => (this.chatBans.delete(`${appId}/${chatId}/${userId}`) ? 'lifted' : 'not-banned'),
+      chatBanOf: async (appId, chatId, userId, now) => { const ban = this.chatBans.get(`${appId}/${chatId}/${userId}`); return ban && (ban.expiresAt === undefined || ban.expiresAt > now) ? ban : undefined; },
+      chatBans: async (appId, chatId) => [...this.chatBans.values()].filter((b) => b.appId === appId && b.chatId === chatId),
+    },
+    flags: { flag: async () => ({ result: 'flagged', open: 1 }), open: async () => [], get: async () => undefined, resolve: async () => [], hideThreshold: async () => 0, setHideThreshold: async () => undefined },
     signingKeys: new MemorySigningKeys(),
     close: async () => undefined,
   };

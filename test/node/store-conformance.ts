@@ -6,6 +6,7 @@ import { BUCKET_MS, FencedError, type Chat, type ChatHead, type ChatUser, type M
 import { T0, at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 import { changeEventsConformance } from './store-conformance-change-events.ts';
 import { moderationConformance } from './store-conformance-moderation.ts';
+import { chatModerationConformance } from './store-conformance-chat-moderation.ts';
 import { outboxConformance } from './store-conformance-outbox.ts';
 
 /**
@@ -346,6 +347,11 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     const edited: StoredMessage = { ...m1!, content: 'edited', editedAt: LATER, reactions: [{ reactionId: randomUUID(), userId: c.createdBy, reaction: '👍', createdAt: LATER }] };
     await store.messages.put([edited]);
     t.same(await store.messages.get(c.appId, c.id, m1!.id), edited);
+    const hidden: StoredMessage = { ...edited, hiddenAt: LATER };
+    await store.messages.put([hidden]);
+    t.same(await store.messages.get(c.appId, c.id, m1!.id), hidden, 'hidden pending review, its content kept');
+    await store.messages.put([edited]);
+    t.same(await store.messages.get(c.appId, c.id, m1!.id), edited, 'restored: hiddenAt cleared');
     const deleted: StoredMessage = { ...m2!, content: '', deletedAt: LATER };
     await store.messages.put([deleted]);
     t.same(await store.messages.get(c.appId, c.id, m2!.id), deleted, 'a tombstone keeps its seq');
@@ -593,4 +599,5 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
   outboxConformance(withStore);
   changeEventsConformance(withStore);
   moderationConformance(withStore);
+  chatModerationConformance(withStore);
 }

@@ -35,9 +35,16 @@ t.test('every event type arrives once, signed, with the resource the API returns
   await it.node.put(`/api/messages/${chatId}/${messageId}`, { content: 'hello, edited' }, alice.jwt);
   await it.node.post(`/api/messages/${chatId}/${messageId}/reactions`, { reaction: '👍' }, bob.jwt);
   await it.node.del(`/api/messages/${chatId}/${messageId}/reactions/${encodeURIComponent('👍')}`, bob.jwt);
+  const flagId = (await it.node.post(`/api/messages/${chatId}/${messageId}/flags`, { reason: 'rude' }, bob.jwt)).body.flagId as string;
+  await it.node.post(`/api/moderation/flags/${flagId}/resolve`, { action: 'dismiss' }, it.apiKey);
   await it.node.del(`/api/messages/${chatId}/${messageId}`, alice.jwt);
   await it.node.put(`/api/chats/${chatId}`, { name: 'Renamed' }, alice.jwt);
+  await it.node.post(`/api/chats/${chatId}/mutes`, { userId: bob.userId }, alice.jwt);
+  await it.node.del(`/api/chats/${chatId}/mutes/${bob.userId}`, alice.jwt);
   await it.node.del(`/api/chats/${chatId}/members/${carol.userId}`, alice.jwt);
+  await it.node.post(`/api/chats/${chatId}/bans`, { userId: carol.userId, reason: 'ahead' }, it.apiKey);
+  await it.node.del(`/api/chats/${chatId}/bans/${carol.userId}`, it.apiKey);
+  await it.node.put('/api/moderation/blocklist', { entries: [{ text: 'darn', action: 'mask' }] }, it.apiKey);
   await ws.close();
   await it.node.del(`/api/chats/${chatId}`, alice.jwt);
   await it.node.post('/api/moderation/bans', { userId: bob.userId, reason: 'spam' }, it.apiKey);
@@ -68,6 +75,13 @@ t.test('every event type arrives once, signed, with the resource the API returns
   t.match(one('user.deleted'), { userId: carol.userId });
   t.match(one('user.banned'), { userId: bob.userId, reason: 'spam', bannedBy: String });
   t.match(one('user.unbanned'), { userId: bob.userId, unbannedBy: String });
+  t.match(one('message.flagged'), { flagId, chatId, messageId, senderId: alice.userId, flaggedBy: bob.userId, reason: 'rude', messageHidden: false });
+  t.match(one('flag.resolved'), { action: 'dismiss', chatId, messageId, senderId: alice.userId, flagIds: [flagId], by: `apiKey:${it.keyId}` });
+  t.match(one('member.muted'), { chatId, userId: bob.userId, by: `user:${alice.userId}` });
+  t.match(one('member.unmuted'), { chatId, userId: bob.userId, by: `user:${alice.userId}` });
+  t.match(one('member.banned'), { chatId, userId: carol.userId, reason: 'ahead', by: `apiKey:${it.keyId}` });
+  t.match(one('member.unbanned'), { chatId, userId: carol.userId });
+  t.match(one('blocklist.updated'), { entries: 1, updatedAt: String, by: `apiKey:${it.keyId}` });
   t.match(receiver.ofType('message.unread').map((d) => d.data).sort((a, b) => (a.userId === bob.userId ? -1 : b.userId === bob.userId ? 1 : 0)), [
     { chatId, userId: bob.userId, unreadCount: 1, messages: 1, lastMessage: { messageId } },
     { chatId, userId: carol.userId, unreadCount: 1, messages: 1, lastMessage: { messageId } },

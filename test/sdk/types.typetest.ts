@@ -7,6 +7,9 @@ import type { Static } from 'typebox';
 import type * as Sdk from '../../sdk/types.ts';
 import type { ChatSchema, MemberSchema, MessageSchema, ReactionSchema } from '../../node/chat/schemas.ts';
 import type { ChatEvent as ServiceChatEvent, UserEvent as ServiceUserEvent } from '../../node/chat/events.ts';
+import type { ChatBanSchema, MuteSchema } from '../../node/chat/chat-moderation.ts';
+import type { FlagSchema } from '../../node/chat/flag-views.ts';
+import type { Action as ModerationActionSchema } from '../../node/moderation/schemas.ts';
 import type { ChatSummary as ServiceChatSummary, User as ServiceUser, UserSession as ServiceUserSession } from '../../node/http/schemas.ts';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -21,3 +24,7 @@ agree<Same<Sdk.User, Static<typeof ServiceUser>>>();
 agree<Same<Required<Sdk.UserSession>, Static<typeof ServiceUserSession>>>();
 agree<Same<Sdk.ChatEvent, ServiceChatEvent>>();
 agree<Same<Sdk.UserEvent, ServiceUserEvent>>();
+agree<Same<Sdk.Mute, Static<typeof MuteSchema>>>();
+agree<Same<Sdk.ChatBan, Static<typeof ChatBanSchema>>>();
+agree<Same<Sdk.Flag, Static<typeof FlagSchema>>>();
+agree<Same<Sdk.ModerationAction, Static<typeof ModerationActionSchema>>>();

@@ -5,6 +5,13 @@ import type { CassandraLeases, Hold } from './leases.ts';
 import type { ChangeEvents } from './outbox.ts';
 import { UserChatIndex } from './user-chat-index.ts';
 
+/** A member's mute travels as JSON in one column (null: not muted). */
+const muteText = (m: Member) => (m.mute ? JSON.stringify(m.mute) : null);
+const muteOf = (row: types.Row): Pick<Member, 'mute'> => {
+  const text = row.get('mute') as string | null | undefined;
+  return text ? { mute: JSON.parse(text) as NonNullable<Member['mute']> } : {};
+};
+
 /**
  * Chats (partition: the chat), members (partition: the chat's members), a user's chats (partition:
  * the user: see user-chat-index.ts) and direct pairs. A direct chat is claimed with a compare-and-set on the unordered pair;
@@ -53,7 +60,7 @@ export class CassandraChats implements ChatStore {
   }
 
   private readMember(row: types.Row): Member {
-    return { appId: str(row, 'app_id'), chatId: str(row, 'chat_id'), userId: str(row, 'user_id'), role: str(row, 'role') as MemberRole, joinedAt: str(row, 'joined_at'), readSeq: num(row, 'read_seq') };
+    return { appId: str(row, 'app_id'), chatId: str(row, 'chat_id'), userId: str(row, 'user_id'), role: str(row, 'role') as MemberRole, joinedAt: str(row, 'joined_at'), readSeq: num(row, 'read_seq'), ...muteOf(row) };
   }
 
   private writeChat(c: Chat, condition = '') {
@@ -180,8 +187,8 @@ export class CassandraChats implements ChatStore {
     for (let attempt = 0; attempt < 20; attempt++) {
       const current = await this.member(appId, chatId, userId);
       const result = current
-        ? await this.db.execute(`UPDATE ${this.ks}.chat_members SET role = ?, read_seq = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF read_seq = ?${epoch}`, [member.role, Math.max(current.readSeq, member.readSeq), appId, chatId, userId, current.readSeq, ...fenceParams])
-        : await this.db.execute(`UPDATE ${this.ks}.chat_members SET role = ?, joined_at = ?, read_seq = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF role = null${epoch}`, [member.role, member.joinedAt, member.readSeq, appId, chatId, userId, ...fenceParams]);
+        ? await this.db.execute(`UPDATE ${this.ks}.chat_members SET role = ?, read_seq = ?, mute = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF read_seq = ?${epoch}`, [member.role, Math.max(current.readSeq, member.readSeq), muteText(member), appId, chatId, userId, current.readSeq, ...fenceParams])
+        : await this.db.execute(`UPDATE ${this.ks}.chat_members SET role = ?, joined_at = ?, read_seq = ?, mute = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF role = null${epoch}`, [member.role, member.joinedAt, member.readSeq, muteText(member), appId, chatId, userId, ...fenceParams]);
       if (!applied(result)) {
         await this.checkEpoch(hold, result);
         continue;

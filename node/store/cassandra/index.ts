@@ -4,6 +4,7 @@ import type { NodeStore, WriterId } from '../types.ts';
 import { CassandraChats } from './chats.ts';
 import { CassandraLeases, type HoldTiming } from './leases.ts';
 import { CassandraMessages } from './messages.ts';
+import { CassandraFlags } from './flags.ts';
 import { CassandraModeration } from './moderation.ts';
 import { CassandraOutbox, ChangeEvents } from './outbox.ts';
 import { CassandraUsers, CassandraUserSessions } from './users.ts';
@@ -19,6 +20,7 @@ export { HOLD, type HoldTiming } from './leases.ts';
 export class CassandraNodeStore implements NodeStore {
   readonly users: CassandraUsers;
   readonly moderation: CassandraModeration;
+  readonly flags: CassandraFlags;
   readonly userSessions: CassandraUserSessions;
   readonly chats: CassandraChats;
   readonly messages: CassandraMessages;
@@ -47,6 +49,7 @@ export class CassandraNodeStore implements NodeStore {
     this.users = new CassandraUsers(db, keyspace, events);
     this.userSessions = new CassandraUserSessions(db, keyspace);
     this.moderation = new CassandraModeration(db, keyspace);
+    this.flags = new CassandraFlags(db, keyspace);
     this.chats = new CassandraChats(db, keyspace, this.writers, events);
     this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox);
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');

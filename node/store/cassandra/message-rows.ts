@@ -28,6 +28,7 @@ export function readMessage(row: types.Row): MessageRow {
     replyToId: opt(row, 'reply_to_id'),
     reactions: JSON.parse(opt(row, 'reactions') ?? '[]') as StoredReaction[],
     clientKey: opt(row, 'client_key'),
+    hiddenAt: opt(row, 'hidden_at'),
     rev: row.get('rev') === null ? undefined : num(row, 'rev'),
   });
   return { message, crev: row.get('crev') === null || row.get('crev') === undefined ? undefined : num(row, 'crev') };
@@ -48,12 +49,16 @@ export class MessageWrites {
 
   private row(m: StoredMessage, crev: number | undefined, rewrite: boolean): BatchStatement {
     const absent = rewrite ? null : unset;
+    // `hidden_at` (migration node-013) only where it can be set or cleared: a new message is never
+    // hidden, and the copy of the first layout (migration node-005) runs before the column exists.
+    const hidden = rewrite || m.hiddenAt !== undefined;
     return {
-      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''})`,
       params: [
         m.appId, m.chatId, blockOf(m.seq), m.seq, m.id, m.senderId, m.content, m.createdAt,
         m.editedAt ?? absent, m.deletedAt ?? absent, m.replyToId ?? absent, JSON.stringify(m.reactions), m.clientKey ?? absent, m.rev ?? absent,
         crev ?? unset,
+        ...(hidden ? [m.hiddenAt ?? absent] : []),
       ],
     };
   }

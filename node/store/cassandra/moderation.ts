@@ -1,6 +1,6 @@
 import type { types } from 'cassandra-driver';
 import { applied, defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
-import type { ModerationAction, ModerationStore, StoredBlocklist, UserBan, UserBlock } from '../types.ts';
+import type { ChatBan, ModerationAction, ModerationStore, StoredBlocklist, UserBan, UserBlock } from '../types.ts';
 
 /** Cassandra's largest TTL (20 years). */
 const MAX_TTL_SECONDS = 630_720_000;
@@ -14,7 +14,12 @@ const monthsBack = (ms: number, n: number) => {
   const d = new Date(ms);
   return monthOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - n, 1));
 };
-const inForce = (ban: UserBan | undefined, now: string) => (ban && (ban.expiresAt === undefined || ban.expiresAt > now) ? ban : undefined);
+const inForce = <B extends { expiresAt?: string }>(ban: B | undefined, now: string) => (ban && (ban.expiresAt === undefined || ban.expiresAt > now) ? ban : undefined);
+/** The TTL of a ban's row: a minute past its expiry, none (0) without one or beyond Cassandra's largest. */
+const banTtl = (expiresAt: string | undefined) => {
+  const seconds = expiresAt === undefined ? 0 : Math.max(1, Math.ceil((Date.parse(expiresAt) - Date.now()) / 1000) + 60);
+  return seconds > MAX_TTL_SECONDS ? 0 : seconds;
+};
 
 /**
  * Moderation on Cassandra (migration node-010). `user_bans`: one partition per application, a row
@@ -23,7 +28,8 @@ const inForce = (ban: UserBan | undefined, now: string) => (ban && (ban.expiresA
  * partitioned by (application, month), newest first, rows kept 90 days (table TTL), so a partition
  * holds one application's actions of one month. An action is written before the ban it records.
  * `user_blocks` (migration node-011): one partition per blocking user, bounded by the most users one
- * blocks (USER_BLOCKS_MAX), its count a static column kept by compare-and-set.
+ * blocks (USER_BLOCKS_MAX), its count a static column kept by compare-and-set. `chat_bans` (migration
+ * node-013): one partition per chat, a row per banned user, timed bans ending by TTL like `user_bans`.
  */
 export class CassandraModeration implements ModerationStore {
   constructor(
@@ -33,8 +39,8 @@ export class CassandraModeration implements ModerationStore {
 
   private record(a: ModerationAction) {
     return this.db.execute(
-      `INSERT INTO ${this.ks}.moderation_actions (app_id, month, id, at, action, user_id, by_whom, reason, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [a.appId, monthOf(idTime(a.id)), a.id, a.at, a.action, a.userId ?? null, a.by, a.reason ?? null, a.expiresAt ?? null],
+      `INSERT INTO ${this.ks}.moderation_actions (app_id, month, id, at, action, user_id, chat_id, message_id, by_whom, reason, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [a.appId, monthOf(idTime(a.id)), a.id, a.at, a.action, a.userId ?? null, a.chatId ?? null, a.messageId ?? null, a.by, a.reason ?? null, a.expiresAt ?? null],
     );
   }
 
@@ -45,8 +51,7 @@ export class CassandraModeration implements ModerationStore {
   async ban(ban: UserBan, action: ModerationAction): Promise<void> {
     await this.record(action);
     // Cassandra's TTL is at most 20 years: a ban lifting later keeps its row (none: 0) until lifted.
-    const seconds = ban.expiresAt === undefined ? 0 : Math.max(1, Math.ceil((Date.parse(ban.expiresAt) - Date.now()) / 1000) + 60);
-    const ttl = seconds > MAX_TTL_SECONDS ? 0 : seconds;
+    const ttl = banTtl(ban.expiresAt);
     await this.db.execute(
       `INSERT INTO ${this.ks}.user_bans (app_id, user_id, reason, expires_at, created_at, by_whom) VALUES (?, ?, ?, ?, ?, ?) USING TTL ?`,
       [ban.appId, ban.userId, ban.reason ?? null, ban.expiresAt ?? null, ban.createdAt, ban.by, ttl],
@@ -146,9 +151,48 @@ export class CassandraModeration implements ModerationStore {
         ? await this.db.execute(`SELECT * FROM ${this.ks}.moderation_actions WHERE app_id = ? AND month = ? AND id < ? LIMIT ?`, [appId, month, beforeId, limit - out.length])
         : await this.db.execute(`SELECT * FROM ${this.ks}.moderation_actions WHERE app_id = ? AND month = ? LIMIT ?`, [appId, month, limit - out.length]);
       for (const r of rows.rows) {
-        out.push(defined({ appId, id: str(r, 'id'), at: str(r, 'at'), action: str(r, 'action') as ModerationAction['action'], userId: opt(r, 'user_id'), by: str(r, 'by_whom'), reason: opt(r, 'reason'), expiresAt: opt(r, 'expires_at') }));
+        out.push(defined({ appId, id: str(r, 'id'), at: str(r, 'at'), action: str(r, 'action') as ModerationAction['action'], userId: opt(r, 'user_id'), chatId: opt(r, 'chat_id'), messageId: opt(r, 'message_id'), by: str(r, 'by_whom'), reason: opt(r, 'reason'), expiresAt: opt(r, 'expires_at') }));
       }
     }
     return out;
+  }
+
+  private readChatBan(row: types.Row): ChatBan {
+    return defined({ appId: str(row, 'app_id'), chatId: str(row, 'chat_id'), userId: str(row, 'user_id'), reason: opt(row, 'reason'), expiresAt: opt(row, 'expires_at'), createdAt: str(row, 'created_at'), by: str(row, 'by_whom') });
+  }
+
+  async chatBan(ban: ChatBan, action: ModerationAction): Promise<void> {
+    await this.record(action);
+    await this.db.execute(
+      `INSERT INTO ${this.ks}.chat_bans (app_id, chat_id, user_id, reason, expires_at, created_at, by_whom) VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL ?`,
+      [ban.appId, ban.chatId, ban.userId, ban.reason ?? null, ban.expiresAt ?? null, ban.createdAt, ban.by, banTtl(ban.expiresAt)],
+    );
+  }
+
+  async liftChatBan(appId: string, chatId: string, userId: string, action: ModerationAction, now: string): Promise<'lifted' | 'not-banned'> {
+    if (!(await this.chatBanOf(appId, chatId, userId, now))) return 'not-banned';
+    await this.record(action);
+    await this.db.execute(`DELETE FROM ${this.ks}.chat_bans WHERE app_id = ? AND chat_id = ? AND user_id = ?`, [appId, chatId, userId]);
+    return 'lifted';
+  }
+
+  async chatBanOf(appId: string, chatId: string, userId: string, now: string): Promise<ChatBan | undefined> {
+    const row = (await this.db.execute(`SELECT * FROM ${this.ks}.chat_bans WHERE app_id = ? AND chat_id = ? AND user_id = ?`, [appId, chatId, userId])).first();
+    return inForce(row ? this.readChatBan(row) : undefined, now);
+  }
+
+  async chatBans(appId: string, chatId: string, now: string, afterUserId: string | undefined, limit: number): Promise<ChatBan[]> {
+    const out: ChatBan[] = [];
+    let after = afterUserId ?? '';
+    for (;;) {
+      const rows = (await this.db.execute(`SELECT * FROM ${this.ks}.chat_bans WHERE app_id = ? AND chat_id = ? AND user_id > ? LIMIT ?`, [appId, chatId, after, limit])).rows;
+      for (const row of rows) {
+        const ban = inForce(this.readChatBan(row), now);
+        if (ban) out.push(ban);
+        if (out.length >= limit) return out;
+      }
+      if (rows.length < limit) return out;
+      after = str(rows.at(-1)!, 'user_id');
+    }
   }
 }

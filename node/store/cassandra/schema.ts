@@ -139,4 +139,22 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.blocklists (app_id text, entries_json text, list_version text, updated_at text, PRIMARY KEY (app_id))`,
     ],
   },
+  {
+    name: 'node-013-chat-moderation',
+    statements: [
+      // A member's mute, as JSON (see chats.ts): written with the member, fenced like its other writes.
+      `ALTER TABLE {ks}.chat_members ADD mute text`,
+      // Bans from one chat (see moderation.ts): a partition per chat, timed bans end by TTL.
+      `CREATE TABLE IF NOT EXISTS {ks}.chat_bans (app_id text, chat_id text, user_id text, reason text, expires_at text, created_at text, by_whom text, PRIMARY KEY ((app_id, chat_id), user_id))`,
+      `ALTER TABLE {ks}.moderation_actions ADD (chat_id text, message_id text)`,
+      // Flags (see flags.ts): who flagged a message (a partition per message, bounded by the chat's
+      // members), the open review queue (a partition per application and month, newest first, kept
+      // 90 days), and each application's moderation settings.
+      `CREATE TABLE IF NOT EXISTS {ks}.message_flags (app_id text, chat_id text, message_id text, flagged_by text, id text, open boolean, PRIMARY KEY ((app_id, chat_id, message_id), flagged_by))`,
+      `CREATE TABLE IF NOT EXISTS {ks}.open_flags (app_id text, month text, id text, chat_id text, message_id text, sender_id text, flagged_by text, reason text, created_at text, PRIMARY KEY ((app_id, month), id)) WITH CLUSTERING ORDER BY (id DESC) AND default_time_to_live = 7776000`,
+      `CREATE TABLE IF NOT EXISTS {ks}.moderation_settings (app_id text, flag_hide_threshold int, PRIMARY KEY (app_id))`,
+      // A message hidden pending review (see message-rows.ts).
+      `ALTER TABLE {ks}.chat_messages ADD hidden_at text`,
+    ],
+  },
 ];

@@ -3,6 +3,7 @@ import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../../common/files/index
 import { KeyRotationConflict, rotatedKeys, type SigningKey } from '../../../common/jwt/index.ts';
 import type { NodeSigningKeyStore, NodeStore, OutboxEvent, WriterId } from '../types.ts';
 import { LmdbChats } from './chats.ts';
+import { LmdbFlags } from './flags.ts';
 import { LmdbMessages } from './messages.ts';
 import { LmdbModeration } from './moderation.ts';
 import { LmdbOutbox } from './outbox.ts';
@@ -39,6 +40,7 @@ class LmdbNodeSigningKeys implements NodeSigningKeyStore {
 export class LmdbNodeStore implements NodeStore {
   readonly users: LmdbUsers;
   readonly moderation: LmdbModeration;
+  readonly flags: LmdbFlags;
   readonly userSessions: LmdbUserSessions;
   readonly chats: LmdbChats;
   readonly messages: LmdbMessages;
@@ -58,6 +60,7 @@ export class LmdbNodeStore implements NodeStore {
     this.users = new LmdbUsers(table('users'), events);
     this.userSessions = new LmdbUserSessions(table('user_sessions'));
     this.moderation = new LmdbModeration(table('moderation'));
+    this.flags = new LmdbFlags(table('flags'));
     this.chats = new LmdbChats(table('chats'), this.writers, events);
     this.chats.upgrade();
     this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox);

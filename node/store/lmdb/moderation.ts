@@ -1,4 +1,4 @@
-import type { ModerationAction, ModerationStore, StoredBlocklist, UserBan, UserBlock } from '../types.ts';
+import type { ChatBan, ModerationAction, ModerationStore, StoredBlocklist, UserBan, UserBlock } from '../types.ts';
 import { END, type Tables } from './shared.ts';
 
 /** Moderation actions are kept this long (README, "Moderation"). */
@@ -10,11 +10,12 @@ export function uuidv7Floor(ms: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
 }
 
-const inForce = (ban: UserBan | undefined, now: string) => (ban && (ban.expiresAt === undefined || ban.expiresAt > now) ? ban : undefined);
+const inForce = <B extends { expiresAt?: string }>(ban: B | undefined, now: string) => (ban && (ban.expiresAt === undefined || ban.expiresAt > now) ? ban : undefined);
 
 /**
  * Keys: ['b', app, user] → UserBan; ['a', app, action id] → ModerationAction; ['k', app, user,
- * blocked user] → the time it was blocked; ['kn', app, user] → how many it blocks. A ban and its action
+ * blocked user] → the time it was blocked; ['kn', app, user] → how many it blocks; ['cb', app, chat,
+ * user] → ChatBan. A ban and its action
  * are one transaction; recording an action also drops the application's actions older than 90
  * days (a range below one key), so the log stays bounded with no sweep of its own.
  */
@@ -113,6 +114,38 @@ export class LmdbModeration implements ModerationStore {
       const action = value as ModerationAction;
       if (action.id === beforeId) continue;
       out.push(action);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async chatBan(ban: ChatBan, action: ModerationAction): Promise<void> {
+    await this.t.root.transaction(() => {
+      this.t.db.put(['cb', ban.appId, ban.chatId, ban.userId], ban);
+      this.record(action);
+    });
+  }
+
+  liftChatBan(appId: string, chatId: string, userId: string, action: ModerationAction, now: string): Promise<'lifted' | 'not-banned'> {
+    return this.t.root.transaction(() => {
+      const ban = this.t.db.get(['cb', appId, chatId, userId]) as ChatBan | undefined;
+      if (ban) this.t.db.remove(['cb', appId, chatId, userId]);
+      if (!inForce(ban, now)) return 'not-banned' as const;
+      this.record(action);
+      return 'lifted' as const;
+    });
+  }
+
+  async chatBanOf(appId: string, chatId: string, userId: string, now: string): Promise<ChatBan | undefined> {
+    return inForce(this.t.db.get(['cb', appId, chatId, userId]) as ChatBan | undefined, now);
+  }
+
+  async chatBans(appId: string, chatId: string, now: string, afterUserId: string | undefined, limit: number): Promise<ChatBan[]> {
+    const out: ChatBan[] = [];
+    for (const { key, value } of this.t.db.getRange({ start: ['cb', appId, chatId, afterUserId ?? ''], end: ['cb', appId, chatId, END] })) {
+      if (afterUserId !== undefined && key[3] === afterUserId) continue;
+      const ban = inForce(value as ChatBan, now);
+      if (ban) out.push(ban);
       if (out.length >= limit) break;
     }
     return out;
