@@ -1,6 +1,7 @@
 import { publicUrl, type Config, type Logger } from '../common/index.ts';
 import { createControlService, type ControlService } from '../control/index.ts';
 import { createNodeService, type NodeService } from '../node/index.ts';
+import { NodeBlocklistAdmin } from '../node/moderation/index.ts';
 import { encodeControl } from '../node/bus/index.ts';
 import { controlBus, joinCluster, type ClusterHandles } from './cluster.ts';
 import { openStores } from './stores.ts';
@@ -74,6 +75,13 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
         node?.webhooksChanged(appId);
         announcer?.publish({ kind: 'control' }, encodeControl({ type: 'webhooks.changed', appId }));
       },
+      // The blocklist lives with the nodes' moderation data, which every process opens: changed here
+      // through the in-process node (which also sends its webhook event), else announced on the bus.
+      blocklists:
+        node?.blocklists ??
+        new NodeBlocklistAdmin(nodeStore, async (appId) => {
+          announcer?.publish({ kind: 'control' }, encodeControl({ type: 'blocklist.changed', appId }));
+        }),
       onAppDeleted: (appId) => {
         node?.appDeleted(appId);
         announcer?.publish({ kind: 'control' }, encodeControl({ type: 'app.deleted', appId }));

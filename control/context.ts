@@ -1,4 +1,5 @@
 import type { Config } from '../common/config/index.ts';
+import type { BlocklistAdmin } from '../common/moderation/index.ts';
 import type { Logger } from '../common/log/index.ts';
 import type { WindowLimiter } from '../common/limits/index.ts';
 import type { GuessThrottle } from './auth/guess-throttle.ts';
@@ -29,5 +30,7 @@ export interface ControlContext {
   onAppDeleted: (appId: string) => void;
   /** An application's webhook endpoints or before-send hook changed: nodes drop their cached copies. */
   onWebhooksChanged: (appId: string) => void;
+  /** Applications' blocklists (kept with the nodes' moderation data); absent when this process cannot reach them. */
+  blocklists?: BlocklistAdmin;
   now: () => Date;
 }

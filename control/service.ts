@@ -29,6 +29,8 @@ import { profileRoutes } from './http/profile-routes.ts';
 import { usageRoutes } from './http/usage-routes.ts';
 import { webhookRoutes } from './http/webhook-routes.ts';
 import { beforeSendRoutes } from './http/before-send-routes.ts';
+import { blocklistRoutes } from './http/blocklist-routes.ts';
+import type { BlocklistAdmin } from '../common/moderation/index.ts';
 import type { ControlStore } from './store/index.ts';
 
 export interface ControlServiceOptions {
@@ -42,6 +44,8 @@ export interface ControlServiceOptions {
   onKeyRevoked?: (appId: string, keyId: string) => void;
   onAppDeleted?: (appId: string) => void;
   onWebhooksChanged?: (appId: string) => void;
+  /** Applications' blocklists, kept with the nodes' moderation data; absent: the management routes answer 503. */
+  blocklists?: BlocklistAdmin;
 }
 
 export interface ControlService {
@@ -79,10 +83,11 @@ export async function createControlService(options: ControlServiceOptions): Prom
     onKeyRevoked: options.onKeyRevoked ?? (() => {}),
     onAppDeleted: options.onAppDeleted ?? (() => {}),
     onWebhooksChanged: options.onWebhooksChanged ?? (() => {}),
+    ...(options.blocklists ? { blocklists: options.blocklists } : {}),
     now: () => new Date(),
   };
   const metrics = createMetrics('control');
-  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...webhookRoutes(ctx), ...beforeSendRoutes(ctx), ...metaRoutes(ctx)];
+  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...webhookRoutes(ctx), ...beforeSendRoutes(ctx), ...blocklistRoutes(ctx), ...metaRoutes(ctx)];
   let closing = false;
   const routes: AnyRoute[] = [
     ...apiRoutes,

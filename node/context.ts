@@ -1,3 +1,4 @@
+import type { BlocklistAdmin } from '../common/moderation/index.ts';
 import type { ApiError, ApiKeyPrincipal, ApiKeyVerifier, Authenticator, Config, Logger } from '../common/index.ts';
 import type { SessionGuard } from './auth/session-guard.ts';
 import type { BanGuard } from './moderation/index.ts';
@@ -33,8 +34,8 @@ export interface NodeContext {
   moderated: (appId: string, userId: string, banned: boolean) => void;
   /** A user blocked or unblocked another: every node drops what it knew of the pair. */
   blocksChanged: (appId: string, userId: string, otherId: string) => void;
-  /** An application's blocklist changed: every node reads it again before its next use. */
-  blocklistChanged: (appId: string) => void;
+  /** Reads and replaces applications' blocklists (checked, recorded, announced to every node). */
+  blocklists: BlocklistAdmin;
   /** Usage counts of this node (users, chats, messages, key uses, concurrent users). */
   usage: UsageMeter;
   /** Webhook events of user writes (`user.created`, `user.deleted`); none when absent. */

@@ -37,7 +37,7 @@ import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guar
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
-import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, flagRoutes, moderationRoutes } from './moderation/index.ts';
+import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, flagRoutes, moderationRoutes, NodeBlocklistAdmin } from './moderation/index.ts';
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
@@ -51,6 +51,7 @@ import { UsageMeter } from './usage/meter.ts';
 import type { UsageSink } from '../common/usage/index.ts';
 import { ownerOf } from './bus/index.ts';
 import { NodeWebhooks, type WebhookSource } from './webhooks/index.ts';
+import type { BlocklistAdmin } from '../common/moderation/index.ts';
 import { BeforeSendHooks, type BeforeSendSource } from './webhooks/before-send.ts';
 
 export interface NodeServiceOptions {
@@ -91,6 +92,8 @@ export interface NodeService {
   appDeleted(appId: string): void;
   /** An application's webhook endpoints or before-send hook changed (in this process): cached copies are dropped. */
   webhooksChanged(appId: string): void;
+  /** Applications' blocklists, as the dashboard changes them through the control service in this process. */
+  blocklists: BlocklistAdmin;
   /**
    * Listens; in a cluster also opens the node-to-node listener (NODE_RPC_PORT, not the public
    * port), then joins the live node list with its address (NODE_RPC_ADDRESS, or HOST and the bound
@@ -293,10 +296,12 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     if (banned) closeSockets(appId, userId, 'USER_BANNED');
     cluster?.bus.publish({ kind: 'control' }, encodeControl({ type: banned ? 'user.banned' : 'user.unbanned', appId, userId }));
   };
-  const blocklistChanged = (appId: string) => {
+  // Every node reads the list again at once; the change is a webhook event before it is answered.
+  const blocklistAdmin = new NodeBlocklistAdmin(store, async (appId, event) => {
     blocklists.changed(appId);
     cluster?.bus.publish({ kind: 'control' }, encodeControl({ type: 'blocklist.changed', appId }));
-  };
+    await webhooks?.emit(appId, [{ type: 'blocklist.updated', data: event }]);
+  }, now);
   const blocksChanged = (appId: string, userId: string, otherId: string) => {
     blocks.changed(appId, userId, otherId);
     cluster?.bus.publish({ kind: 'control' }, encodeControl({ type: 'user.blocks.changed', appId, userId, otherId }));
@@ -327,7 +332,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklistChanged, usage, ...(webhooks ? { webhooks } : {}), now };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklists: blocklistAdmin, usage, ...(webhooks ? { webhooks } : {}), now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -407,6 +412,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     invalidateKey: (appId, keyId) => apiKeys.invalidate(appId, keyId),
     appDeleted,
     webhooksChanged,
+    blocklists: blocklistAdmin,
     listen: async (host, port) => {
       let rpc: string | undefined;
       if (cluster) {

@@ -1,5 +1,7 @@
 import { ChatApiError, ChatStateError } from './errors.ts';
 import { request } from './http.ts';
+import type { BlocklistEntry } from './types.ts';
+export type { BlocklistEntry } from './types.ts';
 
 export * from './errors.ts';
 
@@ -329,6 +331,16 @@ export class ManagementClient {
 
   async rotateBeforeSendSecret(appId: string): Promise<string> {
     return (await this.call<{ secret: string }>(`${beforeSend(appId)}/secret/rotate`, { method: 'POST' })).secret;
+  }
+
+  /** The application's blocklist (README, "Moderation"): the list the backend sets with its API key. */
+  getBlocklist(appId: string): Promise<{ entries: BlocklistEntry[]; updatedAt?: string }> {
+    return this.call(`api/client/apps/${encodeURIComponent(appId)}/blocklist`);
+  }
+
+  /** Replaces the application's blocklist (at most 10,000 entries of 1–100 characters); every node applies it at once. */
+  setBlocklist(appId: string, entries: BlocklistEntry[]): Promise<{ entries: BlocklistEntry[]; updatedAt: string }> {
+    return this.call(`api/client/apps/${encodeURIComponent(appId)}/blocklist`, { method: 'PUT', body: { entries } });
   }
 
   getUsage(appId: string): Promise<ApplicationUsage> {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../../common/index.ts';
 import { FencedError, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
@@ -14,7 +13,7 @@ import { newMessageId } from './message-id.ts';
 import { SerialQueue } from './serial-queue.ts';
 import { chatView, memberView, messageView, reactionView, type MessageView } from './views.ts';
 import { changeWithEvents, type ChatWebhooks } from '../webhooks/index.ts';
-import { byOf, chatBanView, moderationRefusal, mutedRefusal, muteInForce, muteView, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
+import { applyModeration, mutedRefusal, mutesOf, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
 
 export interface ActorDeps {
   store: NodeStore;
@@ -502,72 +501,30 @@ export class ChatActor {
     this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
   }
 
-  // ---- moderation (README, "Moderation"; the rules are in chat-moderation.ts) -------------------
+  // ---- moderation (README, "Moderation"; chat-moderation.ts) ---------------------------------------
 
-  /**
-   * A mute, unmute, ban or unban. A mute is written with the member (fenced like its other writes),
-   * so this actor checks it on every send from memory. A ban is recorded first (with its action),
-   * then the member, if it is one, is removed: a crash between leaves it banned and a member,
-   * which a second ban completes. Announced to the chat (a banned member hears it before its
-   * removal), then to webhooks, before the answer.
-   */
+  /** A mute, unmute, ban or unban, in this chat's order (see applyModeration). */
   moderate(by: Moderator, change: ChatModeration): Promise<MuteView | ChatBanView | true | ApiError> {
-    return this.run(async () => {
-      const refused = moderationRefusal(this.chat.kind, this.members, by, change);
-      if (refused) return refused;
-      const now = this.deps.now();
-      const at = now.toISOString();
-      const target = this.members.get(change.userId);
-      const action = { appId: this.appId, id: uuidv7(), at, userId: change.userId, chatId: this.chatId, by: byOf(by) };
-      const announce = async (type: 'member.muted' | 'member.unmuted' | 'member.banned' | 'member.unbanned', expiresAt?: string, extra: Record<string, unknown> = {}) => {
-        this.deps.events.chatEvent(this.appId, { type, chatId: this.chatId, userId: change.userId, ...(expiresAt !== undefined ? { expiresAt } : {}) });
-        await this.deps.webhooks?.emit(this.appId, [{ type, data: { chatId: this.chatId, userId: change.userId, ...(expiresAt !== undefined ? { expiresAt } : {}), ...extra, by: action.by } }]);
-      };
-      switch (change.kind) {
-        case 'mute': {
-          if (!target) return new ApiError('USER_NOT_FOUND', 'the user is not a member of this chat');
-          const muted = { ...target, mute: { ...(change.expiresAt !== undefined ? { until: change.expiresAt } : {}), by: action.by, at } };
-          await this.deps.store.moderation.log({ ...action, action: 'member.muted', ...(change.expiresAt !== undefined ? { expiresAt: change.expiresAt } : {}) });
-          await this.deps.store.chats.putMember(muted, FENCED);
-          this.members.set(target.userId, muted);
-          await announce('member.muted', change.expiresAt);
-          return muteView(muted);
-        }
-        case 'unmute': {
-          if (!target || !muteInForce(target, now)) return new ApiError('MUTE_NOT_FOUND', 'this member has no mute in force');
-          const { mute: _, ...unmuted } = target;
-          await this.deps.store.moderation.log({ ...action, action: 'member.unmuted' });
-          await this.deps.store.chats.putMember(unmuted, FENCED);
-          this.members.set(target.userId, unmuted);
-          await announce('member.unmuted');
-          return true as const;
-        }
-        case 'ban': {
-          if (!target && !(await this.deps.store.users.get(this.appId, change.userId))) return new ApiError('USER_NOT_FOUND', `no user ${change.userId} in this application`);
-          const ban = { appId: this.appId, chatId: this.chatId, userId: change.userId, ...(change.reason !== undefined ? { reason: change.reason } : {}), ...(change.expiresAt !== undefined ? { expiresAt: change.expiresAt } : {}), createdAt: at, by: action.by };
-          await this.deps.store.moderation.chatBan(ban, { ...action, action: 'member.banned', ...(ban.reason !== undefined ? { reason: ban.reason } : {}), ...(ban.expiresAt !== undefined ? { expiresAt: ban.expiresAt } : {}) });
-          await announce('member.banned', change.expiresAt, ban.reason !== undefined ? { reason: ban.reason } : {});
-          if (target) await this.removeUnchecked(target, by.kind === 'user' ? by.userId : undefined);
-          return chatBanView(ban);
-        }
-        case 'unban': {
-          if ((await this.deps.store.moderation.liftChatBan(this.appId, this.chatId, change.userId, { ...action, action: 'member.unbanned' }, at)) === 'not-banned') return new ApiError('BAN_NOT_FOUND', 'this user has no ban from this chat in force');
-          await announce('member.unbanned');
-          return true as const;
-        }
-      }
-    });
+    return this.run(() =>
+      applyModeration(
+        {
+          appId: this.appId,
+          chatId: this.chatId,
+          kind: this.chat.kind,
+          members: this.members,
+          deps: this.deps,
+          putMember: (m) => this.deps.store.chats.putMember(m, FENCED),
+          remove: (target, removedBy) => this.removeUnchecked(target, removedBy),
+        },
+        by,
+        change,
+      ),
+    );
   }
 
-  /** The members muted now (an expired mute is not listed), for the chat's moderators. */
+  /** The members muted now, for the chat's moderators (see mutesOf). */
   mutes(by: Moderator): MuteView[] | ApiError {
-    if (by.kind === 'user') {
-      const role = this.role(by.userId);
-      if (role === undefined) return notFound();
-      if (role === 'member') return new ApiError('NOT_ALLOWED', 'only a chat’s owner and admins see its mutes');
-    }
-    const now = this.deps.now();
-    return [...this.members.values()].flatMap((m) => (muteInForce(m, now) ? [muteView(m as Member & { mute: NonNullable<Member['mute']> })] : []));
+    return mutesOf(this.members, by, this.deps.now()) ?? notFound();
   }
 
   setRole(byUserId: string, userId: string, role: MemberRole): Promise<Member | ApiError> {

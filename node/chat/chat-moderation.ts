@@ -1,10 +1,14 @@
 import Type, { type Static } from 'typebox';
+import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../../common/index.ts';
-import type { ChatBan, ChatKind, Member, MemberMute, MemberRole } from '../store/index.ts';
+import type { ChatBan, ChatKind, Member, MemberMute, MemberRole, NodeStore } from '../store/index.ts';
+import type { EventSink } from './events.ts';
+import type { ChatWebhooks } from '../webhooks/index.ts';
 
 /**
- * Mutes and bans within one chat (README, "Moderation"): who may impose them, and what a mute
- * refuses. The chat's actor applies them; this module holds the rules, so they read in one place.
+ * Mutes and bans within one chat (README, "Moderation"): who may impose them, what a mute refuses,
+ * and how each is applied. The chat's actor runs them in its order (ChatActor.moderate), so they
+ * are serialized with the chat's other writes and fenced like its membership writes.
  */
 
 /** Who moderates a chat: the backend (API key), or a member (a group's owner or admin). */
@@ -62,4 +66,88 @@ export function moderationRefusal(kind: ChatKind, members: ReadonlyMap<string, M
   const target = members.get(change.userId)?.role ?? 'member';
   if (rank(target) <= rank(mine)) return new ApiError('NOT_ALLOWED', `a${mine === 'admin' ? 'n admin' : 'n owner'} cannot mute or ban a member of its role or above`);
   return undefined;
+}
+
+/** What applying a moderation needs of the chat's actor. */
+export interface ModeratedChat {
+  appId: string;
+  chatId: string;
+  kind: ChatKind;
+  /** The actor's members, updated in place. */
+  members: Map<string, Member>;
+  deps: { store: NodeStore; events: EventSink; now: () => Date; webhooks?: ChatWebhooks };
+  /** A fenced write of a member. */
+  putMember(member: Member): Promise<void>;
+  /** Removes a member as a removal by `removedBy` (undefined: the backend) does. */
+  remove(target: Member, removedBy: string | undefined): Promise<void>;
+}
+
+/**
+ * Applies a mute, unmute, ban or unban. Each is recorded in the moderation log before it is made
+ * (no change exists unrecorded). A mute is written with the member, so the actor checks it on
+ * every send from memory. A ban is recorded and stored first, then the member, if it is one, is
+ * removed: a crash between leaves it banned and a member, which a second ban completes. Each is
+ * announced to the chat (a banned member hears it before its removal), then to webhooks, before
+ * the answer.
+ */
+export async function applyModeration(c: ModeratedChat, by: Moderator, change: ChatModeration): Promise<MuteView | ChatBanView | true | ApiError> {
+  const refused = moderationRefusal(c.kind, c.members, by, change);
+  if (refused) return refused;
+  const { store, events, webhooks } = c.deps;
+  const now = c.deps.now();
+  const at = now.toISOString();
+  const target = c.members.get(change.userId);
+  const action = { appId: c.appId, id: uuidv7(), at, userId: change.userId, chatId: c.chatId, by: byOf(by) };
+  const expiry = (expiresAt: string | undefined) => (expiresAt !== undefined ? { expiresAt } : {});
+  const announce = async (type: 'member.muted' | 'member.unmuted' | 'member.banned' | 'member.unbanned', expiresAt?: string, extra: Record<string, unknown> = {}) => {
+    events.chatEvent(c.appId, { type, chatId: c.chatId, userId: change.userId, ...expiry(expiresAt) });
+    await webhooks?.emit(c.appId, [{ type, data: { chatId: c.chatId, userId: change.userId, ...expiry(expiresAt), ...extra, by: action.by } }]);
+  };
+  switch (change.kind) {
+    case 'mute': {
+      if (!target) return new ApiError('USER_NOT_FOUND', 'the user is not a member of this chat');
+      const muted = { ...target, mute: { ...(change.expiresAt !== undefined ? { until: change.expiresAt } : {}), by: action.by, at } };
+      await store.moderation.log({ ...action, action: 'member.muted', ...expiry(change.expiresAt) });
+      await c.putMember(muted);
+      c.members.set(target.userId, muted);
+      await announce('member.muted', change.expiresAt);
+      return muteView(muted);
+    }
+    case 'unmute': {
+      if (!target || !muteInForce(target, now)) return new ApiError('MUTE_NOT_FOUND', 'this member has no mute in force');
+      const { mute: _, ...unmuted } = target;
+      await store.moderation.log({ ...action, action: 'member.unmuted' });
+      await c.putMember(unmuted);
+      c.members.set(target.userId, unmuted);
+      await announce('member.unmuted');
+      return true;
+    }
+    case 'ban': {
+      if (!target && !(await store.users.get(c.appId, change.userId))) return new ApiError('USER_NOT_FOUND', `no user ${change.userId} in this application`);
+      const reason = change.reason !== undefined ? { reason: change.reason } : {};
+      const ban: ChatBan = { appId: c.appId, chatId: c.chatId, userId: change.userId, ...reason, ...expiry(change.expiresAt), createdAt: at, by: action.by };
+      await store.moderation.chatBan(ban, { ...action, action: 'member.banned', ...reason, ...expiry(change.expiresAt) });
+      await announce('member.banned', change.expiresAt, reason);
+      if (target) await c.remove(target, by.kind === 'user' ? by.userId : undefined);
+      return chatBanView(ban);
+    }
+    case 'unban': {
+      if ((await store.moderation.liftChatBan(c.appId, c.chatId, change.userId, { ...action, action: 'member.unbanned' }, at)) === 'not-banned') return new ApiError('BAN_NOT_FOUND', 'this user has no ban from this chat in force');
+      await announce('member.unbanned');
+      return true;
+    }
+  }
+}
+
+/**
+ * The members muted at `now` (an expired mute is not listed), for the backend and the chat's
+ * owner and admins; undefined when `by` is not a member (it does not see the chat).
+ */
+export function mutesOf(members: ReadonlyMap<string, Member>, by: Moderator, now: Date): MuteView[] | ApiError | undefined {
+  if (by.kind === 'user') {
+    const role = members.get(by.userId)?.role;
+    if (role === undefined) return undefined;
+    if (role === 'member') return new ApiError('NOT_ALLOWED', 'only a chat’s owner and admins see its mutes');
+  }
+  return [...members.values()].flatMap((m) => (m.mute && muteInForce(m, now) ? [muteView(m as Member & { mute: MemberMute })] : []));
 }

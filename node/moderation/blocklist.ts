@@ -1,13 +1,5 @@
 import { AhoCorasick } from '@monyone/aho-corasick';
-
-/** An application's blocklist entry (README, "Moderation"). */
-export interface BlocklistEntry {
-  text: string;
-  action: 'block' | 'mask';
-}
-
-/** Limits of a blocklist: entries per application and characters per entry. */
-export const BLOCKLIST_LIMITS = Object.freeze({ entries: 10_000, entryChars: 100 });
+import type { BlocklistEntry } from '../../common/moderation/index.ts';
 
 /** Code points folded outside ASCII, remembered (text repeats its characters); bounded. */
 const folds = new Map<number, string>();

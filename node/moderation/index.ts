@@ -1,7 +1,8 @@
 /** Moderation on the node: bans (checked on every user request, announced to every node), mutes and bans in chats, flags and their review, the blocklist, user blocks, and the moderation log. */
 export { BAN_STATUS_TTL_MS, BanGuard } from './ban-guard.ts';
 export { BlockGuard } from './block-guard.ts';
-export { Blocklist, BLOCKLIST_LIMITS, fold, type BlocklistEntry } from './blocklist.ts';
+export { Blocklist, fold } from './blocklist.ts';
+export { NodeBlocklistAdmin } from './blocklist-admin.ts';
 export { BLOCKLIST_TTL_MS, Blocklists } from './blocklists.ts';
 export { BLOCKS_PER_USER, blockRoutes } from './block-routes.ts';
 export { banUser, moderationRoutes } from './routes.ts';

@@ -3,8 +3,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { ApiError, defineRoute, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
 import type { ModerationAction, UserBan } from '../store/index.ts';
-import { Action, ActionList, Ban, BanBody, BanList, BanParams, BlocklistBody, BlocklistView, ListQuery } from './schemas.ts';
-import { BLOCKLIST_LIMITS, fold } from './blocklist.ts';
+import { BLOCKLIST_LIMITS, BLOCKLIST_MAX_BODY_BYTES, BlocklistBody, BlocklistView } from '../../common/moderation/index.ts';
+import { Action, ActionList, Ban, BanBody, BanList, BanParams, ListQuery } from './schemas.ts';
 
 const banView = (b: UserBan): Static<typeof Ban> => ({ userId: b.userId, ...(b.reason !== undefined ? { reason: b.reason } : {}), ...(b.expiresAt !== undefined ? { expiresAt: b.expiresAt } : {}), createdAt: b.createdAt, bannedBy: b.by });
 const actionView = (a: ModerationAction): Static<typeof Action> => ({ actionId: a.id, at: a.at, action: a.action, ...(a.userId !== undefined ? { userId: a.userId } : {}), ...(a.chatId !== undefined ? { chatId: a.chatId } : {}), ...(a.messageId !== undefined ? { messageId: a.messageId } : {}), by: a.by, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.expiresAt !== undefined ? { expiresAt: a.expiresAt } : {}) });
@@ -93,10 +93,7 @@ export function moderationRoutes(ctx: NodeContext): AnyRoute[] {
       tags,
       auth,
       responses: { 200: { description: 'The blocklist (no entries until one is set)', schema: BlocklistView }, ...keyErrors },
-      handler: async ({ auth }) => {
-        const list = await ctx.store.moderation.blocklist(auth.appId);
-        return { status: 200, body: { entries: list?.entries ?? [], ...(list ? { updatedAt: list.updatedAt } : {}) } };
-      },
+      handler: async ({ auth }) => ({ status: 200, body: await ctx.blocklists.get(auth.appId) }),
     }),
     defineRoute({
       method: 'PUT',
@@ -105,19 +102,12 @@ export function moderationRoutes(ctx: NodeContext): AnyRoute[] {
       summary: `Replace the application’s blocklist (at most ${BLOCKLIST_LIMITS.entries} entries of 1–${BLOCKLIST_LIMITS.entryChars} characters; the body may be up to 2 MiB); every node applies it at once`,
       tags,
       body: BlocklistBody,
-      maxBodyBytes: 2 * 1024 * 1024,
+      maxBodyBytes: BLOCKLIST_MAX_BODY_BYTES,
       auth,
       responses: { 200: { description: 'Set', schema: BlocklistView }, 400: { description: 'Invalid entries (each names its index)' }, ...keyErrors },
       handler: async ({ body, auth }) => {
-        const empty = body.entries.flatMap((e, i) => (fold(e.text).folded.length === 0 ? [{ path: `/body/entries/${i}/text`, message: 'has no letter, digit or symbol left once diacritics are set aside' }] : []));
-        if (empty.length > 0) return new ApiError('VALIDATION_FAILED', 'an entry matches nothing', { errors: empty.slice(0, 20) });
-        const now = ctx.now().toISOString();
-        const by = `apiKey:${auth.keyId}`;
-        await ctx.store.moderation.log({ appId: auth.appId, id: uuidv7(), at: now, action: 'blocklist.updated', by, reason: `${body.entries.length} entries` });
-        await ctx.store.moderation.setBlocklist(auth.appId, { entries: body.entries, version: uuidv7(), updatedAt: now });
-        ctx.blocklistChanged(auth.appId);
-        await ctx.webhooks?.emit(auth.appId, [{ type: 'blocklist.updated', data: { entries: body.entries.length, updatedAt: now, by } }]);
-        return { status: 200, body: { entries: body.entries, updatedAt: now } };
+        const set = await ctx.blocklists.set(auth.appId, body.entries, `apiKey:${auth.keyId}`);
+        return set instanceof ApiError ? set : { status: 200, body: set };
       },
     }),
     defineRoute({

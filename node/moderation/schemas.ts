@@ -26,16 +26,6 @@ export const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const BlocklistEntry = Type.Object(
-  {
-    text: DisplayText(1, 100, { description: 'A word or phrase (1–100 characters), matched as whole words on folded text: case, compatibility forms and diacritics set aside' }),
-    action: Type.Union([Type.Literal('block'), Type.Literal('mask')], { description: '`block`: the send or edit is refused (CONTENT_BLOCKED); `mask`: the matched text is replaced by `*`, one per character' }),
-  },
-  { additionalProperties: false },
-);
-export const BlocklistBody = Type.Object({ entries: Type.Array(BlocklistEntry, { maxItems: 10_000 }) }, { additionalProperties: false });
-export const BlocklistView = Type.Object({ entries: Type.Array(BlocklistEntry), updatedAt: Type.Optional(Timestamp) });
-
 export const Action = Type.Object({
   actionId: Uuid,
   at: Timestamp,
