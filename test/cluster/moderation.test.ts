@@ -96,4 +96,24 @@ if (backends) {
     t.equal((await socket.request({ type: 'typing.start', chatId })).code, 'CHAT_NOT_FOUND', 'and is out of the chat');
     t.equal((await client(cluster.nodes[0]!.url).post(`/api/chats/${chatId}/members`, { userIds: [member.userId] }, owner.jwt)).body.code, 'MEMBER_BANNED', 'nobody adds it back, through any node');
   });
+
+  t.test('flags made through different nodes hide a message on every node; a review through a third restores it', async (t) => {
+    const { key, users } = await clusterApp(cluster, ['fl-aut', 'fl-one', 'fl-two']);
+    const [author, one, two] = users as [{ userId: string; jwt: string }, { userId: string; jwt: string }, { userId: string; jwt: string }];
+    t.equal((await client(cluster.nodes[0]!.url).put('/api/moderation/settings', { flagHideThreshold: 2 }, key.token)).status, 200);
+    const chatId = (await client(cluster.nodes[0]!.url).post('/api/chats', { type: 'group', name: 'flags', memberIds: [one.userId, two.userId] }, author.jwt)).body.chatId as string;
+    const messageId = (await client(cluster.nodes[0]!.url).post(`/api/messages/${chatId}`, { content: 'rude words' }, author.jwt)).body.message.messageId as string;
+    const watcher = await WsClient.connect(cluster.nodes[2]!.url, author.jwt);
+    t.teardown(() => watcher.close());
+    t.equal((await client(cluster.nodes[1]!.url).post(`/api/messages/${chatId}/${messageId}/flags`, { reason: 'rude' }, one.jwt)).body.messageHidden, false, 'one flag through node B');
+    t.equal((await client(cluster.nodes[2]!.url).post(`/api/messages/${chatId}/${messageId}/flags`, { reason: 'rude' }, two.jwt)).body.messageHidden, true, 'the second, through node C, hides it');
+    t.match((await watcher.waitFor((f) => f.type === 'message.hidden')).message, { messageId, hidden: true, content: '' }, 'a socket on node C is told');
+    for (const [i, node] of cluster.nodes.entries()) {
+      t.match((await client(node.url).get(`/api/messages/getMessages/${chatId}`, one.jwt)).body.messages[0], { messageId, hidden: true, content: '' }, `hidden in history through node ${i}`);
+    }
+    const queue = (await client(cluster.nodes[1]!.url).get('/api/moderation/flags', key.token)).body.flags as { flagId: string }[];
+    t.equal(queue.length, 2, 'both flags in the queue, read through any node');
+    t.equal((await client(cluster.nodes[0]!.url).post(`/api/moderation/flags/${queue[0]!.flagId}/resolve`, { action: 'dismiss' }, key.token)).body.flags.length, 2, 'dismissed through node A');
+    t.match((await watcher.waitFor((f) => f.type === 'message.restored')).message, { messageId, content: 'rude words' });
+  });
 }
