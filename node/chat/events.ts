@@ -33,8 +33,8 @@ export const chatEventSchemas = {
   'message.restored': event('message.restored', { chatId: Uuid, seq: Type.Integer(), rev: Rev, message: MessageSchema }, 'A review dismissed the flags of a hidden message: `message` has its content again.'),
   'reaction.added': event('reaction.added', { chatId: Uuid, seq: Type.Integer(), rev: Rev, reaction: ReactionSchema }, 'A reaction was added to the message with `seq`.'),
   'reaction.removed': event('reaction.removed', { chatId: Uuid, seq: Type.Integer(), rev: Rev, reaction: ReactionSchema }, 'A reaction was removed.'),
-  'typing.started': event('typing.started', { chatId: Uuid, userId: Uuid }, 'A member started typing (not stored).'),
-  'typing.stopped': event('typing.stopped', { chatId: Uuid, userId: Uuid }, 'A member stopped typing.'),
+  'typing.started': event('typing.started', { chatId: Uuid, userId: Uuid }, 'Another member started typing (not stored; a member is not told of its own typing, on any of its connections).'),
+  'typing.stopped': event('typing.stopped', { chatId: Uuid, userId: Uuid }, 'Another member stopped typing.'),
   'read.updated': event('read.updated', { chatId: Uuid, userId: Uuid, seq: Type.Integer() }, 'A member’s read mark moved to `seq`.'),
   'membership.changed': event(
     'membership.changed',

@@ -30,6 +30,8 @@ export const userTopic = (enc: Encoding, appId: string, userId: string) => `${en
 
 /** An event's JSON frame, as sockets receive it. */
 export const eventFrame = (event: ChatEvent | UserEvent): string => JSON.stringify({ v: PROTOCOL_VERSION, ...event });
+/** How every typing frame eventFrame makes begins. */
+const TYPING_FRAME = `{"v":${PROTOCOL_VERSION},"type":"typing.`;
 
 export function encode(enc: Encoding, frame: object): string | Buffer {
   return enc === 'json' ? JSON.stringify(frame) : pack(frame);
@@ -161,7 +163,27 @@ export class RealtimeHub implements EventSink {
   }
 
   chatEvent(appId: string, event: ChatEvent): void {
-    this.publish((enc) => chatTopic(enc, appId, event.chatId), event);
+    const publish = () => this.publish((enc) => chatTopic(enc, appId, event.chatId), event);
+    if (event.type === 'typing.started' || event.type === 'typing.stopped') this.withoutUser(appId, event.userId, event.chatId, publish);
+    else publish();
+  }
+
+  /**
+   * Runs `publish` with the sockets of `userId` on this node out of the chat's topics: a member is
+   * not told of its own typing, on any of its connections. Unsubscribed and subscribed again in the
+   * same turn, so they miss nothing else.
+   */
+  private withoutUser(appId: string, userId: string, chatId: string, publish: () => void): void {
+    const own = [...this.sockets(appId, userId)].filter((ws) => {
+      const c = ws.getUserData();
+      return !c.closed && c.joined && c.chats.has(chatId);
+    });
+    for (const ws of own) ws.unsubscribe(chatTopic(ws.getUserData().encoding, appId, chatId));
+    try {
+      publish();
+    } finally {
+      for (const ws of own) ws.subscribe(chatTopic(ws.getUserData().encoding, appId, chatId));
+    }
   }
 
   /**
@@ -170,6 +192,15 @@ export class RealtimeHub implements EventSink {
    * when not given). How events that crossed the bus are delivered without being re-encoded.
    */
   chatFrame(appId: string, chatId: string, json: string, event?: () => object): void {
+    // A typing frame (eventFrame puts `v` and `type` first) goes to everyone but the typer.
+    if (json.startsWith(TYPING_FRAME)) {
+      const { userId } = JSON.parse(json) as { userId: string };
+      return this.withoutUser(appId, userId, chatId, () => this.chatFrameToAll(appId, chatId, json, event));
+    }
+    this.chatFrameToAll(appId, chatId, json, event);
+  }
+
+  private chatFrameToAll(appId: string, chatId: string, json: string, event?: () => object): void {
     const topic = chatTopic('json', appId, chatId);
     const subscribers = this.app.numSubscribers(topic);
     if (subscribers > 0) {

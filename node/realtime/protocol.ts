@@ -21,8 +21,8 @@ export const actionSchemas = {
   'reaction.add': action('reaction.add', { chatId: Uuid, messageId: Uuid, reaction: ReactionValue }, 'Add your reaction (idempotent); ack `{message}`.'),
   'reaction.remove': action('reaction.remove', { chatId: Uuid, messageId: Uuid, reaction: ReactionValue }, 'Remove your reaction (idempotent); ack `{message}`.'),
   'read.mark': action('read.mark', { chatId: Uuid, seq: Type.Integer({ minimum: 0 }) }, 'Mark messages up to `seq` read; ack `{readSeq}`.'),
-  'typing.start': action('typing.start', { chatId: Uuid }, 'Tell members you are typing; ack `{}`.'),
-  'typing.stop': action('typing.stop', { chatId: Uuid }, 'Tell members you stopped typing; ack `{}`.'),
+  'typing.start': action('typing.start', { chatId: Uuid }, 'Tell the other members you are typing (your own connections are not told); ack `{}`.'),
+  'typing.stop': action('typing.stop', { chatId: Uuid }, 'Tell the other members you stopped typing; ack `{}`.'),
   ping: action('ping', {}, 'Ack `{}`; for round-trip measurement.'),
 } as const;
 

@@ -75,6 +75,22 @@ if (backends) {
     t.same(pages[2], pages[0], 'node 2 pages like node 0');
   });
 
+  t.test('typing crosses nodes to the other members, never back to the typer’s own sockets on any node', async (t) => {
+    const { users } = await clusterApp(cluster, ['ty-ann', 'ty-ben']);
+    const [ann, ben] = users as [{ userId: string; jwt: string }, { userId: string; jwt: string }];
+    const chatId = (await client(n0.url).post('/api/chats', { type: 'group', name: 'typing', memberIds: [ben.userId] }, ann.jwt)).body.chatId as string;
+    const annSockets = await Promise.all([n0, n1, n2].map((n) => WsClient.connect(n.url, ann.jwt)));
+    const benSocket = await WsClient.connect(n2.url, ben.jwt);
+    t.teardown(() => [...annSockets, benSocket].forEach((s) => s.close()));
+    t.equal((await annSockets[1]!.request({ type: 'typing.start', chatId })).type, 'ack', 'ann types on node B');
+    t.match(await benSocket.waitFor((f) => f.type === 'typing.started'), { userId: ann.userId }, 'ben hears it on node C');
+    await client(n1.url).post(`/api/messages/${chatId}`, { content: 'after typing' }, ann.jwt);
+    for (const [i, s] of annSockets.entries()) {
+      await s.waitFor((f) => f.type === 'message.new' && f.message.content === 'after typing');
+      t.same(s.frames.filter((f) => f.type.startsWith('typing.')), [], `ann's socket on node ${i} got none of her typing`);
+    }
+  });
+
   t.test('hundreds of sockets opened at once on a Cassandra-backed cluster all reach ready', async (t) => {
     // Each socket's chats are read from Cassandra as it opens. Completing the upgrade after that
     // read (corked, as uWS asks) closed about 1 socket in 100 right after the 101, with 1006 on
