@@ -55,13 +55,18 @@ export interface Application {
 export interface ApiKey {
   id: string;
   token: string;
+  /** The token's first 8 characters: alike for every key (the JWT header). */
   keyPrefix: string;
+  /** The token's last 4 characters: what tells keys apart. */
+  keySuffix: string;
   audience: string;
   tier: 'DEMO' | 'STANDARD';
   createdAt: string;
 }
 
-export interface ApiKeySummary extends Omit<ApiKey, 'token'> {
+export interface ApiKeySummary extends Omit<ApiKey, 'token' | 'keySuffix'> {
+  /** Absent on keys created before it was kept. */
+  keySuffix?: string;
   status: 'ACTIVE' | 'REVOKED';
   revokedAt?: string;
   /** When a cluster node last accepted the key (to within the usage flush interval); null if never. */

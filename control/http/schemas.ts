@@ -102,13 +102,15 @@ export const ApiKeyCreated = Type.Object({
   id: Uuid,
   token: Type.String({ description: 'The API key. Shown only in this response.' }),
   keyPrefix: Type.String({ description: 'First 8 characters of the token.' }),
+  keySuffix: Type.String({ description: 'Last 4 characters of the token: every token starts alike (the JWT header), so this is what tells keys apart.' }),
   audience: Type.String({ description: 'Name of the cluster the key is for.' }),
   tier: TierSchema,
   createdAt: Timestamp,
 });
 export const ApiKeySummary = Type.Object({
   id: Uuid,
-  keyPrefix: Type.String(),
+  keyPrefix: Type.String({ description: 'First 8 characters of the token (alike for every key: the JWT header).' }),
+  keySuffix: Type.Optional(Type.String({ description: 'Last 4 characters of the token, which tell keys apart; absent on keys created before it was kept.' })),
   audience: Type.String(),
   tier: TierSchema,
   status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('REVOKED')]),

@@ -23,6 +23,7 @@ export const detailView = (app: Application, cluster: Cluster) => ({
 export const keySummaryView = (key: ApiKeyRecord, lastUsedAt: string | undefined) => ({
   id: key.id,
   keyPrefix: key.keyPrefix,
+  ...(key.keySuffix !== undefined ? { keySuffix: key.keySuffix } : {}),
   audience: key.audience,
   tier: key.tier,
   status: key.revokedAt ? ('REVOKED' as const) : ('ACTIVE' as const),

@@ -63,6 +63,8 @@ export interface ApiKeyRecord {
   /** SHA-256 of the token; the token is shown once and never stored. */
   tokenHash: string;
   keyPrefix: string;
+  /** The token's last 4 characters (from its signature: they tell keys apart); absent on keys made before it was kept. */
+  keySuffix?: string;
   audience: string;
   tier: Tier;
   createdAt: string;

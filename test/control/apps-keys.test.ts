@@ -87,9 +87,10 @@ t.test('API keys: create, list without the token, revoke, rotate (spec §2.3)', 
   const app = await createApp(token);
   const created = await api.call('POST', `/api/client/apps/${app.id}/keys`, { token });
   t.equal(created.status, 201, 'no body needed');
-  t.same(Object.keys(created.body).sort(), ['audience', 'createdAt', 'id', 'keyPrefix', 'tier', 'token']);
+  t.same(Object.keys(created.body).sort(), ['audience', 'createdAt', 'id', 'keyPrefix', 'keySuffix', 'tier', 'token']);
   t.match(created.body, { id: UUID, token: /^[\w-]+\.[\w-]+\.[\w-]+$/, tier: 'DEMO', createdAt: ISO });
   t.equal(created.body.keyPrefix, created.body.token.slice(0, 8), "keyPrefix is the token's first 8 characters");
+  t.equal(created.body.keySuffix, created.body.token.slice(-4), "keySuffix its last 4");
   const detail = (await api.get(`/api/client/apps/${app.id}`, token)).body;
   t.equal(created.body.audience, detail.clusterName, "audience is the cluster's name");
   t.match((await whoami(created.body.token)).body, { appId: app.id, keyId: created.body.id });
@@ -98,14 +99,16 @@ t.test('API keys: create, list without the token, revoke, rotate (spec §2.3)', 
   t.equal(list.status, 200);
   t.same(Object.keys(list.body), ['keys']);
   t.equal(list.body.keys.length, 1);
-  t.match(list.body.keys[0], { id: created.body.id, keyPrefix: created.body.keyPrefix, audience: created.body.audience, tier: 'DEMO', status: 'ACTIVE', createdAt: created.body.createdAt });
+  t.match(list.body.keys[0], { id: created.body.id, keyPrefix: created.body.keyPrefix, keySuffix: created.body.keySuffix, audience: created.body.audience, tier: 'DEMO', status: 'ACTIVE', createdAt: created.body.createdAt });
   t.notOk(list.text.includes(created.body.token), 'the list never shows the token');
   t.notOk('token' in list.body.keys[0]);
 
   const rotated = await api.post(`/api/client/apps/${app.id}/keys/${created.body.id}/rotate`, undefined, token);
   t.equal(rotated.status, 201);
-  t.same(Object.keys(rotated.body).sort(), ['audience', 'createdAt', 'id', 'keyPrefix', 'tier', 'token']);
+  t.same(Object.keys(rotated.body).sort(), ['audience', 'createdAt', 'id', 'keyPrefix', 'keySuffix', 'tier', 'token']);
   t.not(rotated.body.id, created.body.id);
+  const suffixes = (await api.get(`/api/client/apps/${app.id}/keys`, token)).body.keys.map((k: { keySuffix: string }) => k.keySuffix);
+  t.equal(new Set(suffixes).size, 2, `the two keys are told apart by keySuffix (${suffixes.join(', ')}), where keyPrefix is alike`);
   await assertRevoked(t, created.body.token, 'the rotated key stops at once');
   t.equal((await whoami(rotated.body.token)).status, 200, 'the new key works');
   assertProblem(t, await api.post(`/api/client/apps/${app.id}/keys/${created.body.id}/rotate`, undefined, token), 409, 'KEY_REVOKED', 'a revoked key cannot be rotated');

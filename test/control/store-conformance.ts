@@ -70,6 +70,7 @@ function apiKey(appId: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRec
     appId,
     tokenHash: hash(),
     keyPrefix: id.slice(0, 8),
+    keySuffix: id.slice(-4),
     audience: 'demo',
     tier: 'DEMO',
     createdAt: NOW,
@@ -459,7 +460,10 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
       t.equal(await store.keys.create(k1, 5), 'created');
       t.equal(await store.keys.create(k2, 5), 'created');
       t.equal(await store.keys.create(foreign, 5), 'created');
-      t.same(await store.keys.get(appId, k1.id), k1);
+      t.same(await store.keys.get(appId, k1.id), k1, 'every field read back, keySuffix included');
+      const { keySuffix: _, ...older } = apiKey(randomUUID(), { createdAt: at(3) });
+      t.equal(await store.keys.create(older, 5), 'created');
+      t.same(await store.keys.get(older.appId, older.id), older, 'a key made before keySuffix was kept reads back without one');
       t.equal(await store.keys.get(randomUUID(), k1.id), undefined, 'scoped by application');
       t.equal(await store.keys.get(appId, randomUUID()), undefined, 'unknown key');
       t.same([...(await store.keys.list(appId))].sort(byId), [k1, k2].sort(byId), 'list is scoped to the application');

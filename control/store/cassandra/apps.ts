@@ -106,6 +106,7 @@ export class CassandraApiKeys implements ApiKeyStore {
       appId: str(row, 'app_id'),
       tokenHash: str(row, 'token_hash'),
       keyPrefix: str(row, 'key_prefix'),
+      ...(row.get('key_suffix') ? { keySuffix: str(row, 'key_suffix') } : {}),
       audience: str(row, 'audience'),
       tier: tierOf(row, 'tier'),
       createdAt: str(row, 'created_at'),
@@ -122,8 +123,8 @@ export class CassandraApiKeys implements ApiKeyStore {
 
   private write(key: ApiKeyRecord, slot: number) {
     return this.db.execute(
-      `INSERT INTO ${this.ks}.api_keys (app_id, id, token_hash, key_prefix, audience, tier, created_at, revoked_at, slot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [key.appId, key.id, key.tokenHash, key.keyPrefix, key.audience, key.tier, key.createdAt, key.revokedAt ?? null, slot],
+      `INSERT INTO ${this.ks}.api_keys (app_id, id, token_hash, key_prefix, key_suffix, audience, tier, created_at, revoked_at, slot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [key.appId, key.id, key.tokenHash, key.keyPrefix, key.keySuffix ?? null, key.audience, key.tier, key.createdAt, key.revokedAt ?? null, slot],
     );
   }
 

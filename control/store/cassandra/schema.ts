@@ -87,4 +87,11 @@ export const controlMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.before_send_hooks (app_id text PRIMARY KEY, url text, timeout_ms int, failure_policy text, secret text, created_at text, updated_at text)`,
     ],
   },
+  {
+    name: 'control-008-key-suffix',
+    statements: [
+      // The last 4 characters of each new key's token, which tell keys apart in lists.
+      `ALTER TABLE {ks}.api_keys ADD key_suffix text`,
+    ],
+  },
 ];

@@ -54,7 +54,7 @@ export function KeysPanel({ calls, app }: { calls: Calls; app: Application }) {
       <table class="keys">
         <caption class="offscreen">API keys of ${app.name}</caption>
         <thead>
-          <tr><th scope="col">Key</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="offscreen">Actions</span></th></tr>
+          <tr><th scope="col">Key</th><th scope="col">Token</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="offscreen">Actions</span></th></tr>
         </thead>
         <tbody>
           ${(keys.data ?? []).map((key) => html`<${KeyRow} key=${key.id} item=${key} busy=${action.busy} onAsk=${setPending} />`)}
@@ -83,7 +83,7 @@ function KeyRow({ item, busy, onAsk }: { item: KeySummary; busy: boolean; onAsk:
   const revoked = item.status === 'REVOKED';
   return html`<tr class=${revoked ? 'revoked' : ''}>
     <th scope="row" data-label="Key"><code>${shortId(item)}</code></th>
-    <td data-label="Prefix"><code>${item.keyPrefix}…</code></td>
+    <td data-label="Token"><code>${item.keySuffix ? `…${item.keySuffix}` : `${item.keyPrefix}…`}</code></td>
     <td data-label="Created"><${When} iso=${item.createdAt} /></td>
     <td data-label="Last used"><${When} iso=${item.lastUsedAt} none="Never" /></td>
     <td data-label="Status">${revoked ? html`<${Badge} text="REVOKED" tone="bad" /> <${When} iso=${item.revokedAt} />` : html`<${Badge} text="ACTIVE" tone="good" />`}</td>
