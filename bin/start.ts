@@ -1,4 +1,4 @@
-import { ConfigSchema, createLogger, ListenError, loadConfigOrExit, type Config } from '../common/index.ts';
+import { BackendUnavailableError, ConfigSchema, createLogger, ListenError, loadConfigOrExit, type Config } from '../common/index.ts';
 import { startDeployment } from './deployment.ts';
 
 /** The variables the help names, with a short gloss; their defaults come from the config schema. */
@@ -20,7 +20,9 @@ Starts the chat service. Configuration comes from environment variables; see REA
 section "Configuration", for every variable and its default. The main ones:
 ${MAIN.map(([name, gloss]) => `  ${name.padEnd(17)} ${gloss} (default ${defaultOf(name) || 'empty'})`).join('\n')}
 
-Exits with status 1 when a port is in use (ports are never shared with another process).
+Exits with status 2 when a setting is invalid (each bad variable named, with the values
+allowed), and with status 1, with one line saying why, when a port is in use (ports are never
+shared with another process) or Cassandra or Redis cannot be reached at start.
 Operator commands, with the same environment: npm run ctl -- help (applications),
 npm run keys -- help (signing keys: list, rotate).
 `;
@@ -34,12 +36,39 @@ const config = loadConfigOrExit(process.env);
 
 const log = createLogger(config.LOG_LEVEL, 'chat-service');
 const deployment = await startDeployment(config, log).catch((error: unknown) => {
-  // Startup failed (a port in use, a store that cannot be opened): say why, exit non-zero.
-  const why = error instanceof ListenError ? `${error.message}${portSetting(config, error.port)}` : error instanceof Error ? error.message : String(error);
-  log.fatal({ event: 'start_failed', code: (error as { code?: unknown } | undefined)?.code, err: error instanceof Error ? error.stack : String(error) }, `cannot start: ${why}`);
+  // Startup failed (a port in use, a store or bus that cannot be reached): one line saying why
+  // and what to do, on stderr and in the log, and a non-zero exit. No stack: nothing here is a bug.
+  const why = startFailure(error, config);
+  log.fatal({ event: 'start_failed', code: (error as { code?: unknown } | undefined)?.code }, `cannot start: ${why}`);
   process.stderr.write(`cannot start: ${why}\n`);
   process.exit(1);
 });
+
+/** Why the service could not start, in one line, with the setting to look at. */
+function startFailure(error: unknown, config: Readonly<Config>): string {
+  if (error instanceof ListenError) return `${error.message}${portSetting(config, error.port)}`;
+  const e = error as { name?: string; message?: string; cause?: { message?: string }; innerErrors?: Record<string, { message?: string }> } | undefined;
+  const firstLine = (text: string | undefined) => (text ?? String(error)).split('\n')[0]!.trim();
+  if (e?.name === 'NoHostAvailableError') {
+    const inner = Object.values(e.innerErrors ?? {})[0];
+    return `Cassandra cannot be reached at ${config.CASSANDRA_CONTACT_POINTS} (${firstLine(inner?.message ?? e.message)}): is it running? (scripts/services.sh start), or set CASSANDRA_CONTACT_POINTS`;
+  }
+  if (error instanceof BackendUnavailableError && error.backend === 'redis') {
+    return `Redis cannot be reached at ${redactUrl(config.REDIS_URL)} (${firstLine(e?.cause?.message)}): is it running? (scripts/services.sh start), or set REDIS_URL`;
+  }
+  return firstLine(e?.message);
+}
+
+/** A URL without its password, to be shown. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(REDIS_URL)';
+  }
+}
 
 /** Which variable set the port that failed, as a hint for the message. */
 function portSetting(config: Readonly<Config>, port: number): string {

@@ -1,6 +1,7 @@
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { parseOrigins } from '../http/cors.ts';
+import { constantsOf } from '../http/validate.ts';
 import { ConfigSchema, type Config } from './schema.ts';
 
 export class ConfigError extends Error {
@@ -28,7 +29,12 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
   const problems: string[] = [];
   for (const [name, check] of checkers) {
     const shown = env[name] !== undefined ? JSON.stringify(env[name]) : '(unset)';
-    for (const error of check.Errors(value[name])) problems.push(`${name}=${shown}: ${error.message}`);
+    const errors = [...check.Errors(value[name])];
+    if (errors.length === 0) continue;
+    // A choice among names says which: `LOG_LEVEL="loud": must be one of: "fatal", "error", …`.
+    const allowed = constantsOf((ConfigSchema.properties as Record<string, unknown>)[name]);
+    if (allowed) problems.push(`${name}=${shown}: must be one of: ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+    else for (const error of errors) problems.push(`${name}=${shown}: ${error.message}`);
   }
   const config = value as Config;
   // Checked alongside the schema errors (not only when those are absent), so every bad variable is reported at once.

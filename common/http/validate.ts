@@ -12,9 +12,11 @@ const MAX_REPORTED = 10;
  * converted to the schema's types before checking, strictly: `"20"` becomes `20`, while `"1.5"`,
  * `"0x10"` or `"true"` for an integer stay text and fail the check. Bodies are checked as sent.
  */
-export function compileValidator(schema: TSchema, part: 'body' | 'params' | 'query'): Validator {
+export function compileValidator(schema: TSchema, part: 'body' | 'params' | 'query' | 'frame'): Validator {
   const checker = Compile(schema);
-  const convert = part !== 'body';
+  const convert = part === 'params' || part === 'query';
+  // A WebSocket frame's problems name its own fields (`/content`), in the transport's terms.
+  const prefix = part === 'frame' ? '' : `/${part}`;
   const variants = discriminated(schema);
   return (input) => {
     const value = convert ? convertText(schema, input) : input;
@@ -26,17 +28,71 @@ export function compileValidator(schema: TSchema, part: 'body' | 'params' | 'que
     // Sizes first: a value over its schema's length or count limit is reported as such, and no
     // pattern or format ever runs on it (the check above stops at the first failed rule; the error
     // walk below would evaluate every rule of every value).
-    const oversized = sizeProblems(rules as SizeRules, value, `/${part}`, []);
+    const oversized = sizeProblems(rules as SizeRules, value, prefix, []);
     if (oversized.length > 0) return failure(part, oversized);
-    const errors: FieldProblem[] = [];
-    for (const e of explain.Errors(value)) {
-      // The additionalProperties walk reports once per key as "schema is false"; keep the clearer one.
-      if (e.keyword === 'boolean') continue;
-      errors.push({ path: `/${part}${e.instancePath}`, message: describe(e.keyword, e.message, e.params) });
-      if (errors.length >= MAX_REPORTED) break;
-    }
-    return failure(part, errors);
+    return failure(part, explainErrors(rules, explain.Errors(value), prefix));
   };
+}
+
+interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  schemaPath: string;
+  params: unknown;
+  message: string;
+}
+
+/**
+ * The problems of a value, each naming its field, the rule, and the allowed values where there is
+ * a list: a missing or unknown field is named itself (`/body/content: is required`, with the known
+ * fields for an unknown one), a union of constants says `must be one of: "a", "b"`, a constant
+ * `must be "a"`. At most MAX_REPORTED.
+ */
+function explainErrors(root: TSchema, found: Iterable<SchemaError>, prefix: string): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  const push = (path: string, message: string) => {
+    if (out.length < MAX_REPORTED && !out.some((p) => p.path === path && p.message === message)) out.push({ path, message });
+  };
+  for (const e of found) {
+    const path = `${prefix}${e.instancePath}`;
+    const params = (e.params ?? {}) as { requiredProperties?: unknown; additionalProperties?: unknown; allowedValue?: unknown };
+    // The additionalProperties walk reports once per key as "schema is false"; the keyword below says it better.
+    if (e.keyword === 'boolean') continue;
+    if (e.keyword === 'required') {
+      for (const name of [params.requiredProperties].flat()) push(`${path}/${String(name)}`, 'is required');
+    } else if (e.keyword === 'additionalProperties') {
+      const known = Object.keys((schemaAt(root, e.schemaPath) as { properties?: object } | undefined)?.properties ?? {});
+      for (const name of [params.additionalProperties].flat()) push(`${path}/${String(name)}`, `is not a known field${known.length > 0 ? ` (known: ${known.join(', ')})` : ''}`);
+    } else if (e.keyword === 'const' || e.keyword === 'anyOf') {
+      // A constant of a union of constants, or the union itself: said once, listing the union's values
+      // (read from the schema: the errors of a long union may have been cut short).
+      const union = e.keyword === 'anyOf' ? e.schemaPath : e.schemaPath.includes('/anyOf/') ? e.schemaPath.slice(0, e.schemaPath.lastIndexOf('/anyOf/')) : undefined;
+      const allowed = union === undefined ? undefined : constantsOf(schemaAt(root, union));
+      if (allowed) push(path, `must be one of: ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+      else if (e.keyword === 'const') push(path, `must be ${JSON.stringify(params.allowedValue)}`);
+      else push(path, e.message);
+    } else {
+      push(path, e.message);
+    }
+  }
+  return out;
+}
+
+/** The values of a union of constants (undefined when it is not one). */
+export function constantsOf(schema: unknown): unknown[] | undefined {
+  const anyOf = (schema as { anyOf?: unknown[] } | undefined)?.anyOf;
+  if (!Array.isArray(anyOf) || !anyOf.every((v) => v && typeof v === 'object' && 'const' in v)) return undefined;
+  return anyOf.map((v) => (v as { const: unknown }).const);
+}
+
+/** The sub-schema at a schema path (`#/properties/a/anyOf/0`). */
+function schemaAt(root: TSchema, schemaPath: string): unknown {
+  let node: unknown = root;
+  for (const step of schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean)) {
+    if (!node || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[step.replaceAll('~1', '/').replaceAll('~0', '~')];
+  }
+  return node;
 }
 
 type Variants = Map<string, { schema: TSchema; checker: ReturnType<typeof Compile> }>;
@@ -56,7 +112,7 @@ function discriminated(schema: TSchema): Variants | undefined {
 
 function failure(part: string, errors: FieldProblem[]): ApiError {
   const first = errors[0];
-  const detail = first ? `${first.path || `/${part}`}: ${first.message}` : `${part} is invalid`;
+  const detail = first ? `${first.path || (part === 'frame' ? 'the frame' : `/${part}`)}: ${first.message}` : `${part} is invalid`;
   return new ApiError('VALIDATION_FAILED', detail, { errors });
 }
 
@@ -108,16 +164,4 @@ function convertText(schema: TSchema, input: unknown): unknown {
     if (typeof value === 'string' && convert) out[key] = convert(value);
   }
   return out;
-}
-
-function describe(keyword: string, message: string, params: unknown): string {
-  if (keyword === 'additionalProperties' && params && typeof params === 'object' && 'additionalProperties' in params) {
-    const extra = (params as { additionalProperties: unknown }).additionalProperties;
-    return `unknown properties: ${Array.isArray(extra) ? extra.join(', ') : String(extra)}`;
-  }
-  if (keyword === 'required' && params && typeof params === 'object' && 'requiredProperties' in params) {
-    const missing = (params as { requiredProperties: unknown }).requiredProperties;
-    return `missing required properties: ${Array.isArray(missing) ? missing.join(', ') : String(missing)}`;
-  }
-  return message;
 }

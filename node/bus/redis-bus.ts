@@ -81,11 +81,17 @@ export class RedisBus extends BaseBus implements Bus {
   /** Connects both connections; rejects if Redis cannot be reached at start. */
   static async connect(options: RedisBusOptions): Promise<RedisBus> {
     const bus = new RedisBus(options);
+    // ioredis rejects connect() with "Connection is closed."; the reason (refused, TLS, auth) came as an 'error' event before.
+    let reason: unknown;
+    const remember = (error: unknown) => (reason ??= error);
+    bus.pub.on('error', remember);
     try {
       await Promise.all([bus.pub.connect(), bus.sub.connect()]);
     } catch (error) {
       for (const client of [bus.pub, bus.sub]) quietDisconnect(client);
-      throw new BackendUnavailableError('redis', { cause: error });
+      throw new BackendUnavailableError('redis', { cause: reason ?? error });
+    } finally {
+      bus.pub.off('error', remember);
     }
     return bus;
   }

@@ -76,7 +76,7 @@ export interface SocketState extends Connection {
 const cooldownError = (seconds: number) =>
   new ApiError('RATE_LIMITED', 'a connection of this user was closed for sending while told to wait; reconnect after Retry-After', { retryAfterSeconds: seconds });
 
-const validators = new Map<string, Validator>(Object.entries(actionSchemas).map(([type, schema]) => [type, compileValidator(schema, 'body')]));
+const validators = new Map<string, Validator>(Object.entries(actionSchemas).map(([type, schema]) => [type, compileValidator(schema, 'frame')]));
 
 /**
  * The WebSocket endpoint, `GET /ws`. The user JWT (query `token`, or `Authorization: Bearer`) is
