@@ -3,7 +3,7 @@ export interface CorsPolicy {
   origins: readonly string[] | '*';
 }
 
-export const ALLOWED_REQUEST_HEADERS = 'authorization, content-type, idempotency-key, x-api-key';
+export const ALLOWED_REQUEST_HEADERS = 'authorization, content-type, idempotency-key';
 
 export function allowOrigin(policy: CorsPolicy, origin: string | undefined): string | undefined {
   if (!origin) return undefined;

@@ -182,9 +182,19 @@ async function handle(
     if (isApiError(checked)) return checked;
     params = checked.value;
   }
+  // Unknown query parameters are refused, as unknown body fields are: a misspelt `sise=5` must not
+  // be answered as if it were not there.
+  const parsed = parseQuery(rawQuery);
+  const known = Object.keys((route.query as { properties?: object } | undefined)?.properties ?? {});
+  const unknown = Object.keys(parsed).filter((name) => !known.includes(name));
+  if (unknown.length > 0) {
+    const rule = known.length > 0 ? `is not a parameter of this route (known: ${known.join(', ')})` : 'is not a parameter of this route (it takes none)';
+    const errors = unknown.slice(0, 10).map((name) => ({ path: `/query/${name}`, message: rule }));
+    return new ApiError('VALIDATION_FAILED', `/query/${unknown[0]}: ${rule}`, { errors });
+  }
   let query: unknown = {};
   if (entry.query) {
-    const checked = entry.query(parseQuery(rawQuery));
+    const checked = entry.query(parsed);
     if (isApiError(checked)) return checked;
     query = checked.value;
   }

@@ -63,17 +63,35 @@ function explainErrors(root: TSchema, found: Iterable<SchemaError>, prefix: stri
     } else if (e.keyword === 'additionalProperties') {
       const known = Object.keys((schemaAt(root, e.schemaPath) as { properties?: object } | undefined)?.properties ?? {});
       for (const name of [params.additionalProperties].flat()) push(`${path}/${String(name)}`, `is not a known field${known.length > 0 ? ` (known: ${known.join(', ')})` : ''}`);
-    } else if (e.keyword === 'const' || e.keyword === 'anyOf') {
-      // A constant of a union of constants, or the union itself: said once, listing the union's values
-      // (read from the schema: the errors of a long union may have been cut short).
-      const union = e.keyword === 'anyOf' ? e.schemaPath : e.schemaPath.includes('/anyOf/') ? e.schemaPath.slice(0, e.schemaPath.lastIndexOf('/anyOf/')) : undefined;
-      const allowed = union === undefined ? undefined : constantsOf(schemaAt(root, union));
-      if (allowed) push(path, `must be one of: ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+    } else if (e.keyword === 'anyOf' || e.schemaPath.includes('/anyOf/')) {
+      // A union, or a rule of one of its variants: said once, listing what the union allows (read
+      // from the schema: the errors of a long union may have been cut short), when its variants
+      // are simple (constants, formats, types); else each problem as found.
+      const union = e.keyword === 'anyOf' ? e.schemaPath : e.schemaPath.slice(0, e.schemaPath.lastIndexOf('/anyOf/'));
+      const allowed = variantsOf(schemaAt(root, union));
+      if (allowed) push(path, `must be one of: ${allowed.join(', ')}`);
       else if (e.keyword === 'const') push(path, `must be ${JSON.stringify(params.allowedValue)}`);
-      else push(path, e.message);
+      else if (e.keyword !== 'anyOf') push(path, e.message);
+    } else if (e.keyword === 'const') {
+      push(path, `must be ${JSON.stringify(params.allowedValue)}`);
     } else {
       push(path, e.message);
     }
+  }
+  return out;
+}
+
+/** What each variant of a union of simple variants allows, in words (undefined when one is not simple). */
+function variantsOf(schema: unknown): string[] | undefined {
+  const anyOf = (schema as { anyOf?: unknown[] } | undefined)?.anyOf;
+  if (!Array.isArray(anyOf)) return undefined;
+  const out: string[] = [];
+  for (const v of anyOf) {
+    const s = (v ?? {}) as { const?: unknown; format?: unknown; type?: unknown; properties?: unknown };
+    if ('const' in s) out.push(JSON.stringify(s.const));
+    else if (typeof s.format === 'string') out.push(`a ${s.format}`);
+    else if (typeof s.type === 'string' && s.type !== 'object' && s.type !== 'array') out.push(`a ${s.type}`);
+    else return undefined;
   }
   return out;
 }

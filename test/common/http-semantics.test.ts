@@ -151,6 +151,7 @@ t.test('OPTIONS on a known path: 204 with Allow, no Content-Length, and the conn
     const res = await conn.response();
     t.equal(res.status, 204, `${name}: OPTIONS ${path}`);
     t.equal(res.headers.get('allow'), allow, `${name}: Allow`);
+    t.equal(res.headers.get('access-control-allow-headers'), 'authorization, content-type, idempotency-key', `${name}: exactly the request headers some route reads (no x-api-key: keys go in Authorization)`);
     t.equal(res.headers.get('content-length'), undefined, `${name}: a 204 has no Content-Length (RFC 9110 §8.6)`);
     conn.send(request('GET', '/healthz'));
     const next = await conn.response();

@@ -488,3 +488,19 @@ t.test('a raw ws client that sends garbage right after the upgrade does not dist
   await watcher.waitFor((f) => f.type === 'message.new' && f.message.content === 'still fine');
   t.same(watcher.frames.filter((f) => f.type === 'error'), []);
 });
+
+t.test('unknown query parameters are refused like unknown body fields, naming the parameter and the known ones', async (t) => {
+  const it = await integration(svc, 'bad-query');
+  const user = await it.user('q');
+  const misspelt = await it.node.get('/api/chats?sise=5', user.jwt);
+  refused(t, misspelt, 400, 'VALIDATION_FAILED', 'a misspelt size');
+  t.same(misspelt.body.errors, [{ path: '/query/sise', message: 'is not a parameter of this route (known: size, cursor)' }]);
+  const none = await it.node.get('/api/users/me?verbose=1', user.jwt);
+  refused(t, none, 400, 'VALIDATION_FAILED', 'a route that takes none');
+  t.same(none.body.errors, [{ path: '/query/verbose', message: 'is not a parameter of this route (it takes none)' }]);
+  const history = await it.node.get(`/api/messages/getMessages/${NIL_UUID}?lastMessage=xyz`, user.jwt);
+  refused(t, history, 400, 'VALIDATION_FAILED', 'a cursor that is no message id');
+  t.match(history.body.errors[0], { path: '/query/lastMessage' }, 'names the parameter');
+  t.notMatch(history.body.errors[0].message, /constant|anyOf/, `says what it must be (${history.body.errors[0].message})`);
+  t.equal((await it.node.get('/api/chats?size=5', user.jwt)).status, 200, 'known parameters still work');
+});
