@@ -50,7 +50,7 @@ export function renderProtocolDoc(): string {
 
 ## Connecting
 
-\`GET {clusterEndpoint}/ws?token=<user JWT>[&resume=<chatId>:<seq>,…]\`
+\`GET {clusterEndpoint}/ws?token=<user JWT>[&resume=<chatId>:<seq>[:<rev>],…]\`
 
 - The user JWT is checked before the upgrade; a missing, invalid or expired token gets an HTTP
   \`401\` problem response and no socket. \`Authorization: Bearer <jwt>\` works too where a client can set it.
