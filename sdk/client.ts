@@ -297,6 +297,15 @@ export class ChatClient {
     await this.realtime.action({ type: typing ? 'typing.start' : 'typing.stop', chatId });
   }
 
+  /**
+   * Which of these users (1–100) are online now, on any node: a snapshot to start from (after
+   * `connect()`); `presence.online` and `presence.offline` events keep it current for the users
+   * you share a chat with.
+   */
+  async presence(userIds: string[]): Promise<string[]> {
+    return (await this.realtime.action<{ online: string[] }>({ type: 'presence.query', userIds })).online;
+  }
+
   private async viaSocketOrRest(action: Record<string, unknown> & { type: string }, path: string, init: Omit<RequestOptions, 'token'>): Promise<Message> {
     if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') return (await this.realtime.action<{ message: Message }>(action)).message;
     return (await this.call<{ message: Message }>(path, init)).message;

@@ -373,6 +373,13 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
       const r = await chats.typing(p, action.chatId, action.type === 'typing.start');
       return r ?? {};
     }
+    case 'presence.query': {
+      // Online anywhere: the cluster's presence, or this node's connections standalone.
+      const { presence } = deps;
+      if (presence) return { online: (await Promise.all(action.userIds.map(async (id) => ((await presence.isOnline(c.appId, id)) ? [id] : [])))).flat() };
+      const here = deps.hub.appUsers(c.appId);
+      return { online: action.userIds.filter((id) => here.has(id)) };
+    }
     case 'ping':
       return {};
     default:

@@ -10,6 +10,9 @@ export const Content = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.messag
 export const ReactionValue = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.reactionChars, description: `1–${CHAT_LIMITS.reactionChars} characters` });
 export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 64, description: '1–64 characters. Same key, same sender, same chat: the same message, never a second one' });
 
+/** Users one `presence.query` asks about at most. */
+export const PRESENCE_QUERY_MAX = 100;
+
 const action = <T extends string, P extends Record<string, TSchema>>(type: T, props: P, description: string) =>
   Type.Object({ type: Type.Literal(type), id: Id, ...props }, { additionalProperties: false, description });
 
@@ -23,6 +26,11 @@ export const actionSchemas = {
   'read.mark': action('read.mark', { chatId: Uuid, seq: Type.Integer({ minimum: 0 }) }, 'Mark messages up to `seq` read; ack `{readSeq}`.'),
   'typing.start': action('typing.start', { chatId: Uuid }, 'Tell the other members you are typing (your own connections are not told); ack `{}`.'),
   'typing.stop': action('typing.stop', { chatId: Uuid }, 'Tell the other members you stopped typing; ack `{}`.'),
+  'presence.query': action(
+    'presence.query',
+    { userIds: Type.Array(Uuid, { minItems: 1, maxItems: PRESENCE_QUERY_MAX, uniqueItems: true, description: `1–${PRESENCE_QUERY_MAX} users of your application` }) },
+    'Which of these users are online now (a connection open on any node); ack `{online: [userId…]}`. A snapshot: later changes come as `presence.online` and `presence.offline` for users you share a chat with.',
+  ),
   ping: action('ping', {}, 'Ack `{}`; for round-trip measurement.'),
 } as const;
 

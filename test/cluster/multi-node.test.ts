@@ -91,6 +91,16 @@ if (backends) {
     }
   });
 
+  t.test('presence.query on one node sees users connected to the others', async (t) => {
+    const { users } = await clusterApp(cluster, ['pq-ann', 'pq-ben', 'pq-cat']);
+    const [ann, ben, cat] = users as [{ userId: string; jwt: string }, { userId: string; jwt: string }, { userId: string; jwt: string }];
+    const benWs = await WsClient.connect(n0.url, ben.jwt);
+    const annWs = await WsClient.connect(n2.url, ann.jwt);
+    t.teardown(() => [benWs, annWs].forEach((s) => s.close()));
+    const asked = await annWs.request({ type: 'presence.query', userIds: [ben.userId, cat.userId] });
+    t.same(asked.result, { online: [ben.userId] }, 'ann on node C sees ben, connected to node A; cat is offline');
+  });
+
   t.test('hundreds of sockets opened at once on a Cassandra-backed cluster all reach ready', async (t) => {
     // Each socket's chats are read from Cassandra as it opens. Completing the upgrade after that
     // read (corked, as uWS asks) closed about 1 socket in 100 right after the 101, with 1006 on
