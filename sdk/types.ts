@@ -52,6 +52,10 @@ export interface ChatSummary extends Chat {
   readSeq: number;
   unreadCount: number;
   lastMessage?: Message;
+  /** How many members the chat has. */
+  memberCount: number;
+  /** Direct chats: the other member. */
+  peer?: { userId: string; username: string; displayName: string };
 }
 
 export interface Member {

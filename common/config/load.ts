@@ -41,6 +41,8 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
   for (const [name, url] of [['CONTROL_PUBLIC_URL', config.CONTROL_PUBLIC_URL], ['NODE_PUBLIC_URL', config.NODE_PUBLIC_URL]] as const) {
     if (typeof url === 'string' && url && !isHttpUrl(url)) problems.push(`${name}=${JSON.stringify(url)}: must be an http(s) URL`);
   }
+  // Nodes on separate embedded stores would each number the same chat: a cluster shares Cassandra.
+  if (config.BUS === 'redis' && config.STORE !== 'cassandra') problems.push(`BUS="redis": runs several nodes, which must share one store: set STORE=cassandra (STORE=${JSON.stringify(config.STORE)})`);
   if (typeof config.CORS_ORIGINS === 'string') {
     const origins = parseOrigins(config.CORS_ORIGINS);
     if (origins !== '*') for (const o of origins) if (!isHttpUrl(o)) problems.push(`CORS_ORIGINS: ${JSON.stringify(o)} is not an origin`);

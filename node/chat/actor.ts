@@ -166,7 +166,7 @@ export class ChatActor {
     this.head = { seq: lastSeq, rev: lastRev };
     this.assignedRev = this.publishedRev = lastRev;
     this.cache = new MessageCache(CHAT_LIMITS.recentMessages, lastRev);
-    this.chat = { ...chat, lastSeq: Math.max(chat.lastSeq, lastSeq) };
+    this.chat = { ...chat, lastSeq: Math.max(chat.lastSeq, lastSeq), memberCount: members.length };
     this.indexedAt = chat.lastActivityAt;
     for (const m of members) this.members.set(m.userId, m);
     this.assignedSeq = this.publishedSeq = this.chat.lastSeq;
@@ -463,6 +463,7 @@ export class ChatActor {
         this.deps.events.membershipMoved(this.appId, this.chatId, userId, true);
         this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'added', role });
       }
+      this.membersCounted();
       return added;
     });
   }
@@ -499,6 +500,13 @@ export class ChatActor {
     // unsubscribed at once after, so it receives none of the chat's later events.
     this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'removed' });
     this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
+    this.membersCounted();
+  }
+
+  /** The member count changed: the chat row carries it, written with the chat's activity (within a second). */
+  private membersCounted(): void {
+    this.chat.memberCount = this.members.size;
+    this.activity.touch();
   }
 
   // ---- moderation (README, "Moderation"; chat-moderation.ts) ---------------------------------------

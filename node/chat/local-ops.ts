@@ -17,6 +17,9 @@ export interface ChatSummary extends ChatView {
   unreadCount: number;
   readSeq: number;
   lastMessage?: MessageView;
+  memberCount: number;
+  /** Direct chats: the other member (its id here; ChatService adds its username and display name). */
+  peer?: { userId: string; username?: string; displayName?: string };
 }
 
 export const PAGE = Object.freeze({ defaultSize: 50, maxSize: 100 });
@@ -246,8 +249,11 @@ function summary(actor: ChatActor, userId: string): ChatSummary {
     role: member.role,
     readSeq: member.readSeq,
     unreadCount: Math.max(0, actor.publishedSeq - member.readSeq),
+    memberCount: actor.members.size,
   };
   if (last) out.lastMessage = last;
+  const peer = actor.chat.kind === 'direct' ? [...actor.members.keys()].find((id) => id !== userId) : undefined;
+  if (peer) out.peer = { userId: peer };
   return out;
 }
 

@@ -171,8 +171,21 @@ export class ChatService {
     return this.on(p.appId, chatId, 'history', p, chatId, size, lastMessage);
   }
 
-  get(p: Principal, chatId: string): Promise<ChatSummary | ApiError> {
-    return this.on(p.appId, chatId, 'get', p, chatId);
+  async get(p: Principal, chatId: string): Promise<ChatSummary | ApiError> {
+    const summary = await this.on(p.appId, chatId, 'get', p, chatId);
+    return summary instanceof ApiError ? summary : (await this.withPeers(p.appId, [summary]))[0]!;
+  }
+
+  /** Direct chats' peers as their users are now (username, display name): one user read each. */
+  private async withPeers(appId: string, summaries: ChatSummary[]): Promise<ChatSummary[]> {
+    return Promise.all(
+      summaries.map(async (s) => {
+        if (!s.peer) return s;
+        const user = await this.store.users.get(appId, s.peer.userId);
+        const { peer: _, ...rest } = s;
+        return user ? { ...rest, peer: { userId: user.id, username: user.username, displayName: user.displayName } } : rest;
+      }),
+    );
   }
 
   rename(p: Principal, chatId: string, name: string): Promise<ChatSummary | ApiError> {
@@ -244,7 +257,7 @@ export class ChatService {
     const full = await this.chatCap?.check(p.appId, [p.userId, otherId]);
     if (full) return full;
     const now = this.now().toISOString();
-    const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'direct', createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now };
+    const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'direct', createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now, memberCount: 2 };
     const member = (userId: string): Member => ({ appId: p.appId, chatId: chat.id, userId, role: 'member', joinedAt: now, readSeq: 0 });
     const members: [Member, Member] = [member(p.userId), member(otherId)];
     const result = await changeWithEvents(this.webhooks, p.appId, [chatCreated(chat, members)], (events) => this.store.chats.ensureDirect(chat, members, { events }), (r) => r.created);
@@ -261,7 +274,7 @@ export class ChatService {
     const full = await this.chatCap?.check(p.appId, [p.userId, ...others]);
     if (full) return full;
     const now = this.now().toISOString();
-    const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'group', name, createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now };
+    const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'group', name, createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now, memberCount: 1 + others.length };
     const members: Member[] = [p.userId, ...others].map((userId) => ({ appId: p.appId, chatId: chat.id, userId, role: userId === p.userId ? 'owner' : 'member', joinedAt: now, readSeq: 0 }));
     await changeWithEvents(this.webhooks, p.appId, [chatCreated(chat, members)], (events) => this.store.chats.create(chat, members, { events }), () => true);
     await this.on(p.appId, chat.id, 'announce', p.appId, chat.id, members.map((m) => m.userId));
@@ -289,8 +302,7 @@ export class ChatService {
     }
     const entries = await this.store.chats.chatsByActivity(p.appId, p.userId, after, size + 1);
     const page = entries.slice(0, size);
-    const chats = (await Promise.all(page.map((e) => this.row(p, e.chatId))))
-      .filter((r) => r !== undefined)
+    const chats = (await this.withPeers(p.appId, (await Promise.all(page.map((e) => this.row(p, e.chatId)))).filter((r) => r !== undefined)))
       .sort((x, y) => y.lastActivityAt.localeCompare(x.lastActivityAt) || y.chatId.localeCompare(x.chatId));
     const last = page.at(-1);
     return entries.length > size && last ? { chats, nextCursor: Buffer.from(JSON.stringify([last.at, last.chatId])).toString('base64url') } : { chats };
@@ -309,6 +321,10 @@ export class ChatService {
       this.store.messages.pageBackward(p.appId, chatId, undefined, 1),
     ]);
     if (!chat || !member) return undefined;
+    // A direct chat's two members name the peer; a group's count is on its row (read the members
+    // only for a row written before it was kept).
+    const members = chat.kind === 'direct' || chat.memberCount === undefined ? await this.store.chats.members(p.appId, chatId) : undefined;
+    const peer = chat.kind === 'direct' ? members!.find((m) => m.userId !== p.userId)?.userId : undefined;
     const last = newest[0];
     const lastSeq = Math.max(chat.lastSeq, last?.seq ?? 0);
     const summary: ChatSummary = {
@@ -318,6 +334,8 @@ export class ChatService {
       role: member.role,
       readSeq: member.readSeq,
       unreadCount: Math.max(0, lastSeq - member.readSeq),
+      memberCount: members?.length ?? chat.memberCount ?? 0,
+      ...(peer ? { peer: { userId: peer } } : {}),
     };
     if (last) summary.lastMessage = messageView(last, last.replyToId ? await this.store.messages.get(p.appId, chatId, last.replyToId) : undefined);
     return summary;

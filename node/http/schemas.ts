@@ -75,6 +75,13 @@ export const ChatSummary = Type.Object({
   readSeq: Type.Integer({ description: 'Newest seq you have read' }),
   unreadCount: Type.Integer({ description: 'lastSeq - readSeq' }),
   lastMessage: Type.Optional(MessageSchema),
+  memberCount: Type.Integer({ description: 'How many members the chat has (in a list read from a node that does not hold the chat, up to about a second behind a change)' }),
+  peer: Type.Optional(
+    Type.Object(
+      { userId: Type.String({ format: 'uuid' }), username: Type.String(), displayName: Type.String() },
+      { description: 'Direct chats: the other member, as its user is now' },
+    ),
+  ),
 });
 export const ChatList = Type.Object({ chats: Type.Array(ChatSummary), nextCursor: Type.Optional(Type.String()) });
 export { MemberSchema };

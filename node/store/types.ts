@@ -83,6 +83,11 @@ export interface Chat {
   lastSeq: number;
   /** Time of the newest message, or of creation; what "most recent activity" sorts by. */
   lastActivityAt: string;
+  /**
+   * How many members the chat has, as its actor last wrote the row (with its activity, so at most
+   * about a second behind a change); absent on rows written before it was kept.
+   */
+  memberCount?: number;
 }
 
 export interface Member {

@@ -42,10 +42,10 @@ t.test('a bad setting: every bad variable named, with the values allowed', async
   noStack(t, out);
 });
 
-t.test('BUS=redis on the embedded store: one line saying what to set', async (t) => {
-  const out = await start({ BUS: 'redis' });
-  t.equal(out.code, 1);
-  t.same(out.stderr.trim().split('\n'), ['cannot start: BUS=redis runs several nodes, which must share one store: set STORE=cassandra']);
+t.test('BUS=redis on the embedded store: refused as a setting, before anything is reached', async (t) => {
+  const out = await start({ BUS: 'redis', REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+  t.equal(out.code, 2);
+  t.same(out.stderr.trim().split('\n'), ['invalid configuration:', '  BUS="redis": runs several nodes, which must share one store: set STORE=cassandra (STORE="embedded")']);
   noStack(t, out);
 });
 

@@ -200,6 +200,20 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.equal(await store.chats.member(other, c.id, u1), undefined);
   });
 
+  withStore('chats: the member count is written and read with the row (create, update, activity); a row without one reads without', async (t, store) => {
+    const appId = randomUUID();
+    const counted = chat(appId, { memberCount: 3 });
+    await store.chats.create(counted, [member(counted, counted.createdBy, { role: 'owner' })]);
+    t.equal((await store.chats.get(appId, counted.id))?.memberCount, 3, 'as created');
+    t.equal(await store.chats.update({ ...counted, memberCount: 4, updatedAt: LATER }), 'updated');
+    t.equal((await store.chats.get(appId, counted.id))?.memberCount, 4, 'as updated');
+    t.equal(await store.chats.writeActivity({ ...counted, memberCount: 5, updatedAt: LATER, lastSeq: 1, lastActivityAt: LATER }, [counted.createdBy]), 'updated');
+    t.equal((await store.chats.get(appId, counted.id))?.memberCount, 5, 'as its activity wrote it');
+    const older = chat(appId);
+    await store.chats.create(older, [member(older, older.createdBy, { role: 'owner' })]);
+    t.notOk('memberCount' in (await store.chats.get(appId, older.id))!, 'a row written without one');
+  });
+
   withStore('chats: one direct chat per unordered pair, even under concurrent creates', async (t, store) => {
     const appId = randomUUID();
     const [a, b] = [randomUUID(), randomUUID()];

@@ -56,6 +56,7 @@ export class CassandraChats implements ChatStore {
       updatedAt: str(row, 'updated_at'),
       lastSeq: num(row, 'last_seq'),
       lastActivityAt: str(row, 'last_activity_at'),
+      memberCount: row.get('member_count') === null || row.get('member_count') === undefined ? undefined : num(row, 'member_count'),
     });
   }
 
@@ -65,8 +66,8 @@ export class CassandraChats implements ChatStore {
 
   private writeChat(c: Chat, condition = '') {
     return this.db.execute(
-      `INSERT INTO ${this.ks}.chats (app_id, id, kind, name, created_by, created_at, updated_at, last_seq, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ${condition}`,
-      [c.appId, c.id, c.kind, c.name ?? null, c.createdBy, c.createdAt, c.updatedAt, c.lastSeq, c.lastActivityAt],
+      `INSERT INTO ${this.ks}.chats (app_id, id, kind, name, created_by, created_at, updated_at, last_seq, last_activity_at, member_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${condition}`,
+      [c.appId, c.id, c.kind, c.name ?? null, c.createdBy, c.createdAt, c.updatedAt, c.lastSeq, c.lastActivityAt, c.memberCount ?? null],
     );
   }
 
@@ -131,8 +132,8 @@ export class CassandraChats implements ChatStore {
   private async updateRow(chat: Chat, options?: WriteOptions): Promise<'updated' | 'not-found'> {
     const run = () =>
       this.db.execute(
-        `UPDATE ${this.ks}.chats SET kind = ?, name = ?, created_by = ?, created_at = ?, updated_at = ?, last_seq = ?, last_activity_at = ? WHERE app_id = ? AND id = ? IF EXISTS`,
-        [chat.kind, chat.name ?? null, chat.createdBy, chat.createdAt, chat.updatedAt, chat.lastSeq, chat.lastActivityAt, chat.appId, chat.id],
+        `UPDATE ${this.ks}.chats SET kind = ?, name = ?, created_by = ?, created_at = ?, updated_at = ?, last_seq = ?, last_activity_at = ?, member_count = ? WHERE app_id = ? AND id = ? IF EXISTS`,
+        [chat.kind, chat.name ?? null, chat.createdBy, chat.createdAt, chat.updatedAt, chat.lastSeq, chat.lastActivityAt, chat.memberCount ?? null, chat.appId, chat.id],
       );
     const hold = await this.fence(chat.appId, chat.id, options);
     const result = hold ? await this.leases.write(hold, run) : await run();

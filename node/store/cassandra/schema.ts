@@ -157,4 +157,11 @@ export const nodeMigrations: Migration[] = [
       `ALTER TABLE {ks}.chat_messages ADD hidden_at text`,
     ],
   },
+  {
+    name: 'node-014-member-count',
+    statements: [
+      // How many members a chat has, written with the chat row by its actor (see Chat.memberCount).
+      `ALTER TABLE {ks}.chats ADD member_count int`,
+    ],
+  },
 ];
