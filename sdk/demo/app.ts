@@ -83,7 +83,9 @@ async function refreshChats(): Promise<void> {
     ...chats.map((c) => {
       const div = document.createElement('div');
       div.className = `chat${c.chatId === state.chatId ? ' active' : ''}`;
-      div.textContent = `${c.name ?? 'direct chat'}${c.unreadCount ? ` (${c.unreadCount})` : ''}`;
+      // A direct chat is named by its peer; the peer's name also labels its messages.
+      if (c.peer) state.names.set(c.peer.userId, c.peer.displayName);
+      div.textContent = `${c.name ?? c.peer?.displayName ?? 'direct chat'}${c.unreadCount ? ` (${c.unreadCount})` : ''}`;
       div.onclick = () => void openChat(c.chatId);
       return div;
     }),

@@ -101,6 +101,25 @@ if (backends) {
     t.same(asked.result, { online: [ben.userId] }, 'ann on node C sees ben, connected to node A; cat is offline');
   });
 
+  t.test('a chat list read on a node that does not hold the chat shows its member count (within a second) and a direct chat’s peer', async (t) => {
+    const { users, appId } = await clusterApp(cluster, ['mc-ann', 'mc-ben', 'mc-cat']);
+    const [ann, ben, cat] = users as [{ userId: string; jwt: string }, { userId: string; jwt: string }, { userId: string; jwt: string }];
+    const groupId = (await client(n0.url).post('/api/chats', { type: 'group', name: 'count', memberIds: [ben.userId] }, ann.jwt)).body.chatId as string;
+    const directId = (await client(n0.url).post('/api/chats', { type: 'direct', userId: cat.userId }, ann.jwt)).body.chatId as string;
+    await client(n0.url).post(`/api/chats/${groupId}/members`, { userIds: [cat.userId] }, ann.jwt);
+    const owner = cluster.ownerOf(appId, groupId);
+    const elsewhere = cluster.nodes.find((n) => n !== owner && n !== cluster.ownerOf(appId, directId)) ?? cluster.nodes.find((n) => n !== owner)!;
+    let count = 0;
+    for (let i = 0; i < 40 && count !== 3; i++) {
+      const listed = (await client(elsewhere.url).get('/api/chats', ann.jwt)).body.chats as { chatId: string; memberCount: number }[];
+      count = listed.find((c) => c.chatId === groupId)?.memberCount ?? 0;
+      if (count !== 3) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    t.equal(count, 3, 'the group counts three members on a node that does not hold it');
+    const direct = ((await client(elsewhere.url).get('/api/chats', ann.jwt)).body.chats as { chatId: string; peer?: { userId: string } }[]).find((c) => c.chatId === directId);
+    t.equal(direct?.peer?.userId, cat.userId, 'the direct chat names its peer');
+  });
+
   t.test('hundreds of sockets opened at once on a Cassandra-backed cluster all reach ready', async (t) => {
     // Each socket's chats are read from Cassandra as it opens. Completing the upgrade after that
     // read (corked, as uWS asks) closed about 1 socket in 100 right after the 101, with 1006 on
