@@ -463,7 +463,7 @@ export class ChatActor {
         this.deps.events.membershipMoved(this.appId, this.chatId, userId, true);
         this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'added', role });
       }
-      this.membersCounted();
+      if (added.length > 0) await this.membersCounted();
       return added;
     });
   }
@@ -500,13 +500,19 @@ export class ChatActor {
     // unsubscribed at once after, so it receives none of the chat's later events.
     this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'removed' });
     this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
-    this.membersCounted();
+    await this.membersCounted();
   }
 
-  /** The member count changed: the chat row carries it, written with the chat's activity (within a second). */
-  private membersCounted(): void {
+  /**
+   * The member count changed: the chat row carries it for lists read where this actor is not
+   * loaded. Written now (a membership change is rare), after any activity write in flight, which
+   * carries an older row; not through the activity writer, whose interval would then hold back the
+   * chat's next message in chat lists.
+   */
+  private async membersCounted(): Promise<void> {
     this.chat.memberCount = this.members.size;
-    this.activity.touch();
+    await this.activity.inFlight();
+    await this.deps.store.chats.update(this.chat, FENCED);
   }
 
   // ---- moderation (README, "Moderation"; chat-moderation.ts) ---------------------------------------

@@ -321,8 +321,8 @@ export class ChatService {
       this.store.messages.pageBackward(p.appId, chatId, undefined, 1),
     ]);
     if (!chat || !member) return undefined;
-    // A direct chat's two members name the peer; a group's count is on its row (read the members
-    // only for a row written before it was kept).
+    // A direct chat's two members name the peer; a group's count is on its row, written by its
+    // actor after each membership change (the members are read only for a row older than that).
     const members = chat.kind === 'direct' || chat.memberCount === undefined ? await this.store.chats.members(p.appId, chatId) : undefined;
     const peer = chat.kind === 'direct' ? members!.find((m) => m.userId !== p.userId)?.userId : undefined;
     const last = newest[0];

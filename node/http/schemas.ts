@@ -75,7 +75,7 @@ export const ChatSummary = Type.Object({
   readSeq: Type.Integer({ description: 'Newest seq you have read' }),
   unreadCount: Type.Integer({ description: 'lastSeq - readSeq' }),
   lastMessage: Type.Optional(MessageSchema),
-  memberCount: Type.Integer({ description: 'How many members the chat has (in a list read from a node that does not hold the chat, up to about a second behind a change)' }),
+  memberCount: Type.Integer({ description: 'How many members the chat has' }),
   peer: Type.Optional(
     Type.Object(
       { userId: Type.String({ format: 'uuid' }), username: Type.String(), displayName: Type.String() },

@@ -84,8 +84,8 @@ export interface Chat {
   /** Time of the newest message, or of creation; what "most recent activity" sorts by. */
   lastActivityAt: string;
   /**
-   * How many members the chat has, as its actor last wrote the row (with its activity, so at most
-   * about a second behind a change); absent on rows written before it was kept.
+   * How many members the chat has, as its actor last wrote the row (after each membership change);
+   * absent on rows written before it was kept.
    */
   memberCount?: number;
 }

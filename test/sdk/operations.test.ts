@@ -168,7 +168,7 @@ function checkMessage(t: Test, m: Message, expected: Partial<Message>, label: st
 }
 
 function checkSummary(t: Test, c: ChatSummary, expected: Partial<ChatSummary>, label: string): void {
-  checkKeys(t, c, ['chatId', 'type', 'createdBy', 'createdAt', 'updatedAt', 'lastSeq', 'lastActivityAt', 'role', 'readSeq', 'unreadCount'], ['name', 'lastMessage'], label);
+  checkKeys(t, c, ['chatId', 'type', 'createdBy', 'createdAt', 'updatedAt', 'lastSeq', 'lastActivityAt', 'role', 'readSeq', 'unreadCount', 'memberCount'], ['name', 'lastMessage', 'peer'], label);
   t.match(c.chatId, UUID, `${label}: chatId`);
   t.match(c.createdAt, ISO, `${label}: createdAt`);
   t.match(c.updatedAt, ISO, `${label}: updatedAt`);
@@ -319,14 +319,14 @@ t.test('ManagementClient: every method, with the documented shapes', async (t) =
   t.equal((await mgmt.getApplication(created.id)).name, 'ops app renamed', 'getApplication reads the new name');
 
   // API keys.
-  const keyFields = ['id', 'token', 'keyPrefix', 'audience', 'tier', 'createdAt'];
+  const keyFields = ['id', 'token', 'keyPrefix', 'keySuffix', 'audience', 'tier', 'createdAt'];
   const key1 = await mgmt.createApiKey(created.id);
   checkKeys(t, key1, keyFields, [], 'createApiKey');
   t.equal(key1.keyPrefix, key1.token.slice(0, 8), 'keyPrefix: the token’s first 8 characters');
   t.has(key1, { tier: 'DEMO', audience: detail.clusterName }, 'createApiKey: values');
   const keys1 = await mgmt.listApiKeys(created.id);
   t.equal(keys1.length, 1, 'listApiKeys: one key');
-  checkKeys(t, keys1[0]!, ['id', 'keyPrefix', 'audience', 'tier', 'status', 'createdAt', 'lastUsedAt'], ['revokedAt'], 'listApiKeys');
+  checkKeys(t, keys1[0]!, ['id', 'keyPrefix', 'audience', 'tier', 'status', 'createdAt', 'lastUsedAt'], ['revokedAt', 'keySuffix'], 'listApiKeys');
   t.equal(keys1[0]!.lastUsedAt, null, 'listApiKeys: a key never used has lastUsedAt null');
   const usage = await mgmt.getUsage(created.id);
   checkKeys(t, usage, ['appId', 'registeredUsers', 'chats', 'messages', 'concurrentUsers', 'days', 'asOf'], [], 'getUsage');
