@@ -58,7 +58,7 @@ export const ConfigSchema = Type.Object({
     description: 'How often each service reloads its signing keys from the store, so a rotation (`npm run keys -- rotate`) is seen without a restart; a new key signs only after twice this.',
   }),
   USER_SENDS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'Messages one chat user may send per second (REST and WebSocket together) before 429 / RATE_LIMITED.' }),
-  USER_WRITES_PER_SECOND: Type.Integer({ default: 20, minimum: 1, description: 'Edits, deletes, reactions, read marks and chat changes (create, rename, delete, members, roles) one chat user may make per second, REST and WebSocket together, before 429 / RATE_LIMITED.' }),
+  USER_WRITES_PER_SECOND: Type.Integer({ default: 20, minimum: 1, description: 'Edits, deletes, reactions, read marks, chat changes (create, rename, delete, members, roles), mutes and bans, flags and presence queries one chat user may make per second, REST and WebSocket together, before 429 / RATE_LIMITED.' }),
   APP_ACTIONS_PER_SECOND: Type.Integer({
     default: 1000,
     minimum: 1,

@@ -24,6 +24,8 @@ export const WRITE_POLICY = Object.freeze({
   createGroup: 'write',
   moderate: 'write',
   flag: 'write',
+  // Up to 100 presence lookups each: bounded per user like the writes.
+  presence: 'write',
   typing: 'typing',
 } as const satisfies Record<string, WriteKind>);
 
@@ -101,7 +103,7 @@ export class UserWriteLimits {
     const kind = WRITE_POLICY[operation];
     const d = this.limiters[kind].hit(`${p.appId}/${p.userId}`);
     if (d.allowed) return undefined;
-    const what = kind === 'typing' ? 'typing indicators' : 'edits, deletes, reactions, read marks and chat changes';
+    const what = kind === 'typing' ? 'typing indicators' : 'edits, deletes, reactions, read marks, chat changes and presence queries';
     return new ApiError('RATE_LIMITED', `at most ${this.perSecond[kind]} ${what} per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
   }
 }

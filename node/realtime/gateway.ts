@@ -374,6 +374,9 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
       return r ?? {};
     }
     case 'presence.query': {
+      // Up to 100 lookups: counted in the user's write budget, so what one user costs is bounded.
+      const refused = chats.limits?.admit('presence', p);
+      if (refused) return refused;
       // Online anywhere: the cluster's presence, or this node's connections standalone.
       const { presence } = deps;
       if (presence) return { online: (await Promise.all(action.userIds.map(async (id) => ((await presence.isOnline(c.appId, id)) ? [id] : [])))).flat() };

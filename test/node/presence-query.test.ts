@@ -34,3 +34,16 @@ t.test('presence.query answers which of the named users are online now', async (
   t.teardown(() => client.close());
   t.same(await client.presence([ann.userId, ben.userId, cat.userId]), [ann.userId, cat.userId], 'ChatClient.presence');
 });
+
+t.test('presence queries count in the user’s write budget', async (t) => {
+  const tight = await startService({ USER_WRITES_PER_SECOND: '2' });
+  t.teardown(() => tight.stop());
+  const it = await integration(tight, 'presence-budget');
+  const ann = await it.user('ann');
+  const ws = await WsClient.connect(tight.nodeUrl, ann.jwt);
+  t.teardown(() => ws.close());
+  const answers = [];
+  for (let i = 0; i < 4; i++) answers.push(await ws.request({ type: 'presence.query', userIds: [ann.userId] }));
+  t.same(answers.slice(0, 2).map((a) => a.type), ['ack', 'ack'], 'two a second are answered');
+  t.match(answers.at(-1), { type: 'error', code: 'RATE_LIMITED' }, 'more are refused with a retry hint');
+});
