@@ -1,7 +1,7 @@
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { parseOrigins } from '../http/cors.ts';
-import { constantsOf } from '../http/validate.ts';
+import { variantsOf } from '../http/validate.ts';
 import { ConfigSchema, type Config } from './schema.ts';
 
 export class ConfigError extends Error {
@@ -32,8 +32,8 @@ export function loadConfig(env: Record<string, string | undefined>): Readonly<Co
     const errors = [...check.Errors(value[name])];
     if (errors.length === 0) continue;
     // A choice among names says which: `LOG_LEVEL="loud": must be one of: "fatal", "error", …`.
-    const allowed = constantsOf((ConfigSchema.properties as Record<string, unknown>)[name]);
-    if (allowed) problems.push(`${name}=${shown}: must be one of: ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+    const allowed = variantsOf((ConfigSchema.properties as Record<string, unknown>)[name]);
+    if (allowed) problems.push(`${name}=${shown}: must be one of: ${allowed.join(', ')}`);
     else for (const error of errors) problems.push(`${name}=${shown}: ${error.message}`);
   }
   const config = value as Config;

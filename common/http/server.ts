@@ -31,6 +31,8 @@ interface Compiled {
   body?: Validator;
   params?: Validator;
   query?: Validator;
+  /** The query parameters the route takes (none without a query schema); any other is refused. */
+  queryNames: readonly string[];
 }
 
 const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? ''}`;
@@ -72,6 +74,7 @@ export function attachRoutes(app: TemplatedApp, options: HttpOptions): AttachedR
       body: route.body && compileValidator(route.body, 'body'),
       params: route.params && compileValidator(route.params, 'params'),
       query: route.query && compileValidator(route.query, 'query'),
+      queryNames: Object.keys((route.query as { properties?: object } | undefined)?.properties ?? {}),
     });
   }
 
@@ -185,7 +188,7 @@ async function handle(
   // Unknown query parameters are refused, as unknown body fields are: a misspelt `sise=5` must not
   // be answered as if it were not there.
   const parsed = parseQuery(rawQuery);
-  const known = Object.keys((route.query as { properties?: object } | undefined)?.properties ?? {});
+  const known = entry.queryNames;
   const unknown = Object.keys(parsed).filter((name) => !known.includes(name));
   if (unknown.length > 0) {
     const rule = known.length > 0 ? `is not a parameter of this route (known: ${known.join(', ')})` : 'is not a parameter of this route (it takes none)';

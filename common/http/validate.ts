@@ -82,7 +82,7 @@ function explainErrors(root: TSchema, found: Iterable<SchemaError>, prefix: stri
 }
 
 /** What each variant of a union of simple variants allows, in words (undefined when one is not simple). */
-function variantsOf(schema: unknown): string[] | undefined {
+export function variantsOf(schema: unknown): string[] | undefined {
   const anyOf = (schema as { anyOf?: unknown[] } | undefined)?.anyOf;
   if (!Array.isArray(anyOf)) return undefined;
   const out: string[] = [];
@@ -94,13 +94,6 @@ function variantsOf(schema: unknown): string[] | undefined {
     else return undefined;
   }
   return out;
-}
-
-/** The values of a union of constants (undefined when it is not one). */
-export function constantsOf(schema: unknown): unknown[] | undefined {
-  const anyOf = (schema as { anyOf?: unknown[] } | undefined)?.anyOf;
-  if (!Array.isArray(anyOf) || !anyOf.every((v) => v && typeof v === 'object' && 'const' in v)) return undefined;
-  return anyOf.map((v) => (v as { const: unknown }).const);
 }
 
 /** The sub-schema at a schema path (`#/properties/a/anyOf/0`). */

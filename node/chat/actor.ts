@@ -225,7 +225,7 @@ export class ChatActor {
     if (refused) return Promise.resolve(refused);
     return settle(this.run(async (): Promise<SendResult | ApiError | Later<SendResult>> => {
       if (!this.isMember(userId)) return notFound();
-      const muted = mutedRefusal(this.members.get(userId), this.deps.now());
+      const muted = mutedRefusal(this.members.get(userId), this.deps.now);
       if (muted) return muted;
       if (this.chat.kind === 'direct' && this.deps.blocks) {
         const other = [...this.members.keys()].find((id) => id !== userId);
@@ -302,7 +302,7 @@ export class ChatActor {
     if (refused) return Promise.resolve(refused);
     return settle(this.run(async (): Promise<MessageView | ApiError | Later<MessageView>> => {
       if (userId !== undefined && !this.isMember(userId)) return notFound();
-      const muted = speaks && userId !== undefined ? mutedRefusal(this.members.get(userId), this.deps.now()) : undefined;
+      const muted = speaks && userId !== undefined ? mutedRefusal(this.members.get(userId), this.deps.now) : undefined;
       if (muted) return muted;
       const current = await this.message(messageId);
       if (!current) return noMessage();
@@ -423,7 +423,7 @@ export class ChatActor {
 
   typing(userId: string, started: boolean): ApiError | undefined {
     if (!this.isMember(userId)) return notFound();
-    const muted = mutedRefusal(this.members.get(userId), this.deps.now());
+    const muted = mutedRefusal(this.members.get(userId), this.deps.now);
     if (muted) return muted;
     this.deps.events.chatEvent(this.appId, { type: started ? 'typing.started' : 'typing.stopped', chatId: this.chatId, userId });
     return undefined;

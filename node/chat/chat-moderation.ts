@@ -41,9 +41,10 @@ export function muteInForce(member: Member | undefined, now: Date): MemberMute |
   return mute && (mute.until === undefined || mute.until > now.toISOString()) ? mute : undefined;
 }
 
-/** The refusal of a muted member's send, edit, reaction or typing. */
-export function mutedRefusal(member: Member | undefined, now: Date): ApiError | undefined {
-  const mute = muteInForce(member, now);
+/** The refusal of a muted member's send, edit, reaction or typing (the clock is read only for a member with a mute). */
+export function mutedRefusal(member: Member | undefined, now: () => Date): ApiError | undefined {
+  if (!member?.mute) return undefined;
+  const mute = muteInForce(member, now());
   if (!mute) return undefined;
   return new ApiError('USER_MUTED', mute.until ? `you are muted in this chat until ${mute.until}` : 'you are muted in this chat until a moderator lifts it');
 }
@@ -140,14 +141,22 @@ export async function applyModeration(c: ModeratedChat, by: Moderator, change: C
 }
 
 /**
+ * Whether `by` may see a chat's mutes and bans: null when it may; undefined when it is not a
+ * member (it does not see the chat); NOT_ALLOWED for a plain member.
+ */
+export function listRefusal(members: ReadonlyMap<string, Member>, by: Moderator): ApiError | undefined | null {
+  if (by.kind === 'backend') return null;
+  const role = members.get(by.userId)?.role;
+  if (role === undefined) return undefined;
+  return role === 'member' ? new ApiError('NOT_ALLOWED', 'only a chat’s owner and admins see its mutes and bans') : null;
+}
+
+/**
  * The members muted at `now` (an expired mute is not listed), for the backend and the chat's
  * owner and admins; undefined when `by` is not a member (it does not see the chat).
  */
 export function mutesOf(members: ReadonlyMap<string, Member>, by: Moderator, now: Date): MuteView[] | ApiError | undefined {
-  if (by.kind === 'user') {
-    const role = members.get(by.userId)?.role;
-    if (role === undefined) return undefined;
-    if (role === 'member') return new ApiError('NOT_ALLOWED', 'only a chat’s owner and admins see its mutes');
-  }
+  const refused = listRefusal(members, by);
+  if (refused !== null) return refused;
   return [...members.values()].flatMap((m) => (m.mute && muteInForce(m, now) ? [muteView(m as Member & { mute: MemberMute })] : []));
 }

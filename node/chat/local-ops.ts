@@ -4,7 +4,7 @@ import type { ChatActor, SendInput, SendResult } from './actor.ts';
 import type { ActorRegistry } from './registry.ts';
 import { prepareReplay, type ReplayDelivery, type ReplayTarget, type ResumePoint } from './replay.ts';
 import { chatView, memberView, messageView, type ChatView, type MemberView, type MessageView } from './views.ts';
-import { chatBanView, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
+import { chatBanView, listRefusal, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
 import { flagView, type FlagView } from './flag-views.ts';
 
 export interface Principal {
@@ -193,8 +193,8 @@ export class LocalChatOps {
   async chatBans(appId: string, chatId: string, by: Moderator, now: string, after: string | undefined, size: number): Promise<{ bans: ChatBanView[]; nextCursor?: string } | ApiError> {
     const actor = await this.moderated(appId, chatId, by);
     if (actor instanceof ApiError) return actor;
-    const allowed = actor.mutes(by);
-    if (allowed instanceof ApiError) return allowed;
+    const refused = listRefusal(actor.members, by);
+    if (refused !== null) return refused ?? notFound();
     const bans = await this.store.moderation.chatBans(appId, chatId, now, after, size + 1);
     const page = bans.slice(0, size);
     return { bans: page.map(chatBanView), ...(bans.length > size ? { nextCursor: page.at(-1)!.userId } : {}) };

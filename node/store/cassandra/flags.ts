@@ -1,16 +1,10 @@
 import type { types } from 'cassandra-driver';
 import { applied, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { FlagStore, MessageFlag } from '../types.ts';
+import { ACTION_MONTHS as QUEUE_MONTHS, idTime, monthOf, monthsBack } from './moderation.ts';
 
-/** Open flags expire from the queue after 90 days (the table's TTL): four months of partitions cover them. */
-const QUEUE_MONTHS = 4;
+/** Open flags expire from the queue after 90 days (the table's TTL), as moderation actions do. */
 const QUEUE_KEPT_MS = 90 * 24 * 3600_000;
-const idTime = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
-const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
-const monthsBack = (ms: number, n: number) => {
-  const d = new Date(ms);
-  return monthOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - n, 1));
-};
 
 /**
  * Flags on Cassandra (migration node-013). `message_flags`: a partition per message, a row per

@@ -4,13 +4,13 @@ import type { ChatBan, ModerationAction, ModerationStore, StoredBlocklist, UserB
 
 /** Cassandra's largest TTL (20 years). */
 const MAX_TTL_SECONDS = 630_720_000;
-/** Actions are kept 90 days (the table's TTL; README, "Moderation"): four months cover them. */
-const ACTION_MONTHS = 4;
+/** Actions (and open flags) are kept 90 days (the tables' TTL; README, "Moderation"): four months cover them. */
+export const ACTION_MONTHS = 4;
 
 /** A UUIDv7's time (ms): its first 48 bits. */
-const idTime = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
-const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
-const monthsBack = (ms: number, n: number) => {
+export const idTime = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+export const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
+export const monthsBack = (ms: number, n: number) => {
   const d = new Date(ms);
   return monthOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - n, 1));
 };

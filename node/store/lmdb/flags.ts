@@ -1,10 +1,9 @@
 import type { FlagStore, MessageFlag } from '../types.ts';
-import { uuidv7Floor, ACTIONS_KEPT_MS } from './moderation.ts';
+import { uuidv7Floor, uuidv7Time as idTime, ACTIONS_KEPT_MS } from './moderation.ts';
 import { END, type Tables } from './shared.ts';
 
 /** Open flags stay in the queue this long (as the moderation log's actions). */
 const FLAGS_KEPT_MS = ACTIONS_KEPT_MS;
-const idTime = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 
 interface FlagMark {
   id: string;
@@ -61,8 +60,9 @@ export class LmdbFlags implements FlagStore {
   resolve(appId: string, chatId: string, messageId: string, flagId: string): Promise<MessageFlag[]> {
     return this.t.root.transaction(() => {
       const closed: MessageFlag[] = [];
-      const ids = new Set([flagId, ...this.openOf(appId, chatId, messageId).map((o) => o.mark.id)]);
-      for (const { user, mark } of this.openOf(appId, chatId, messageId)) this.t.db.put(['f', appId, chatId, messageId, user], { ...mark, open: false });
+      const open = this.openOf(appId, chatId, messageId);
+      const ids = new Set([flagId, ...open.map((o) => o.mark.id)]);
+      for (const { user, mark } of open) this.t.db.put(['f', appId, chatId, messageId, user], { ...mark, open: false });
       for (const id of ids) {
         const flag = this.t.db.get(['q', appId, id]) as MessageFlag | undefined;
         if (!flag) continue;

@@ -4,6 +4,9 @@ import { END, type Tables } from './shared.ts';
 /** Moderation actions are kept this long (README, "Moderation"). */
 export const ACTIONS_KEPT_MS = 90 * 24 * 3600_000;
 
+/** A UUIDv7's time (ms): its first 48 bits. */
+export const uuidv7Time = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+
 /** The smallest UUIDv7 made at `ms` or later, as a string: ids below it were made before `ms`. */
 export function uuidv7Floor(ms: number): string {
   const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
@@ -25,7 +28,7 @@ export class LmdbModeration implements ModerationStore {
   private record(action: ModerationAction): void {
     this.t.db.put(['a', action.appId, action.id], action);
     // By the id's time, as everywhere the log is ordered.
-    const floor = uuidv7Floor(parseInt(action.id.slice(0, 8) + action.id.slice(9, 13), 16) - ACTIONS_KEPT_MS);
+    const floor = uuidv7Floor(uuidv7Time(action.id) - ACTIONS_KEPT_MS);
     for (const key of [...this.t.db.getKeys({ start: ['a', action.appId, ''], end: ['a', action.appId, floor] })]) this.t.db.remove(key);
   }
 
