@@ -10,6 +10,7 @@ import { CHAT_LIMITS } from './limits.ts';
 import { MessageCache } from './message-cache.ts';
 import { MessageReads } from './message-reads.ts';
 import { newMessageId } from './message-id.ts';
+import { SenderReads } from './sender-reads.ts';
 import { SerialQueue } from './serial-queue.ts';
 import { chatView, memberView, messageView, reactionView, type MessageView } from './views.ts';
 import { changeWithEvents, type ChatWebhooks } from '../webhooks/index.ts';
@@ -112,6 +113,8 @@ export class ChatActor {
   /** What a resuming client missed, and the newest message: the read side replay.ts and chat lists use. */
   readonly reads: MessageReads;
   private readonly activity: ChatActivity;
+  /** Moves each sender's read mark to its own messages, written behind (sender-reads.ts). */
+  private readonly senderReads: SenderReads;
   /** The activity time the members' chat lists were last moved to (the stored row's, at load). */
   private indexedAt: string | undefined;
   private readonly admission: AdmissionPolicy;
@@ -151,6 +154,7 @@ export class ChatActor {
       await deps.store.chats.writeActivity(chat, [...this.members.keys()], this.indexedAt);
       this.indexedAt = chat.lastActivityAt;
     }, CHAT_LIMITS.activityWriteMs);
+    this.senderReads = new SenderReads({ appId, chatId, store: deps.store, members: this.members, run: (op) => this.run(op) }, CHAT_LIMITS.activityWriteMs);
   }
 
   /** Loads chat, members and the chat's head. False when the chat does not exist. */
@@ -183,6 +187,7 @@ export class ChatActor {
     await this.queue.idle();
     await this.commit.drained();
     await this.activity.flush();
+    await this.senderReads.flush();
   }
 
   isMember(userId: string): boolean {
@@ -393,7 +398,10 @@ export class ChatActor {
         this.chat.lastSeq = w.message.seq;
         this.chat.lastActivityAt = w.message.createdAt;
       }
-      if (w.event.type === 'message.new') stored++;
+      if (w.event.type === 'message.new') {
+        stored++;
+        this.senderReads.sent(w.message.senderId, w.message.seq);
+      }
       this.deps.observeAck?.((now - w.enqueuedAt) / 1000);
       this.deps.events.chatEvent(this.appId, w.event);
     }
@@ -589,6 +597,7 @@ export class ChatActor {
       this.members.clear();
       this.status = 'gone';
       this.activity.stop();
+      this.senderReads.stop();
       return former;
     });
   }

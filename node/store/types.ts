@@ -178,6 +178,13 @@ export interface ChatStore {
   recountChats(appId: string, userId: string): Promise<number>;
   /** Raises a member's read mark; never lowers it. Returns the mark now stored. */
   markRead(appId: string, chatId: string, userId: string, seq: number): Promise<number | undefined>;
+  /**
+   * Writes members' read marks as given, in one statement, without a compare-and-set: for the
+   * chat's actor only, which moves a sender's mark to its own messages and calls this serialized
+   * with its `markRead` and membership changes, passing marks no lower than stored. A user that is
+   * not a member is not made one (reads never show it).
+   */
+  writeReadMarks(appId: string, chatId: string, marks: ReadonlyArray<{ userId: string; seq: number }>): Promise<void>;
 }
 
 /** A chat's place in a user's activity index. */

@@ -135,6 +135,12 @@ export class MemoryNodeStore {
         m.readSeq = Math.max(m.readSeq, seq);
         return m.readSeq;
       },
+      writeReadMarks: async (appId, chatId, marks) => {
+        for (const { userId, seq } of marks) {
+          const m = this.memberMap(appId, chatId).get(userId);
+          if (m) m.readSeq = Math.max(m.readSeq, seq);
+        }
+      },
     },
     messages: {
       put: (messages, fence) => {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { integration, startService } from '../helpers/index.ts';
+import { client, integration, removeDir, startService } from '../helpers/index.ts';
 
 // A chat says who is in it (README, "Routes"): every chat object carries its member count, and a
 // direct chat its peer (id, username, display name, as the user is now).
@@ -27,4 +27,34 @@ t.test('direct chats name the peer; every chat counts its members, as they chang
   await it.node.del(`/api/chats/${groupId}/members/${ben.userId}`, ann.jwt);
   const after = (await it.node.get('/api/chats', ann.jwt)).body.chats as { chatId: string; memberCount: number }[];
   t.equal(after.find((c) => c.chatId === groupId)?.memberCount, 2, 'and after a removal, in the list too');
+});
+
+// One's own message is never unread (README, "Read receipts"): a send moves its sender's read mark.
+t.test("a sender's own messages are read: its chat shows them as read, now and after a restart", async (t) => {
+  const own = await startService();
+  let dataDir = own.dataDir;
+  t.teardown(() => removeDir(dataDir));
+  let running = own;
+  t.teardown(() => running.stop());
+  const it = await integration(own, 'own-sends');
+  const [ann, ben] = [await it.user('ann'), await it.user('ben')];
+  const chatId = (await it.node.post('/api/chats', { type: 'direct', userId: ben.userId }, ann.jwt)).body.chatId as string;
+  for (const content of ['one', 'two', 'three']) t.equal((await it.node.post(`/api/messages/${chatId}`, { content }, ann.jwt)).status, 201);
+  t.match((await it.node.get(`/api/chats/${chatId}`, ann.jwt)).body, { lastSeq: 3, readSeq: 3, unreadCount: 0 }, 'the sender has read its own messages');
+  t.match((await it.node.get(`/api/chats/${chatId}`, ben.jwt)).body, { readSeq: 0, unreadCount: 3 }, 'the other member has not');
+  t.equal((await it.node.post(`/api/messages/${chatId}`, { content: 'reply' }, ben.jwt)).status, 201);
+  t.match((await it.node.get(`/api/chats/${chatId}`, ann.jwt)).body, { readSeq: 3, unreadCount: 1 }, "the peer's reply is unread for the first sender");
+  t.match((await it.node.get(`/api/chats/${chatId}`, ben.jwt)).body, { readSeq: 4, unreadCount: 0 }, 'and its own reply read for the second');
+  t.equal((await it.node.post(`/api/chats/${chatId}/read`, { seq: 2 }, ben.jwt)).body.readSeq, 4, 'an older read mark does not move it back');
+
+  // Written to the store: a graceful restart reads the marks back.
+  await own.stop();
+  dataDir = own.dataDir;
+  running = await startService({}, dataDir);
+  const node = client(running.nodeUrl);
+  const listed = (await node.get('/api/chats', ann.jwt)).body.chats as { chatId: string; readSeq: number; unreadCount: number }[];
+  t.match(listed.find((c) => c.chatId === chatId), { readSeq: 3, unreadCount: 1 }, "ann's list after the restart");
+  t.match((await node.get(`/api/chats/${chatId}/members`, ann.jwt)).body.members, [{ userId: String }, { userId: String }]);
+  const members = (await node.get(`/api/chats/${chatId}/members`, ann.jwt)).body.members as { userId: string; readSeq: number }[];
+  t.same(Object.fromEntries(members.map((m) => [m.userId, m.readSeq])), { [ann.userId]: 3, [ben.userId]: 4 }, 'both marks as stored');
 });

@@ -351,6 +351,28 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.equal((await store.chats.member(appId, c.id, u))?.readSeq, 12, 'the highest concurrent mark wins');
   });
 
+  withStore('chats: writeReadMarks writes several members at once and never makes a member', async (t, store) => {
+    const appId = randomUUID();
+    const c = chat(appId);
+    const [u, v, gone] = [randomUUID(), randomUUID(), randomUUID()];
+    await store.chats.create(c, [member(c, u), member(c, v), member(c, gone)]);
+    await store.chats.removeMember(appId, c.id, gone);
+    await store.chats.writeReadMarks(appId, c.id, [
+      { userId: u, seq: 5 },
+      { userId: v, seq: 9 },
+      { userId: gone, seq: 3 },
+      { userId: randomUUID(), seq: 3 },
+    ]);
+    t.equal((await store.chats.member(appId, c.id, u))?.readSeq, 5);
+    t.equal((await store.chats.member(appId, c.id, v))?.readSeq, 9);
+    t.equal(await store.chats.member(appId, c.id, gone), undefined, 'a removed member stays removed');
+    t.same((await store.chats.members(appId, c.id)).map((m) => m.userId).sort(), [u, v].sort(), 'members lists only members');
+    await store.chats.putMember(member(c, gone));
+    t.match(await store.chats.member(appId, c.id, gone), { role: 'member' }, 'the removed user can be added again');
+    await store.chats.writeReadMarks(appId, c.id, []);
+    t.equal(await store.chats.markRead(appId, c.id, u, 7), 7, 'markRead goes on from the written mark');
+  });
+
   withStore('messages: put is durable and idempotent; a changed message replaces the stored one', async (t, store) => {
     const c = chat(randomUUID());
     const [m1, m2] = messages(c, 2, (i) => T0 + i);

@@ -163,12 +163,13 @@ export class CassandraChats implements ChatStore {
   async members(appId: string, chatId: string): Promise<Member[]> {
     // A partition whose members are all gone still has its static columns: a row without a member.
     const rows = (await this.db.execute(`SELECT * FROM ${this.ks}.chat_members WHERE app_id = ? AND chat_id = ?`, [appId, chatId])).rows;
-    return rows.filter((r) => r.get('user_id') !== null).map((r) => this.readMember(r));
+    // A row without a role: a read mark written just after the member's removal (writeReadMarks).
+    return rows.filter((r) => r.get('user_id') !== null && r.get('role') !== null).map((r) => this.readMember(r));
   }
 
   async member(appId: string, chatId: string, userId: string): Promise<Member | undefined> {
     const row = (await this.db.execute(`SELECT * FROM ${this.ks}.chat_members WHERE app_id = ? AND chat_id = ? AND user_id = ?`, [appId, chatId, userId])).first();
-    return row ? this.readMember(row) : undefined;
+    return row && row.get('role') !== null ? this.readMember(row) : undefined;
   }
 
   /**
@@ -253,5 +254,20 @@ export class CassandraChats implements ChatStore {
       if (applied(result)) return seq;
     }
     throw new Error('read mark contended past 20 attempts');
+  }
+
+  /**
+   * One unlogged batch within the chat's members partition. An update of a removed member leaves a
+   * row with a read mark and no role; `members` and `member` skip such rows, and adding the user
+   * again (`IF role = null`) overwrites it.
+   */
+  async writeReadMarks(appId: string, chatId: string, marks: ReadonlyArray<{ userId: string; seq: number }>): Promise<void> {
+    if (marks.length === 0) return;
+    const query = `UPDATE ${this.ks}.chat_members SET read_seq = ? WHERE app_id = ? AND chat_id = ? AND user_id = ?`;
+    if (marks.length === 1) {
+      await this.db.execute(query, [marks[0]!.seq, appId, chatId, marks[0]!.userId]);
+      return;
+    }
+    await this.db.batch(marks.map(({ userId, seq }) => ({ query, params: [seq, appId, chatId, userId] })));
   }
 }

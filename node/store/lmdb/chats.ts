@@ -207,4 +207,14 @@ export class LmdbChats implements ChatStore {
       return Math.max(seq, member.readSeq);
     });
   }
+
+  async writeReadMarks(appId: string, chatId: string, marks: ReadonlyArray<{ userId: string; seq: number }>): Promise<void> {
+    if (marks.length === 0) return;
+    await this.t.root.transaction(() => {
+      for (const { userId, seq } of marks) {
+        const member = this.t.db.get(['m', appId, chatId, userId]) as Member | undefined;
+        if (member && seq > member.readSeq) this.t.db.put(['m', appId, chatId, userId], { ...member, readSeq: seq });
+      }
+    });
+  }
 }
