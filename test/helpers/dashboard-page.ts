@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Test } from 'tap';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const DESKTOP = { width: 1280, height: 900 };
@@ -18,15 +18,20 @@ export function chromiumMissing(t: Test, suite: string): boolean {
   return true;
 }
 
+/** Headless Chromium without its background traffic (this machine's network is closed). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
 /**
  * A desktop-sized page of headless Chromium with clipboard access to `origin`, closed at the end
  * of `t`. `problems` collects page errors and console errors (a 4xx a page shows in place is not one).
  */
 export async function dashboardPage(t: Test, origin: string): Promise<{ page: Page; problems: string[] }> {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   t.teardown(() => browser.close());
   const context = await browser.newContext({ viewport: DESKTOP });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });

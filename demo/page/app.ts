@@ -1,0 +1,74 @@
+import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import { savedSession, saveSession, type SignedIn } from './backend.ts';
+import { ChatState } from './chat-state.ts';
+import { useChatState } from './use-state.ts';
+import { ConnectionBanner } from './views/banner.ts';
+import { ChatList } from './views/chat-list.ts';
+import { Conversation } from './views/conversation.ts';
+import { NewChat } from './views/new-chat.ts';
+import { SignIn } from './views/sign-in.ts';
+
+/** Signed out: the sign-in form. Signed in: one ChatState for the session, and the chat views. */
+export function App() {
+  const [state, setState] = useState<ChatState | undefined>(() => {
+    const saved = savedSession();
+    return saved ? new ChatState(saved) : undefined;
+  });
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+  const signIn = (session: SignedIn) => {
+    saveSession(session);
+    setNotice(undefined);
+    setState(new ChatState(session));
+  };
+  const signOut = (why?: string) => {
+    state?.signOut();
+    setNotice(why);
+    setState(undefined);
+  };
+  if (!state) return html`<${SignIn} onSignedIn=${signIn} notice=${notice} />`;
+  return html`<${Shell} key=${state.me.userId} state=${state} onSignOut=${signOut} />`;
+}
+
+function Shell({ state, onSignOut }: { state: ChatState; onSignOut: (why?: string) => void }) {
+  useChatState(state);
+  const [creating, setCreating] = useState(false);
+  const [startError, setStartError] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    state.start().then(
+      () => (document.body.dataset.ready = 'true'),
+      (error: unknown) => setStartError(error instanceof Error ? error.message : String(error)),
+    );
+    return () => state.signOut();
+  }, [state]);
+  useEffect(() => {
+    if (state.signedOut) onSignOut(`Your session ended (${state.signedOut}); sign in again.`);
+  }, [state.signedOut]);
+
+  const total = state.chats.reduce((n, c) => n + c.unreadCount, 0);
+  useEffect(() => {
+    document.title = `${total ? `(${total}) ` : ''}Chat · ${state.me.displayName}`;
+  }, [total]);
+
+  return html`<div class=${`shell${state.open ? ' has-open' : ''}`}>
+    <aside class="sidebar" aria-label="Chats">
+      <header class="me">
+        <span class="avatar" aria-hidden="true">${state.me.displayName.slice(0, 1).toUpperCase()}</span>
+        <strong class="me-name">${state.me.displayName}</strong>
+        <button type="button" class="link" onClick=${() => onSignOut()}>Sign out</button>
+      </header>
+      <div class="sidebar-actions">
+        <button type="button" class="new-chat-toggle" aria-expanded=${creating} onClick=${() => setCreating(!creating)}>${creating ? 'Close' : 'New chat'}</button>
+      </div>
+      ${startError ? html`<p class="error" role="alert">Could not connect: ${startError}</p>` : null}
+      ${creating ? html`<${NewChat} state=${state} onDone=${() => setCreating(false)} />` : null}
+      <${ChatList} state=${state} />
+    </aside>
+    <main class="conversation-pane">
+      ${state.open
+        ? html`<${Conversation} key=${state.open.chatId} state=${state} conversation=${state.open} />`
+        : html`<div class="empty"><p>Pick a chat, or start one with <b>New chat</b>.</p></div>`}
+    </main>
+    <${ConnectionBanner} state=${state} />
+  </div>`;
+}

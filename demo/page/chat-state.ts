@@ -1,0 +1,279 @@
+import { ChatClient, type ChatSummary, type ConnectionStatus, type Message } from '../../sdk/client.ts';
+import { listUsers, saveSession, type DemoUser, type SignedIn } from './backend.ts';
+import { OpenConversation } from './conversation-state.ts';
+
+/** How many users one presence query asks about (the service's limit). */
+const PRESENCE_BATCH = 100;
+
+/**
+ * Everything the signed-in page knows, kept current by the SDK's events: the chat list (names,
+ * last message, unread counts), who is online, the open conversation, and the connection. Views
+ * read it and call its methods; `subscribe` tells them when to render again.
+ *
+ * The wiring is the part worth copying: which event changes what is in `listen()`.
+ */
+export class ChatState {
+  readonly client: ChatClient;
+  chats: ChatSummary[] = [];
+  listError: string | undefined;
+  readonly online = new Set<string>();
+  /** Display names by user id: the directory, direct chats' peers, and me. */
+  readonly names = new Map<string, string>();
+  directory: DemoUser[] = [];
+  open: OpenConversation | undefined;
+  status: ConnectionStatus = 'idle';
+  /** Shown for a moment after a reconnect: "back online". */
+  reconnected = false;
+  /** Set when the sign-in cannot be refreshed any more: the page asks to sign in again. */
+  signedOut: string | undefined;
+  private readonly listeners = new Set<() => void>();
+  private notifying = false;
+  private listLoad: Promise<void> | undefined;
+  private listStale = false;
+  private wasOffline = false;
+
+  constructor(readonly me: SignedIn) {
+    this.client = new ChatClient({
+      baseUrl: me.baseUrl,
+      onTokens: (tokens) => saveSession({ ...me, ...tokens }),
+      onSignedOut: (error) => {
+        this.signedOut = error instanceof Error ? error.message : 'the session ended';
+        this.changed();
+      },
+    });
+    this.client.setAuth(me);
+    this.names.set(me.userId, me.displayName);
+    this.listen();
+  }
+
+  /** Connects, then loads the chat list (and who of its people is online) and the directory. */
+  async start(): Promise<void> {
+    await this.client.connect();
+    await Promise.all([this.loadChats(), this.loadDirectory()]);
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Renders once per task however many changes it brings. */
+  changed = (): void => {
+    if (this.notifying) return;
+    this.notifying = true;
+    queueMicrotask(() => {
+      this.notifying = false;
+      for (const listener of this.listeners) listener();
+    });
+  };
+
+  nameOf(userId: string): string {
+    return this.names.get(userId) ?? 'someone';
+  }
+
+  /** A chat's title: a group's name, a direct chat's peer. */
+  titleOf(chat: ChatSummary): string {
+    return chat.name ?? chat.peer?.displayName ?? 'Direct chat';
+  }
+
+  /**
+   * Loads the chat list, then asks who of its people is online (a new chat brings new people). A
+   * call while a load is in flight, or a message arriving meanwhile, makes that load run again when
+   * it ends: a list read before a change never stays on the page.
+   */
+  loadChats(): Promise<void> {
+    if (this.listLoad) {
+      this.listStale = true;
+      return this.listLoad;
+    }
+    this.listLoad = (async () => {
+      do {
+        this.listStale = false;
+        await this.fetchChats();
+      } while (this.listStale);
+      this.listLoad = undefined;
+      await this.queryPresence();
+    })();
+    return this.listLoad;
+  }
+
+  private async fetchChats(): Promise<void> {
+    try {
+      const chats: ChatSummary[] = [];
+      for await (const chat of this.client.chats()) {
+        chats.push(chat);
+        if (chat.peer) this.names.set(chat.peer.userId, chat.peer.displayName);
+      }
+      this.chats = chats;
+      this.listError = undefined;
+    } catch (error) {
+      this.listError = `Could not load your chats: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    this.changed();
+  }
+
+  async loadDirectory(): Promise<void> {
+    try {
+      this.directory = await listUsers();
+      for (const u of this.directory) if (!this.names.has(u.userId)) this.names.set(u.userId, u.displayName);
+      this.changed();
+    } catch {
+      // The directory only helps to pick people; the chats work without it.
+    }
+  }
+
+  /** A snapshot of who is online among the people of my chats; events keep it current. */
+  async queryPresence(): Promise<void> {
+    const ids = [...new Set(this.chats.flatMap((c) => (c.peer ? [c.peer.userId] : [])).concat(this.open?.members.map((m) => m.userId) ?? []))].filter((id) => id !== this.me.userId);
+    try {
+      for (let i = 0; i < ids.length; i += PRESENCE_BATCH) {
+        const batch = ids.slice(i, i + PRESENCE_BATCH);
+        const online = new Set(await this.client.presence(batch));
+        for (const id of batch) online.has(id) ? this.online.add(id) : this.online.delete(id);
+      }
+      this.changed();
+    } catch {
+      // Offline: the next connection asks again.
+    }
+  }
+
+  /** Opens a chat: its newest page, its members, and its unread messages marked read. */
+  async openChat(chatId: string): Promise<void> {
+    if (this.open?.chatId === chatId) return;
+    this.open?.close();
+    const conversation = new OpenConversation(chatId, this.client, this.changed);
+    this.open = conversation;
+    this.changed();
+    await conversation.load();
+    if (this.open !== conversation) return;
+    this.markRead(chatId);
+    await this.queryPresence();
+  }
+
+  closeChat(): void {
+    this.open?.close();
+    this.open = undefined;
+    this.changed();
+  }
+
+  /** Marks the open chat read up to its newest message, when the reader can see it. */
+  markRead(chatId: string): void {
+    const chat = this.chats.find((c) => c.chatId === chatId);
+    if (!chat || chat.unreadCount === 0 || document.visibilityState !== 'visible') return;
+    const seq = chat.lastSeq;
+    chat.unreadCount = 0;
+    chat.readSeq = Math.max(chat.readSeq, seq);
+    this.changed();
+    this.client.markRead(chatId, seq).catch(() => undefined);
+  }
+
+  /** Starts (or finds) the direct chat with a user, or creates a group; opens it. */
+  async createChat(kind: 'direct' | 'group', userIds: string[], name?: string): Promise<void> {
+    const chat = kind === 'direct' ? await this.client.directChat(userIds[0]!) : await this.client.createGroup(name!, userIds);
+    if (chat.peer) this.names.set(chat.peer.userId, chat.peer.displayName);
+    if (!this.chats.some((c) => c.chatId === chat.chatId)) this.chats = [chat, ...this.chats];
+    await this.openChat(chat.chatId);
+  }
+
+  signOut(): void {
+    this.open?.close();
+    this.client.close();
+    saveSession(undefined);
+  }
+
+  /** A message was stored in a chat: the list's order, last message and unread count follow. */
+  private messageArrived(message: Message): void {
+    if (this.listLoad) this.listStale = true;
+    const chat = this.chats.find((c) => c.chatId === message.chatId);
+    if (!chat) {
+      // A chat I was just added to, or one from before the list loaded.
+      void this.loadChats();
+      return;
+    }
+    if (message.seq > chat.lastSeq) {
+      chat.lastSeq = message.seq;
+      chat.lastActivityAt = message.timeStamp;
+      chat.lastMessage = message;
+      // One's own message is never unread (the service moves the sender's read mark too).
+      if (message.senderId === this.me.userId) chat.readSeq = message.seq;
+      chat.unreadCount = Math.max(0, chat.lastSeq - chat.readSeq);
+      this.chats = [chat, ...this.chats.filter((c) => c !== chat)];
+    }
+    if (this.open?.chatId === message.chatId) {
+      this.open.upsert(message);
+      this.markRead(message.chatId);
+    }
+    this.changed();
+  }
+
+  /** An edit, delete, hide or restore: the open chat shows it, the list's last message follows. */
+  private messageChanged(message: Message): void {
+    const chat = this.chats.find((c) => c.chatId === message.chatId);
+    if (chat?.lastMessage?.messageId === message.messageId) chat.lastMessage = message;
+    if (this.open?.chatId === message.chatId) this.open.upsert(message);
+    this.changed();
+  }
+
+  private listen(): void {
+    const c = this.client;
+    c.on('status', (status) => {
+      this.status = status;
+      if (status === 'reconnecting') this.wasOffline = true;
+      if (status === 'open' && this.wasOffline) {
+        // Back: the SDK has resumed every chat; chats made meanwhile and presence need asking.
+        this.wasOffline = false;
+        this.reconnected = true;
+        setTimeout(() => {
+          this.reconnected = false;
+          this.changed();
+        }, 3000);
+        void this.loadChats();
+      }
+      this.changed();
+    });
+    c.on('message.new', (e) => this.messageArrived(e.message));
+    for (const type of ['message.edited', 'message.deleted', 'message.updated', 'message.hidden', 'message.restored'] as const) c.on(type, (e) => this.messageChanged(e.message));
+    c.on('reaction.added', (e) => this.open?.chatId === e.chatId && this.open.react(e.reaction, true));
+    c.on('reaction.removed', (e) => this.open?.chatId === e.chatId && this.open.react(e.reaction, false));
+    c.on('typing.started', (e) => this.open?.chatId === e.chatId && this.open.typingChanged(e.userId, true));
+    c.on('typing.stopped', (e) => this.open?.chatId === e.chatId && this.open.typingChanged(e.userId, false));
+    c.on('read.updated', (e) => {
+      if (this.open?.chatId === e.chatId) this.open.readMoved(e.userId, e.seq);
+      const chat = this.chats.find((x) => x.chatId === e.chatId);
+      // My read mark moved on another device of mine.
+      if (chat && e.userId === this.me.userId && e.seq > chat.readSeq) {
+        chat.readSeq = e.seq;
+        chat.unreadCount = Math.max(0, chat.lastSeq - e.seq);
+        this.changed();
+      }
+    });
+    c.on('membership.changed', (e) => {
+      if (e.userId === this.me.userId && e.change === 'removed') {
+        this.chats = this.chats.filter((x) => x.chatId !== e.chatId);
+        if (this.open?.chatId === e.chatId) this.closeChat();
+      } else if (this.open?.chatId === e.chatId) void this.open.load();
+      void this.loadChats();
+    });
+    c.on('chat.updated', (e) => {
+      const chat = this.chats.find((x) => x.chatId === e.chatId);
+      if (chat && e.chat.name) chat.name = e.chat.name;
+      this.changed();
+    });
+    c.on('chat.deleted', (e) => {
+      this.chats = this.chats.filter((x) => x.chatId !== e.chatId);
+      if (this.open?.chatId === e.chatId) this.closeChat();
+      this.changed();
+    });
+    c.on('chat.stale', (e) => void (this.open?.chatId === e.chatId ? this.open.load() : undefined));
+    c.on('presence.online', (e) => {
+      this.online.add(e.userId);
+      this.changed();
+    });
+    c.on('presence.offline', (e) => {
+      this.online.delete(e.userId);
+      this.changed();
+    });
+    // Coming back to the tab reads what arrived while it was hidden.
+    document.addEventListener('visibilitychange', () => this.open && this.markRead(this.open.chatId));
+  }
+}

@@ -1,0 +1,192 @@
+import type { ChatClient, Member, Message, Reaction } from '../../sdk/client.ts';
+
+/** Messages a history page asks for: a screenful and a half, so the first page can be scrolled. */
+export const PAGE_SIZE = 30;
+/** A typing indicator whose `typing.stopped` never came (the typist's connection dropped) goes after this. */
+const TYPING_TIMEOUT_MS = 8000;
+
+/** A message as the page shows it: stored, or on its way, or refused with the reason. */
+export interface ShownMessage {
+  message: Message;
+  /** A send not yet acknowledged (`sending`, also while offline: the SDK queues it) or refused (`failed`). */
+  pending?: 'sending' | 'failed';
+  /** Why the last action on this message failed, shown under it. */
+  error?: string;
+  /** A send's idempotency key: Retry re-sends with it, so a send that did land is not doubled. */
+  idempotencyKey?: string;
+}
+
+/** A send's idempotency key: random, 32 hex digits (`randomUUID` exists only on https and localhost). */
+const newKey = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * The chat that is open: its messages (newest page first, older pages loaded as the reader scrolls
+ * up), its members and their read marks (for "seen by"), and who is typing. It changes only
+ * through these methods; each calls `changed()` so the page re-renders.
+ */
+export class OpenConversation {
+  /** Ascending by seq; sends on their way at the end. */
+  messages: ShownMessage[] = [];
+  /** The first message of the chat is loaded: no older page to ask for. */
+  complete = false;
+  loadingOlder = false;
+  /** Why the chat or an older page could not be loaded. */
+  error: string | undefined;
+  members: Member[] = [];
+  readonly typing = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Counts pages put in front, so the view keeps the reader's place when one arrives. */
+  prepended = 0;
+  private closed = false;
+
+  constructor(
+    readonly chatId: string,
+    private readonly client: ChatClient,
+    private readonly changed: () => void,
+  ) {}
+
+  /** Loads the newest page and the members. Also after `chat.stale`: what is shown is replaced. */
+  async load(): Promise<void> {
+    this.error = undefined;
+    try {
+      const [page, members] = await Promise.all([this.client.getMessages(this.chatId, { size: PAGE_SIZE }), this.client.members(this.chatId)]);
+      if (this.closed) return;
+      const pending = this.messages.filter((m) => m.pending);
+      this.messages = [...page.reverse().map((message) => ({ message })), ...pending];
+      this.complete = page.length < PAGE_SIZE;
+      this.members = members;
+    } catch (error) {
+      this.error = `Could not load this chat: ${describe(error)}`;
+    }
+    this.changed();
+  }
+
+  /** The page before the oldest message shown; nothing when one is on its way or none is left. */
+  async loadOlder(): Promise<void> {
+    const oldest = this.messages.find((m) => !m.pending)?.message;
+    if (this.loadingOlder || this.complete || !oldest) return;
+    this.loadingOlder = true;
+    this.changed();
+    try {
+      const page = await this.client.getMessages(this.chatId, { size: PAGE_SIZE, lastMessage: oldest.messageId });
+      if (this.closed) return;
+      const shown = new Set(this.messages.map((m) => m.message.messageId));
+      this.messages = [...page.filter((m) => !shown.has(m.messageId)).reverse().map((message) => ({ message })), ...this.messages];
+      this.complete = page.length < PAGE_SIZE;
+      this.prepended++;
+      this.error = undefined;
+    } catch (error) {
+      this.error = `Could not load older messages: ${describe(error)}`;
+    } finally {
+      this.loadingOlder = false;
+      this.changed();
+    }
+  }
+
+  /** A message as stored (an ack or an event): replaces the shown one, or takes its place in seq order. */
+  upsert(message: Message): void {
+    const at = this.messages.findIndex((m) => m.message.messageId === message.messageId);
+    if (at >= 0) {
+      this.messages[at] = { message };
+    } else {
+      // Older than the oldest page loaded: it will come with that page.
+      const first = this.messages.find((m) => !m.pending)?.message;
+      if (first && message.seq < first.seq && !this.complete) return;
+      const index = this.messages.findIndex((m) => m.pending || m.message.seq > message.seq);
+      this.messages.splice(index < 0 ? this.messages.length : index, 0, { message });
+    }
+    this.changed();
+  }
+
+  /** A reaction event: the message's reactions change without a new copy of the message. */
+  react(reaction: Reaction, added: boolean): void {
+    const shown = this.messages.find((m) => m.message.messageId === reaction.messageId);
+    if (!shown) return;
+    const others = shown.message.reactions.filter((r) => !(r.senderId === reaction.senderId && r.reaction === reaction.reaction));
+    shown.message = { ...shown.message, reactions: added ? [...others, reaction] : others };
+    this.changed();
+  }
+
+  /**
+   * Sends `content` (a reply when `replyTo` is given): shown at once as sending, replaced by the
+   * stored message when the service acknowledges it (the SDK holds it while offline and sends it
+   * after the reconnect), or marked failed with the reason and a way to retry.
+   */
+  async send(me: string, content: string, replyTo?: Message, idempotencyKey: string = newKey()): Promise<void> {
+    const placeholder: ShownMessage = {
+      pending: 'sending',
+      idempotencyKey,
+      message: {
+        chatId: this.chatId,
+        messageId: `pending:${idempotencyKey}`,
+        senderId: me,
+        content,
+        timeStamp: new Date().toISOString(),
+        edited: false,
+        seq: Number.MAX_SAFE_INTEGER,
+        deleted: false,
+        reactions: [],
+        ...(replyTo ? { replyTo } : {}),
+      },
+    };
+    this.messages = [...this.messages.filter((m) => m.idempotencyKey !== idempotencyKey), placeholder];
+    this.changed();
+    try {
+      const stored = await this.client.send(this.chatId, content, { idempotencyKey, ...(replyTo ? { replyTo: replyTo.messageId } : {}) });
+      this.messages = this.messages.filter((m) => m !== placeholder);
+      this.upsert(stored);
+    } catch (error) {
+      placeholder.pending = 'failed';
+      placeholder.error = describe(error);
+      this.messages = [...this.messages];
+      this.changed();
+    }
+  }
+
+  /** Takes a failed send off the page. */
+  discard(shown: ShownMessage): void {
+    this.messages = this.messages.filter((m) => m !== shown);
+    this.changed();
+  }
+
+  /** Runs an edit, delete, react or unreact: the stored message replaces the shown one, a refusal is shown under it. */
+  async act(messageId: string, action: () => Promise<Message>): Promise<boolean> {
+    const shown = () => this.messages.find((m) => m.message.messageId === messageId);
+    try {
+      const stored = await action();
+      const current = shown();
+      if (current) current.error = undefined;
+      this.upsert(stored);
+      return true;
+    } catch (error) {
+      const current = shown();
+      if (current) current.error = describe(error);
+      this.messages = [...this.messages];
+      this.changed();
+      return false;
+    }
+  }
+
+  readMoved(userId: string, seq: number): void {
+    this.members = this.members.map((m) => (m.userId === userId ? { ...m, readSeq: Math.max(m.readSeq, seq) } : m));
+    this.changed();
+  }
+
+  typingChanged(userId: string, started: boolean): void {
+    clearTimeout(this.typing.get(userId));
+    this.typing.delete(userId);
+    if (started) {
+      this.typing.set(
+        userId,
+        setTimeout(() => this.typingChanged(userId, false), TYPING_TIMEOUT_MS),
+      );
+    }
+    this.changed();
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const timer of this.typing.values()) clearTimeout(timer);
+  }
+}

@@ -1,0 +1,86 @@
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import type { Message } from '../../../sdk/client.ts';
+import type { ChatState } from '../chat-state.ts';
+import type { OpenConversation, ShownMessage } from '../conversation-state.ts';
+import { preview, shortTime } from './format.ts';
+
+/** The reactions the picker offers; any other the service accepts shows just the same. */
+const REACTIONS = ['👍', '❤️', '😂', '🎉', '😮', '😢'];
+
+interface Props {
+  state: ChatState;
+  conversation: OpenConversation;
+  shown: ShownMessage;
+  onReply: (m: Message) => void;
+  onEdit: (m: Message) => void;
+  /** "Seen" / "Seen by …" when this is my newest message and others have read it. */
+  seen: string | undefined;
+}
+
+/**
+ * One message: who and when, the message it replies to, its text (or that it was deleted), its
+ * reactions (click one to add or take back yours), and what you can do with it. A send on its way
+ * or refused says so, with Retry; any other refused action is explained under the message.
+ */
+export function MessageItem({ state, conversation, shown, onReply, onEdit, seen }: Props) {
+  const { message: m, pending } = shown;
+  const mine = m.senderId === state.me.userId;
+  const [picking, setPicking] = useState(false);
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const { client } = state;
+  const chatId = conversation.chatId;
+
+  const counts = new Map<string, { n: number; mine: boolean }>();
+  for (const r of m.reactions) {
+    const c = counts.get(r.reaction) ?? { n: 0, mine: false };
+    counts.set(r.reaction, { n: c.n + 1, mine: c.mine || r.senderId === state.me.userId });
+  }
+  const toggle = (reaction: string) => {
+    setPicking(false);
+    void conversation.act(m.messageId, () => (counts.get(reaction)?.mine ? client.unreact(chatId, m.messageId, reaction) : client.react(chatId, m.messageId, reaction)));
+  };
+  const live = !pending && !m.deleted;
+
+  return html`<article class=${`msg${mine ? ' mine' : ''}${m.deleted ? ' deleted' : ''}${pending ? ` ${pending}` : ''}`} data-seq=${pending ? undefined : m.seq} data-id=${m.messageId}>
+    <header class="meta small">
+      <span class="sender">${mine ? 'You' : state.nameOf(m.senderId)}</span>
+      <time datetime=${m.timeStamp}>${shortTime(m.timeStamp)}</time>
+      ${m.edited && !m.deleted ? html`<span class="edited">edited</span>` : null}
+    </header>
+    ${m.replyTo ? html`<blockquote class="quote small"><b>${state.nameOf(m.replyTo.senderId)}</b> ${preview(m.replyTo)}</blockquote>` : null}
+    <p class="text">${m.deleted ? html`<i>Message deleted</i>` : m.hidden ? html`<i>Hidden pending review</i>` : m.content}</p>
+    ${counts.size
+      ? html`<div class="reactions">
+          ${[...counts].map(([reaction, c]) => html`<button type="button" class="chip" aria-pressed=${c.mine} disabled=${!live} title=${c.mine ? 'Take back your reaction' : 'React the same'} onClick=${() => toggle(reaction)}>${reaction} ${c.n}</button>`)}
+        </div>`
+      : null}
+    ${live
+      ? html`<div class="actions small">
+          <button type="button" class="link reply" onClick=${() => onReply(m)}>Reply</button>
+          <button type="button" class="link react" aria-expanded=${picking} onClick=${() => setPicking(!picking)}>React</button>
+          ${mine ? html`<button type="button" class="link edit" onClick=${() => onEdit(m)}>Edit</button>` : null}
+          ${mine && !confirmDelete ? html`<button type="button" class="link delete" onClick=${() => setConfirmDelete(true)}>Delete</button>` : null}
+          ${mine && confirmDelete
+            ? html`<span class="confirm">Delete for everyone?
+                <button type="button" class="link danger confirm-delete" onClick=${() => (setConfirmDelete(false), void conversation.act(m.messageId, () => client.deleteMessage(chatId, m.messageId)))}>Delete</button>
+                <button type="button" class="link" onClick=${() => setConfirmDelete(false)}>Keep</button></span>`
+            : null}
+        </div>`
+      : null}
+    ${picking
+      ? html`<div class="picker" role="group" aria-label="Reactions">
+          ${REACTIONS.map((r) => html`<button type="button" class="pick" onClick=${() => toggle(r)}>${r}</button>`)}
+        </div>`
+      : null}
+    ${pending === 'sending' ? html`<p class="status small muted">Sending…</p>` : null}
+    ${pending === 'failed'
+      ? html`<p class="status small error" role="alert">Not sent: ${shown.error}
+          <button type="button" class="link retry" onClick=${() => void conversation.send(state.me.userId, m.content, m.replyTo as Message | undefined, shown.idempotencyKey)}>Retry</button>
+          <button type="button" class="link" onClick=${() => conversation.discard(shown)}>Discard</button></p>`
+      : shown.error
+        ? html`<p class="status small error" role="alert">${shown.error}</p>`
+        : null}
+    ${seen ? html`<p class="seen small muted">${seen}</p>` : null}
+  </article>`;
+}

@@ -1,0 +1,150 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { build } from 'esbuild';
+import { createLogger, loadConfigOrExit } from '../common/index.ts';
+import { startDeployment } from '../bin/deployment.ts';
+import { ChatApiError, ChatServer } from '../sdk/server.ts';
+import { ManagementClient } from '../sdk/management.ts';
+import { DemoDirectory } from './directory.ts';
+
+const HELP = `Usage: npm run demo
+
+Starts the standalone service (control + node, embedded store) and the reference chat app, a page
+built on the SDK's client entry. Open the printed URL in two browser windows, sign in as two names,
+and chat. The demo's backend (this process) holds the API key and signs users in, as an
+integrator's backend would; the page talks to the chat service directly with the user's token.
+
+Environment: every variable of the service (README, "Configuration"), plus
+  DEMO_PORT   port of the page and its backend (default 8082; 0 picks a free port)
+`;
+if (process.argv.includes('--help')) {
+  process.stdout.write(HELP);
+  process.exit(0);
+}
+
+const host = process.env.HOST ?? '127.0.0.1';
+const pagePort = await portToUse(Number(process.env.DEMO_PORT ?? 8082));
+const pageOrigin = `http://${host}:${pagePort}`;
+// The page is served from its own origin and calls the chat service across origins: allow it.
+const config = loadConfigOrExit({ ...process.env, CORS_ORIGINS: [process.env.CORS_ORIGINS, pageOrigin].filter(Boolean).join(',') });
+const log = createLogger(config.LOG_LEVEL, 'chat-demo');
+const deployment = await startDeployment(config, log);
+const nodeUrl = deployment.node!.url;
+const server = new ChatServer({ baseUrl: nodeUrl, apiKey: await demoApiKey(deployment.control!.url, join(config.DATA_DIR, 'demo.json')) });
+const directory = new DemoDirectory(server, join(config.DATA_DIR, 'demo-users.json'));
+const page = await bundlePage();
+
+/** The page may load only its own script and style, and talk only to the chat service. */
+const nodeOrigin = new URL(nodeUrl).origin;
+const CSP = `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${nodeOrigin} ${nodeOrigin.replace(/^http/, 'ws')}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+
+/** DEMO_PORT, or a free one for 0: known before the service starts, so CORS can name the page's origin. */
+async function portToUse(wanted: number): Promise<number> {
+  if (wanted !== 0) return wanted;
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, host, resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** The demo's integrator account, application and API key: made once, kept beside the data. */
+async function demoApiKey(controlUrl: string, file: string): Promise<string> {
+  if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { apiKey: string }).apiKey;
+  const mgmt = new ManagementClient({ baseUrl: controlUrl });
+  await mgmt.register({ companyName: 'Demo', email: `demo-${randomBytes(4).toString('hex')}@example.com`, password: randomBytes(16).toString('hex') });
+  const app = await mgmt.createApplication('Demo chat');
+  const apiKey = (await mgmt.createApiKey(app.id)).token;
+  writeFileSync(file, JSON.stringify({ appId: app.id, apiKey }), { mode: 0o600 });
+  return apiKey;
+}
+
+/** The page (demo/page): Preact and htm, bundled by esbuild at start, as the dashboard is. */
+async function bundlePage(): Promise<Map<string, { type: string; body: string }>> {
+  const result = await build({
+    entryPoints: { app: new URL('./page/main.ts', import.meta.url).pathname },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    outdir: 'out',
+    logLevel: 'silent',
+  });
+  const files = new Map<string, { type: string; body: string }>();
+  files.set('/', { type: 'text/html; charset=utf-8', body: readFileSync(new URL('./page/index.html', import.meta.url), 'utf8') });
+  for (const f of result.outputFiles) {
+    if (f.path.endsWith('.js')) files.set('/app.js', { type: 'text/javascript; charset=utf-8', body: f.text });
+    if (f.path.endsWith('.css')) files.set('/app.css', { type: 'text/css; charset=utf-8', body: f.text });
+  }
+  return files;
+}
+
+async function readUsername(req: IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of req) {
+    text += chunk;
+    if (text.length > 10_000) throw new BadRequest('the request body is over 10,000 characters');
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new BadRequest('the request body is not JSON');
+  }
+  const username = (body as { username?: unknown }).username;
+  if (typeof username !== 'string' || !username.trim()) throw new BadRequest('username: required, a non-empty string');
+  return username.trim().toLowerCase();
+}
+
+class BadRequest extends Error {}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}
+
+/**
+ * The demo's backend routes, as an integrator's backend has them: `GET /demo/users` (the
+ * directory), `POST /demo/users {username}` (add a user), `POST /demo/signin {username}` (register
+ * if new, then sign in: the session the page hands to `ChatClient.setAuth`, with `baseUrl`).
+ */
+async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { pathname } = new URL(req.url ?? '/', pageOrigin);
+  const file = req.method === 'GET' ? page.get(pathname) : undefined;
+  if (file) {
+    res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-store', 'content-security-policy': CSP, 'x-content-type-options': 'nosniff' });
+    res.end(file.body);
+    return;
+  }
+  if (req.method === 'GET' && pathname === '/demo/users') return reply(res, 200, { users: directory.list() });
+  if (req.method === 'POST' && pathname === '/demo/users') return reply(res, 200, await directory.ensure(await readUsername(req)));
+  if (req.method === 'POST' && pathname === '/demo/signin') {
+    const user = await directory.ensure(await readUsername(req));
+    return reply(res, 200, { ...(await server.signIn({ userId: user.userId })), username: user.username, displayName: user.displayName, baseUrl: nodeUrl });
+  }
+  reply(res, 404, { error: `no route ${req.method} ${pathname}` });
+}
+
+const pageServer = createServer((req, res) => {
+  route(req, res).catch((error: unknown) => {
+    if (error instanceof BadRequest) return reply(res, 400, { error: error.message });
+    // The service's own refusal (a name it does not accept, say) is the user's to read.
+    if (error instanceof ChatApiError && error.status < 500) return reply(res, 400, { error: error.problem.detail });
+    log.warn({ err: String(error) }, 'demo request failed');
+    reply(res, 502, { error: 'the chat service did not answer; retry' });
+  });
+});
+// Listening last: the page's port takes connections only once everything behind it answers.
+await new Promise<void>((resolve) => pageServer.listen(pagePort, host, resolve));
+log.info({ event: 'listening', service: 'demo', port: pagePort, url: pageOrigin }, `demo page on ${pageOrigin}`);
+
+const stop = async () => {
+  pageServer.close();
+  await deployment.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());
