@@ -176,7 +176,9 @@ export class ChatState {
   }
 
   signOut(): void {
+    document.removeEventListener('visibilitychange', this.onVisible);
     this.open?.close();
+    this.open = undefined;
     this.client.close();
     saveSession(undefined);
   }
@@ -273,7 +275,11 @@ export class ChatState {
       this.online.delete(e.userId);
       this.changed();
     });
-    // Coming back to the tab reads what arrived while it was hidden.
-    document.addEventListener('visibilitychange', () => this.open && this.markRead(this.open.chatId));
+    document.addEventListener('visibilitychange', this.onVisible);
   }
+
+  /** Coming back to the tab reads what arrived in the open chat while it was hidden. */
+  private readonly onVisible = (): void => {
+    if (this.open) this.markRead(this.open.chatId);
+  };
 }

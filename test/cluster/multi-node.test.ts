@@ -118,6 +118,18 @@ if (backends) {
     t.equal(count, 3, 'the group counts three members on a node that does not hold it');
     const direct = ((await client(elsewhere.url).get('/api/chats', ann.jwt)).body.chats as { chatId: string; peer?: { userId: string } }[]).find((c) => c.chatId === directId);
     t.equal(direct?.peer?.userId, cat.userId, 'the direct chat names its peer');
+
+    // The sender's own messages are read on every node: its mark is written behind, within a second.
+    for (const content of ['one', 'two']) await client(n0.url).post(`/api/messages/${groupId}`, { content }, ben.jwt);
+    let ben2 = { readSeq: -1, unreadCount: -1 };
+    for (let i = 0; i < 40 && ben2.readSeq !== 2; i++) {
+      const listed = (await client(elsewhere.url).get('/api/chats', ben.jwt)).body.chats as { chatId: string; readSeq: number; unreadCount: number }[];
+      ben2 = listed.find((c) => c.chatId === groupId) ?? ben2;
+      if (ben2.readSeq !== 2) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    t.match(ben2, { readSeq: 2, unreadCount: 0 }, "the sender's list on a node that does not hold the chat shows its own messages read");
+    const annView = ((await client(elsewhere.url).get('/api/chats', ann.jwt)).body.chats as { chatId: string; unreadCount: number }[]).find((c) => c.chatId === groupId);
+    t.equal(annView?.unreadCount, 2, 'and unread for the others');
   });
 
   t.test('hundreds of sockets opened at once on a Cassandra-backed cluster all reach ready', async (t) => {

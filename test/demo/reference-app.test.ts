@@ -48,7 +48,8 @@ t.test('two people use the reference app: chats, 500 messages of history, typing
   await alice.check('.new-chat label:has-text("bob") input');
   await alice.click('.new-chat button[type=submit]');
   await alice.waitForSelector('.conv-title:has-text("bob")');
-  t.equal(await alice.textContent('.conv-sub'), 'online', 'alice sees bob online');
+  await alice.waitForSelector('.conv-sub:text-is("online")');
+  t.pass('alice sees bob online');
   await row(bob, 'alice').waitFor();
   await bob.waitForSelector('.chat-row .dot.on');
   t.pass("bob's list shows the new chat, named by its peer, with alice online");
