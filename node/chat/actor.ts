@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../common/index.ts';
 import { FencedError, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
@@ -8,11 +7,13 @@ import type { ChatEvent, EventSink } from './events.ts';
 import { GroupCommit } from './group-commit.ts';
 import { CHAT_LIMITS } from './limits.ts';
 import { MessageCache } from './message-cache.ts';
+import { deleted, edited, moderated, reacted, type Change } from './message-changes.ts';
 import { MessageReads } from './message-reads.ts';
 import { newMessageId } from './message-id.ts';
 import { SenderReads } from './sender-reads.ts';
 import { SerialQueue } from './serial-queue.ts';
-import { chatView, memberView, messageView, reactionView, type MessageView } from './views.ts';
+import { chatView, messageView, reactionView, type MessageView } from './views.ts';
+import { ChatMembership, FENCED, notFound } from './chat-membership.ts';
 import { changeWithEvents, type ChatWebhooks } from '../webhooks/index.ts';
 import { applyModeration, mutedRefusal, mutesOf, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
 
@@ -71,27 +72,7 @@ async function settle<T>(result: Promise<T | ApiError | Later<T>>): Promise<T | 
   return value instanceof Later ? value.promise : value;
 }
 
-/**
- * Why one more reaction cannot go on a message, if it cannot: its size is bounded (a message and
- * its reactions are stored and rewritten as one value) in distinct values, per user and in all.
- */
-function reactionRefused(reactions: StoredMessage['reactions'], userId: string, reaction: string): ApiError | undefined {
-  const refuse = (rule: string) => new ApiError('VALIDATION_FAILED', `a message takes ${rule}`, { errors: [{ path: '/body/reaction', message: rule }] });
-  if (reactions.length >= CHAT_LIMITS.reactionEntries) return refuse(`at most ${CHAT_LIMITS.reactionEntries} reactions in all`);
-  if (reactions.filter((r) => r.userId === userId).length >= CHAT_LIMITS.reactionsPerUser) return refuse(`at most ${CHAT_LIMITS.reactionsPerUser} reactions per user`);
-  if (!reactions.some((r) => r.reaction === reaction) && new Set(reactions.map((r) => r.reaction)).size >= CHAT_LIMITS.reactionsPerMessage) {
-    return refuse(`at most ${CHAT_LIMITS.reactionsPerMessage} distinct reactions`);
-  }
-  return undefined;
-}
-
-/** Membership writes apply only while this node writes the chat (see ChatWriters). */
-const FENCED = Object.freeze({ fenced: true });
-const notFound = () => new ApiError('CHAT_NOT_FOUND', 'no such chat, or you are not a member');
 const noMessage = () => new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
-const rank = (role: MemberRole) => (role === 'owner' ? 0 : role === 'admin' ? 1 : 2);
-
-type Change = ApiError | { message: StoredMessage; event: 'message.edited' | 'message.deleted' | 'message.hidden' | 'message.restored' | 'reaction.added' | 'reaction.removed' | undefined; reaction?: StoredMessage['reactions'][number] };
 
 /**
  * The single writer of one chat on this node, built from its mechanisms: a serial queue (one
@@ -115,6 +96,8 @@ export class ChatActor {
   private readonly activity: ChatActivity;
   /** Moves each sender's read mark to its own messages, written behind (sender-reads.ts). */
   private readonly senderReads: SenderReads;
+  /** Who joins, leaves and holds which role (chat-membership.ts). */
+  private readonly membership: ChatMembership;
   /** The activity time the members' chat lists were last moved to (the stored row's, at load). */
   private indexedAt: string | undefined;
   private readonly admission: AdmissionPolicy;
@@ -155,6 +138,15 @@ export class ChatActor {
       this.indexedAt = chat.lastActivityAt;
     }, CHAT_LIMITS.activityWriteMs);
     this.senderReads = new SenderReads({ appId, chatId, store: deps.store, members: this.members, run: (op) => this.run(op) }, CHAT_LIMITS.activityWriteMs);
+    this.membership = new ChatMembership({
+      appId,
+      chatId,
+      members: this.members,
+      deps,
+      chat: () => this.chat,
+      publishedSeq: () => this.publishedSeq,
+      activityInFlight: () => this.activity.inFlight(),
+    });
   }
 
   /** Loads chat, members and the chat's head. False when the chat does not exist. */
@@ -265,36 +257,15 @@ export class ChatActor {
   }
 
   edit(userId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
-    return this.change(userId, messageId, true, (m) => {
-      if (m.senderId !== userId) return new ApiError('NOT_ALLOWED', 'only the author can edit a message');
-      if (m.deletedAt) return new ApiError('MESSAGE_DELETED', 'a deleted message cannot be edited');
-      return { message: { ...m, content, editedAt: this.deps.now().toISOString() }, event: 'message.edited' };
-    });
+    return this.change(userId, messageId, true, (m) => edited(m, userId, content, this.deps.now().toISOString()));
   }
 
   deleteMessage(userId: string, messageId: string): Promise<MessageView | ApiError> {
-    return this.change(userId, messageId, false, (m) => {
-      const role = this.role(userId);
-      if (m.senderId !== userId && role !== 'owner' && role !== 'admin') return new ApiError('NOT_ALLOWED', 'only the author or a chat admin can delete a message');
-      if (m.deletedAt) return { message: m, event: undefined };
-      return { message: { ...m, content: '', reactions: [], deletedAt: this.deps.now().toISOString() }, event: 'message.deleted' };
-    });
+    return this.change(userId, messageId, false, (m) => deleted(m, userId, this.role(userId), this.deps.now().toISOString()));
   }
 
   react(userId: string, messageId: string, reaction: string, add: boolean): Promise<MessageView | ApiError> {
-    return this.change(userId, messageId, true, (m) => {
-      if (m.deletedAt) return new ApiError('MESSAGE_DELETED', 'a deleted message takes no reactions');
-      const existing = m.reactions.find((r) => r.userId === userId && r.reaction === reaction);
-      if (add) {
-        if (existing) return { message: m, event: undefined };
-        const refused = reactionRefused(m.reactions, userId, reaction);
-        if (refused) return refused;
-        const added = { reactionId: randomUUID(), userId, reaction, createdAt: this.deps.now().toISOString() };
-        return { message: { ...m, reactions: [...m.reactions, added] }, event: 'reaction.added', reaction: added };
-      }
-      if (!existing) return { message: m, event: undefined };
-      return { message: { ...m, reactions: m.reactions.filter((r) => r !== existing) }, event: 'reaction.removed', reaction: existing };
-    });
+    return this.change(userId, messageId, true, (m) => reacted(m, userId, reaction, add, this.deps.now().toISOString()));
   }
 
   /**
@@ -331,15 +302,7 @@ export class ChatActor {
    * restored (dismissed), or deleted. Not a member's write: no membership, role or mute applies.
    */
   moderateMessage(messageId: string, outcome: 'hide' | 'restore' | 'delete'): Promise<MessageView | ApiError> {
-    return this.change(undefined, messageId, false, (m) => {
-      const at = this.deps.now().toISOString();
-      if (m.deletedAt) return { message: m, event: undefined };
-      if (outcome === 'delete') return { message: { ...m, content: '', reactions: [], deletedAt: at }, event: 'message.deleted' };
-      if (outcome === 'hide') return m.hiddenAt ? { message: m, event: undefined } : { message: { ...m, hiddenAt: at }, event: 'message.hidden' };
-      if (!m.hiddenAt) return { message: m, event: undefined };
-      const { hiddenAt: _, ...restored } = m;
-      return { message: restored, event: 'message.restored' };
-    });
+    return this.change(undefined, messageId, false, (m) => moderated(m, outcome, this.deps.now().toISOString()));
   }
 
   /** A message of this chat, from memory when recent, else one store read. */
@@ -439,88 +402,20 @@ export class ChatActor {
 
   /** Moves the live connections of a new chat's members into its topic and tells them. */
   announceMembers(userIds: string[]): void {
-    for (const userId of userIds) this.deps.events.membershipMoved(this.appId, this.chatId, userId, true);
-    for (const userId of userIds) {
-      const role = this.role(userId);
-      this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'added', ...(role ? { role } : {}) });
-    }
+    this.membership.announce(userIds);
   }
 
   addMembers(byUserId: string, userIds: string[], role: MemberRole): Promise<Member[] | ApiError> {
-    return this.run(async () => {
-      const mine = this.role(byUserId);
-      if (!mine) return notFound();
-      if (this.chat.kind === 'direct') return new ApiError('NOT_ALLOWED', 'direct chats have exactly two members');
-      if (mine === 'member') return new ApiError('NOT_ALLOWED', 'only owners and admins add members');
-      if (role === 'owner') return new ApiError('NOT_ALLOWED', 'a chat has one owner');
-      const fresh = [...new Set(userIds)].filter((id) => !this.members.has(id));
-      if (this.members.size + fresh.length > CHAT_LIMITS.groupMembers) return new ApiError('MEMBER_LIMIT_REACHED', `a group has at most ${CHAT_LIMITS.groupMembers} members`);
-      for (const id of fresh) if (!(await this.deps.store.users.get(this.appId, id))) return new ApiError('USER_NOT_FOUND', `no user ${id} in this application`);
-      const now = this.deps.now().toISOString();
-      for (const id of fresh) if (await this.deps.store.moderation.chatBanOf(this.appId, this.chatId, id, now)) return new ApiError('MEMBER_BANNED', `user ${id} is banned from this chat until the ban is lifted or expires`);
-      const full = await this.deps.chatCap?.check(this.appId, fresh);
-      if (full) return full;
-      const joinedAt = this.deps.now().toISOString();
-      const added: Member[] = [];
-      for (const userId of fresh) {
-        const member: Member = { appId: this.appId, chatId: this.chatId, userId, role, joinedAt, readSeq: this.publishedSeq };
-        const event = { type: 'member.added', data: { chatId: this.chatId, ...memberView(member) }, check: { kind: 'member' as const, chatId: this.chatId, userId, present: true } };
-        await changeWithEvents(this.deps.webhooks, this.appId, [event], (events) => this.deps.store.chats.putMember(member, { ...FENCED, events }), () => true);
-        this.members.set(userId, member);
-        added.push(member);
-        this.deps.events.membershipMoved(this.appId, this.chatId, userId, true);
-        this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'added', role });
-      }
-      if (added.length > 0) await this.membersCounted();
-      return added;
-    });
+    return this.run(() => this.membership.add(byUserId, userIds, role));
   }
 
   /** Removes `userId` (by an owner or admin, or the member itself: leaving). */
   removeMember(byUserId: string, userId: string): Promise<true | ApiError> {
-    return this.run(async () => {
-      const mine = this.role(byUserId);
-      if (!mine) return notFound();
-      const target = this.members.get(userId);
-      if (!target) return new ApiError('USER_NOT_FOUND', 'the user is not a member of this chat');
-      if (this.chat.kind === 'direct') return new ApiError('NOT_ALLOWED', 'members cannot leave or be removed from a direct chat; delete it instead');
-      if (byUserId !== userId) {
-        if (mine === 'member') return new ApiError('NOT_ALLOWED', 'only owners and admins remove members');
-        if (target.role === 'owner' || (target.role === 'admin' && mine !== 'owner')) return new ApiError('NOT_ALLOWED', 'you cannot remove this member');
-      }
-      await this.removeUnchecked(target, byUserId !== userId ? byUserId : undefined);
-      return true as const;
-    });
+    return this.run(() => this.membership.remove(byUserId, userId));
   }
 
-  /** Removes a member (the owner's leaving hands the chat on), by `removedBy` when not itself. */
-  private async removeUnchecked(target: Member, removedBy: string | undefined): Promise<void> {
-    const { userId } = target;
-    if (target.role === 'owner' && this.members.size > 1) {
-      // The owner leaving hands the chat to the longest-standing admin, else member.
-      const heir = [...this.members.values()].filter((m) => m.userId !== userId).sort((a, b) => rank(a.role) - rank(b.role) || a.joinedAt.localeCompare(b.joinedAt))[0]!;
-      await this.setRoleUnchecked(heir, 'owner');
-    }
-    const event = { type: 'member.removed', data: { chatId: this.chatId, userId, ...(removedBy !== undefined ? { removedBy } : {}) }, check: { kind: 'member' as const, chatId: this.chatId, userId, present: false } };
-    await changeWithEvents(this.deps.webhooks, this.appId, [event], (events) => this.deps.store.chats.removeMember(this.appId, this.chatId, userId, { ...FENCED, events }), (r) => r === 'removed');
-    this.members.delete(userId);
-    // Published while the removed member is still subscribed, so it learns of its own removal;
-    // unsubscribed at once after, so it receives none of the chat's later events.
-    this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId, change: 'removed' });
-    this.deps.events.membershipMoved(this.appId, this.chatId, userId, false);
-    await this.membersCounted();
-  }
-
-  /**
-   * The member count changed: the chat row carries it for lists read where this actor is not
-   * loaded. Written now (a membership change is rare), after any activity write in flight, which
-   * carries an older row; not through the activity writer, whose interval would then hold back the
-   * chat's next message in chat lists.
-   */
-  private async membersCounted(): Promise<void> {
-    this.chat.memberCount = this.members.size;
-    await this.activity.inFlight();
-    await this.deps.store.chats.update(this.chat, FENCED);
+  setRole(byUserId: string, userId: string, role: MemberRole): Promise<Member | ApiError> {
+    return this.run(() => this.membership.setRole(byUserId, userId, role));
   }
 
   // ---- moderation (README, "Moderation"; chat-moderation.ts) ---------------------------------------
@@ -536,7 +431,7 @@ export class ChatActor {
           members: this.members,
           deps: this.deps,
           putMember: (m) => this.deps.store.chats.putMember(m, FENCED),
-          remove: (target, removedBy) => this.removeUnchecked(target, removedBy),
+          remove: (target, removedBy) => this.membership.removeUnchecked(target, removedBy),
         },
         by,
         change,
@@ -547,25 +442,6 @@ export class ChatActor {
   /** The members muted now, for the chat's moderators (see mutesOf). */
   mutes(by: Moderator): MuteView[] | ApiError {
     return mutesOf(this.members, by, this.deps.now()) ?? notFound();
-  }
-
-  setRole(byUserId: string, userId: string, role: MemberRole): Promise<Member | ApiError> {
-    return this.run(async () => {
-      if (this.role(byUserId) === undefined) return notFound();
-      if (this.role(byUserId) !== 'owner') return new ApiError('NOT_ALLOWED', 'only the owner changes roles');
-      const target = this.members.get(userId);
-      if (!target) return new ApiError('USER_NOT_FOUND', 'the user is not a member of this chat');
-      if (role === 'owner' || target.role === 'owner') return new ApiError('NOT_ALLOWED', 'ownership moves only when the owner leaves');
-      return this.setRoleUnchecked(target, role);
-    });
-  }
-
-  private async setRoleUnchecked(target: Member, role: MemberRole): Promise<Member> {
-    const updated = { ...target, role };
-    await this.deps.store.chats.putMember(updated, FENCED);
-    this.members.set(target.userId, updated);
-    this.deps.events.chatEvent(this.appId, { type: 'membership.changed', chatId: this.chatId, userId: target.userId, change: 'role', role });
-    return updated;
   }
 
   rename(byUserId: string, name: string): Promise<Chat | ApiError> {
