@@ -3,7 +3,7 @@ import type { ApiError, ApiKeyPrincipal, ApiKeyVerifier, Authenticator, Config, 
 import type { SessionGuard } from './auth/session-guard.ts';
 import type { BanGuard } from './moderation/index.ts';
 import type { UserPrincipal, UserTokens } from './auth/user-tokens.ts';
-import type { ChatService, Principal } from './chat/service.ts';
+import type { ChatService, Principal } from './chat/index.ts';
 import type { NodeStore } from './store/index.ts';
 import type { UsageMeter } from './usage/meter.ts';
 import type { ChatWebhooks } from './webhooks/index.ts';

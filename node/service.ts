@@ -27,12 +27,7 @@ import {
 } from '../common/index.ts';
 import { UserTokens } from './auth/user-tokens.ts';
 import { decodeControl, encodeControl, type Bus, type Membership, type Presence } from './bus/index.ts';
-import type { EventSink } from './chat/events.ts';
-import { CHAT_LIMITS } from './chat/limits.ts';
-import { ActorRegistry } from './chat/registry.ts';
-import { CHAT_OPS, ChatService, runHere, type Principal } from './chat/service.ts';
-import { AppActionBudget, UserWriteLimits } from './chat/write-limits.ts';
-import { ChatCap } from './chat/chat-cap.ts';
+import { ActorRegistry, AppActionBudget, CHAT_LIMITS, CHAT_OPS, ChatCap, ChatService, runHere, UserWriteLimits, type EventSink, type Principal } from './chat/index.ts';
 import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guard.ts';
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
@@ -41,11 +36,7 @@ import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, fl
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
-import { Admission } from './realtime/admission.ts';
-import { attachGateway } from './realtime/gateway.ts';
-import { RealtimeHub } from './realtime/hub.ts';
-import { LocalReplays, type Replays } from './realtime/replays.ts';
-import { closeCodes } from './realtime/protocol.ts';
+import { Admission, attachGateway, closeCodes, LocalReplays, RealtimeHub, type Replays } from './realtime/index.ts';
 import type { NodeStore } from './store/index.ts';
 import { UsageMeter } from './usage/meter.ts';
 import type { UsageSink } from '../common/usage/index.ts';

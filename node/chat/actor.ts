@@ -1,5 +1,5 @@
 import { ApiError } from '../../common/index.ts';
-import { FencedError, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
+import { FencedError, newMessageId, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
 import { ChatActivity } from './chat-activity.ts';
 import type { ChatCap } from './chat-cap.ts';
@@ -9,7 +9,6 @@ import { CHAT_LIMITS } from './limits.ts';
 import { MessageCache } from './message-cache.ts';
 import { deleted, edited, moderated, reacted, type Change } from './message-changes.ts';
 import { MessageReads } from './message-reads.ts';
-import { newMessageId } from './message-id.ts';
 import { SenderReads } from './sender-reads.ts';
 import { SerialQueue } from './serial-queue.ts';
 import { chatView, messageView, reactionView, type MessageView } from './views.ts';

@@ -72,6 +72,10 @@ export type ServerEvent = ChatEvent | UserEvent;
  * Where chat events go. The realtime layer implements it: it encodes each event once per wire
  * encoding and hands it to the uWS topic of the chat. Membership changes also move subscriptions,
  * which is how a removed member stops receiving at once.
+ *
+ * The contract, both ways: a chat's actor calls `chatEvent` synchronously, once per event, per chat
+ * in seq (and revision) order, and only after the write the event reports is durable; an
+ * implementation must not throw, and must deliver a chat's events in the order it was given them.
  */
 export interface EventSink {
   chatEvent(appId: string, event: ChatEvent): void;

@@ -1,11 +1,7 @@
 import type { Logger } from '../../common/index.ts';
 import type { Bus, BusHandler, BusTopic } from '../bus/index.ts';
-import type { ChatEvent, EventSink, UserEvent } from '../chat/events.ts';
-import type { Replay, ReplayTarget } from '../chat/replay.ts';
-import type { HubInterest, RealtimeHub } from '../realtime/hub.ts';
-import { ReplayWaiters, type Replays, type ReplayWaiter } from '../realtime/replays.ts';
-import { eventFrame } from '../realtime/hub.ts';
-import { PROTOCOL_VERSION } from '../realtime/protocol.ts';
+import type { ChatEvent, EventSink, Replay, ReplayTarget, UserEvent } from '../chat/index.ts';
+import { eventFrame, PROTOCOL_VERSION, ReplayWaiters, type HubInterest, type RealtimeHub, type Replays, type ReplayWaiter } from '../realtime/index.ts';
 import { decodeChatWire, decodeUserWire, encodeFrames, encodeWire } from './wire.ts';
 
 interface Subscription {

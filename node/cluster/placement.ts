@@ -1,6 +1,6 @@
 import { BackendUnavailableError } from '../../common/index.ts';
 import { ownerOf, type Membership, type NodeInfo } from '../bus/index.ts';
-import type { ChatOpArgs, ChatOpName, ChatOpResult, ChatRouter } from '../chat/service.ts';
+import type { ChatOpArgs, ChatOpName, ChatOpResult, ChatRouter } from '../chat/index.ts';
 import { FencedError } from '../store/index.ts';
 import { HeldElsewhereError, NodeUnreachableError } from './rpc.ts';
 import type { RpcCaller } from './rpc-client.ts';

@@ -1,5 +1,4 @@
-import type { ReplayTarget, ResumeEntry } from '../chat/replay.ts';
-import type { ChatEvent, UserEvent } from '../chat/events.ts';
+import type { ChatEvent, ReplayTarget, ResumeEntry, UserEvent } from '../chat/index.ts';
 
 /**
  * What nodes send each other on the bus, as JSON: on a chat's topic its events (`e`) and replays

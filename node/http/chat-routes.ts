@@ -1,6 +1,6 @@
 import { ApiError, defineRoute, isApiError, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
-import { CHAT_LIST } from '../chat/service.ts';
+import { CHAT_LIST } from '../chat/index.ts';
 import { AddMembersBody, ChatList, ChatParams, ChatSummary, CreateChatBody, ListChatsQuery, MemberList, MemberParams, MemberSchema, ReadBody, RenameChatBody, SetRoleBody } from './schemas.ts';
 import Type from 'typebox';
 

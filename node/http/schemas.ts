@@ -1,9 +1,7 @@
 import Type from 'typebox';
 import { DisplayText } from '../../common/index.ts';
-import { CHAT_LIMITS } from '../chat/limits.ts';
-import { ChatSchema, MemberSchema, MessageSchema, Role } from '../chat/schemas.ts';
-import { CHAT_LIST, PAGE } from '../chat/service.ts';
-import { Content, IdempotencyKey, ReactionValue } from '../realtime/protocol.ts';
+import { CHAT_LIMITS, CHAT_LIST, ChatSchema, MemberSchema, MessageSchema, PAGE, Role } from '../chat/index.ts';
+import { Content, IdempotencyKey, ReactionValue } from '../realtime/index.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
 const Timestamp = Type.String({ format: 'date-time' });

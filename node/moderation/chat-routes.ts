@@ -1,8 +1,7 @@
 import Type from 'typebox';
 import { ApiError, DisplayText, defineRoute, type AnyRoute, type RequestInfo } from '../../common/index.ts';
 import { bearerToken } from '../../common/jwt/index.ts';
-import { ChatBanSchema, MuteSchema, type Moderator } from '../chat/chat-moderation.ts';
-import { FlagSchema } from '../chat/flag-views.ts';
+import { ChatBanSchema, FlagSchema, MuteSchema, type Moderator } from '../chat/index.ts';
 import type { NodeContext } from '../context.ts';
 import { ListQuery } from './schemas.ts';
 

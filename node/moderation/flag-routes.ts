@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, DisplayText, defineRoute, type AnyRoute } from '../../common/index.ts';
-import { FlagSchema, flagView } from '../chat/flag-views.ts';
+import { FlagSchema, flagView } from '../chat/index.ts';
 import type { NodeContext } from '../context.ts';
 import { futureTime } from './chat-routes.ts';
 import { banUser } from './routes.ts';

@@ -1,6 +1,6 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import { pack } from 'msgpackr';
-import type { ChatEvent, EventSink, UserEvent } from '../chat/events.ts';
+import type { ChatEvent, EventSink, UserEvent } from '../chat/index.ts';
 import { closeCodes, PROTOCOL_VERSION } from './protocol.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 

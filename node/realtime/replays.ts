@@ -1,4 +1,4 @@
-import type { Replay, ReplayDelivery, ReplayTarget } from '../chat/replay.ts';
+import type { Replay, ReplayDelivery, ReplayTarget } from '../chat/index.ts';
 
 /** Receives the replay of one chat for one waiting socket; runs synchronously in delivery order. */
 export type ReplayWaiter = (replay: Replay) => void;

@@ -1,13 +1,24 @@
 import type { WebSocket } from 'uWebSockets.js';
-import { ApiError } from '../../common/index.ts';
-import type { ResumeEntry, ResumePoint } from '../chat/replay.ts';
-import type { GatewayDeps, SocketState } from './gateway.ts';
+import { ApiError, type Logger } from '../../common/index.ts';
+import type { ChatService, ResumeEntry, ResumePoint } from '../chat/index.ts';
+import type { NodeStore } from '../store/index.ts';
+import type { Connection, RealtimeHub } from './hub.ts';
+import type { Replays } from './replays.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_CHATS = 1000;
 
-export type { ResumePoint } from '../chat/replay.ts';
+export type { ResumePoint } from '../chat/index.ts';
+
+/** What a resume uses of the gateway's dependencies (the gateway passes its own, by shape). */
+export interface ResumeDeps {
+  hub: RealtimeHub;
+  replays: Replays;
+  chats: Pick<ChatService, 'replay'>;
+  store: NodeStore;
+  log: Logger;
+}
 
 /** How long a socket waits for a chat's replay from its owner before it is told to page history. */
 const REPLAY_WAIT_MS = 5_000;
@@ -41,7 +52,7 @@ export function parseResume(value: string | null): Map<string, ResumePoint> | Ap
  * prepareReplay). Chats the client named that it is not (or no longer) in are absent from the
  * `resumed` summary.
  */
-export async function resume(deps: GatewayDeps, ws: WebSocket<SocketState>, from: Map<string, ResumePoint>): Promise<void> {
+export async function resume(deps: ResumeDeps, ws: WebSocket<Connection>, from: Map<string, ResumePoint>): Promise<void> {
   const c = ws.getUserData();
   const summary: Record<string, ResumeEntry> = {};
   for (const [chatId, point] of from) {
@@ -52,7 +63,7 @@ export async function resume(deps: GatewayDeps, ws: WebSocket<SocketState>, from
   deps.hub.send(ws, { type: 'resumed', chats: summary });
 }
 
-function resumeChat(deps: GatewayDeps, ws: WebSocket<SocketState>, chatId: string, point: ResumePoint): Promise<ResumeEntry | null> {
+function resumeChat(deps: ResumeDeps, ws: WebSocket<Connection>, chatId: string, point: ResumePoint): Promise<ResumeEntry | null> {
   const c = ws.getUserData();
   return new Promise((resolve) => {
     let settled = false;
@@ -91,7 +102,7 @@ function resumeChat(deps: GatewayDeps, ws: WebSocket<SocketState>, chatId: strin
 }
 
 /** Subscribes the socket and tells the client to page what it missed from history. */
-async function pageInstead(deps: GatewayDeps, ws: WebSocket<SocketState>, chatId: string, point: ResumePoint): Promise<ResumeEntry | null> {
+async function pageInstead(deps: ResumeDeps, ws: WebSocket<Connection>, chatId: string, point: ResumePoint): Promise<ResumeEntry | null> {
   const c = ws.getUserData();
   if (!(await deps.store.chats.member(c.appId, chatId, c.userId)) || c.closed) return null;
   deps.hub.subscribe(ws, chatId);

@@ -3,3 +3,4 @@ export { BUCKET_MS, FencedError } from './types.ts';
 export { LmdbNodeStore } from './lmdb/index.ts';
 export { CassandraNodeStore, HOLD, nodeMigrations, type HoldTiming } from './cassandra/index.ts';
 export { changeLanded } from './change-check.ts';
+export { MAX_ENCODED_SEQ, newMessageId, seqOfMessageId } from './message-id.ts';

@@ -4,9 +4,8 @@ import { Agent as HttpsAgent } from 'node:https';
 import { Compile } from 'typebox/compile';
 import { ApiError, BackendUnavailableError, type Logger } from '../../common/index.ts';
 import { BEFORE_SEND_EVENT, BeforeSendAnswer, deliver, webhookUrlProblem, type BeforeSendPolicy } from '../../common/webhooks/index.ts';
-import type { SendInput } from '../chat/actor.ts';
-import type { Principal } from '../chat/local-ops.ts';
-import { Content } from '../realtime/protocol.ts';
+import type { Principal, SendInput } from '../chat/index.ts';
+import { Content } from '../realtime/index.ts';
 
 /** What a node needs of an application's before-send hook (the control store's BeforeSendHook is one). */
 export interface BeforeSendHook {

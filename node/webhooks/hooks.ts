@@ -1,6 +1,5 @@
 import type { Logger } from '../../common/index.ts';
-import type { ChatEvent } from '../chat/events.ts';
-import type { MessageView } from '../chat/views.ts';
+import type { ChatEvent, MessageView } from '../chat/index.ts';
 import { changeLanded, type ChangeCheck, type NodeStore, type OutboxEvent, type StoredMessage } from '../store/index.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { EndpointCache, subscribed } from './endpoints.ts';

@@ -1,4 +1,4 @@
-import type { MessageView } from '../chat/views.ts';
+import type { MessageView } from '../chat/index.ts';
 
 interface Pending {
   appId: string;

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { v7 as uuidv7 } from 'uuid';
-import { MAX_ENCODED_SEQ, newMessageId, seqOfMessageId } from '../../node/chat/message-id.ts';
+import { MAX_ENCODED_SEQ, newMessageId, seqOfMessageId } from '../../node/store/index.ts';
 import { uuidv7Time } from '../../node/store/buckets.ts';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

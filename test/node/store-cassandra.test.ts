@@ -4,7 +4,7 @@ import t from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { migrate } from '../../common/cassandra/index.ts';
 import { BackendUnavailableError } from '../../common/index.ts';
-import { newMessageId } from '../../node/chat/message-id.ts';
+import { newMessageId } from '../../node/store/index.ts';
 import { CassandraNodeStore, FencedError, nodeMigrations, type Chat, type Member, type StoredMessage } from '../../node/store/index.ts';
 import { NOW, T0 } from '../helpers/fixed-clock.ts';
 import { requireService, testKeyspace } from '../helpers/index.ts';

@@ -1,6 +1,6 @@
 import cassandra from 'cassandra-driver';
 import { cql, num, STATEMENT_OPTIONS, type CassandraClient } from '../../../common/cassandra/index.ts';
-import { seqOfMessageId } from '../../chat/message-id.ts';
+import { seqOfMessageId } from '../message-id.ts';
 import { MessageWrites, readMessage } from './message-rows.ts';
 
 /** Statements in flight while copying: enough to keep Cassandra busy, bounded in memory. */

@@ -1,5 +1,5 @@
 import { num, str, type Cql } from '../../../common/cassandra/index.ts';
-import { seqOfMessageId } from '../../chat/message-id.ts';
+import { seqOfMessageId } from '../message-id.ts';
 import { latestOfEach } from '../batches.ts';
 import { FencedError, type ChatHead, type HeadFence, type MessageStore, type OutboxEvent, type StoredMessage } from '../types.ts';
 import type { CassandraLeases } from './leases.ts';

@@ -8,7 +8,7 @@ import { indexUserChats } from './user-chat-index.ts';
  *
  * Messages (004): `chat_messages`, partitioned by (app, chat, seq block: seq / 1024) and clustered
  * by seq, newest first, holds one row per message. A message id carries its seq (see
- * node/chat/message-id.ts), so a lookup by id, a history page from an id, a resume after a seq and
+ * node/store/message-id.ts), so a lookup by id, a history page from an id, a resume after a seq and
  * the newest page each read O(result) rows of one or two partitions, with no index row per message.
  * `message_changes` indexes writes that changed a message (edits, deletes, reactions), by revision;
  * a message's first write records its revision in the row instead (`crev`). `send_keys` finds a

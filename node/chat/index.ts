@@ -1,0 +1,21 @@
+/**
+ * Chats: one actor per chat (the single writer of its messages and members on this node), the
+ * operations the HTTP routes and the realtime gateway call (ChatService, which runs each where
+ * its chat is held), the events a chat publishes, and the schemas of what the API returns.
+ *
+ * Guarantees the rest of the node relies on: a chat's seqs are assigned once each, without gaps,
+ * by its actor; a write is acknowledged only once it is durable; its event goes to the EventSink
+ * after that, per chat in seq order.
+ */
+export { ActorRegistry } from './registry.ts';
+export type { ChatActor, SendInput, SendResult } from './actor.ts';
+export { CHAT_LIST, CHAT_OPS, ChatService, PAGE, runHere, type ChatOpArgs, type ChatOpName, type ChatOpResult, type ChatRouter, type ChatSummary, type Principal } from './service.ts';
+export { ChatCap } from './chat-cap.ts';
+export { AppActionBudget, UserWriteLimits } from './write-limits.ts';
+export { CHAT_LIMITS } from './limits.ts';
+export { chatEventSchemas, userEventSchemas, type ChatEvent, type EventSink, type ServerEvent, type UserEvent } from './events.ts';
+export type { Replay, ReplayDelivery, ReplayTarget, ResumeEntry, ResumePoint } from './replay.ts';
+export { ChatSchema, MemberSchema, MessageSchema, ReactionSchema, ReplySchema, Role } from './schemas.ts';
+export type { ChatView, MemberView, MessageView, ReactionView, ReplyView } from './views.ts';
+export { ChatBanSchema, MuteSchema, type Moderator } from './chat-moderation.ts';
+export { FlagSchema, flagView, type FlagView } from './flag-views.ts';
