@@ -78,7 +78,9 @@ const noMessage = () => new ApiError('MESSAGE_NOT_FOUND', 'no such message in th
  * operation at a time, in arrival order, so seqs are assigned without gaps or repeats), a group
  * commit (message writes batched, one batch in flight; each operation acknowledged only once its
  * batch is durable, its event published after that, in seq order), a message cache, and the chat
- * row's activity writer. Membership is cached, so a send costs no store read.
+ * row's activity writer. Membership is cached, so a send costs no store read. What each write may
+ * do is decided apart: the rules of a change to a message in message-changes.ts, membership in
+ * chat-membership.ts, mutes and bans in chat-moderation.ts; the actor orders and stores them.
  *
  * If a write fails or is fenced (another node writes the chat), the actor is `broken`: everything
  * pending is refused, and the registry replaces it with a fresh actor that reloads the head from

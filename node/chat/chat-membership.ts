@@ -1,9 +1,10 @@
 import { ApiError } from '../../common/index.ts';
-import type { Chat, Member, MemberRole } from '../store/index.ts';
-import type { ActorDeps } from './actor.ts';
+import type { Chat, Member, MemberRole, NodeStore } from '../store/index.ts';
+import type { ChatCap } from './chat-cap.ts';
+import type { EventSink } from './events.ts';
 import { CHAT_LIMITS } from './limits.ts';
 import { memberView } from './views.ts';
-import { changeWithEvents } from '../webhooks/index.ts';
+import { changeWithEvents, type ChatWebhooks } from '../webhooks/index.ts';
 
 /** Membership writes apply only while this node writes the chat (see ChatWriters). */
 export const FENCED = Object.freeze({ fenced: true });
@@ -16,7 +17,7 @@ export interface MembershipHost {
   readonly chatId: string;
   /** The actor's members: changed here once each write is stored. */
   readonly members: Map<string, Member>;
-  readonly deps: Pick<ActorDeps, 'store' | 'events' | 'now' | 'chatCap' | 'webhooks'>;
+  readonly deps: { store: NodeStore; events: EventSink; now: () => Date; chatCap?: ChatCap; webhooks?: ChatWebhooks };
   chat(): Chat;
   /** The highest seq published: a new member has read up to it. */
   publishedSeq(): number;
