@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ApiError } from '../../common/index.ts';
 import { ChatActor } from '../../node/chat/actor.ts';
 import type { ChatEvent, EventSink } from '../../node/chat/events.ts';
@@ -11,7 +11,7 @@ import { MemoryNodeStore } from '../helpers/memory-node-store.ts';
 
 const NOW = '2030-01-01T00:00:00.000Z';
 
-async function group(members: number, outsiders = 0) {
+async function group(t: Test, members: number, outsiders = 0) {
   const fake = new MemoryNodeStore();
   const appId = randomUUID();
   const ids = Array.from({ length: members + outsiders }, () => randomUUID());
@@ -33,7 +33,7 @@ const changes = (events: ChatEvent[]) => events.flatMap((e) => (e.type === 'memb
 const code = (r: unknown) => (r instanceof ApiError ? r.code : r);
 
 t.test('adding: owners and admins of a group only; new members are stored, subscribed, announced and counted', async (t) => {
-  const { actor, ids, events, moves, stored } = await group(3, 2);
+  const { actor, ids, events, moves, stored } = await group(t, 3, 2);
   const [owner, member, , outA, outB] = ids;
   t.equal(code(await actor.addMembers(member!, [outA!], 'member')), 'NOT_ALLOWED', 'a plain member adds nobody');
   t.equal(code(await actor.addMembers(outA!, [outB!], 'member')), 'CHAT_NOT_FOUND', 'a non-member learns nothing');
@@ -49,7 +49,7 @@ t.test('adding: owners and admins of a group only; new members are stored, subsc
 });
 
 t.test("removing: an admin removes plain members only; the owner's leaving hands the chat to the longest-standing admin", async (t) => {
-  const { actor, ids, events, moves, stored } = await group(4);
+  const { actor, ids, events, moves, stored } = await group(t, 4);
   const [owner, a, b, c] = ids;
   await actor.setRole(owner!, c!, 'admin');
   await actor.setRole(owner!, b!, 'admin');

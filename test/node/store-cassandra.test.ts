@@ -4,8 +4,7 @@ import t from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { migrate } from '../../common/cassandra/index.ts';
 import { BackendUnavailableError } from '../../common/index.ts';
-import { newMessageId } from '../../node/store/index.ts';
-import { CassandraNodeStore, FencedError, nodeMigrations, type Chat, type Member, type StoredMessage } from '../../node/store/index.ts';
+import { CassandraNodeStore, FencedError, newMessageId, nodeMigrations, type Chat, type Member, type StoredMessage } from '../../node/store/index.ts';
 import { NOW, T0 } from '../helpers/fixed-clock.ts';
 import { requireService, testKeyspace } from '../helpers/index.ts';
 import { nodeStoreConformance } from './store-conformance.ts';
@@ -44,6 +43,28 @@ else {
       ...['admin', 'member', 'admin'].map((role) => store.chats.putMember({ ...member, role: role as Member['role'], readSeq: 1 }, { fenced: role === 'member' })),
     ]);
     t.equal((await store.chats.member(appId, chat.id, member.userId))?.readSeq, 20);
+  });
+
+  t.test("cassandra: a chat that moves up in a user's list while a page is read is listed at its new place, once", async (t) => {
+    const { store } = await open();
+    const appId = randomUUID();
+    const userId = randomUUID();
+    const at = (minute: number) => new Date(T0 + minute * 60_000).toISOString();
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    for (const [i, id] of ids.entries()) {
+      const chat: Chat = { appId, id, kind: 'group', name: `G${i}`, createdBy: userId, createdAt: at(i), updatedAt: at(i), lastSeq: 0, lastActivityAt: at(i) };
+      await store.chats.create(chat, [{ appId, chatId: id, userId, role: 'owner', joinedAt: at(i), readSeq: 0 }]);
+    }
+    t.same((await store.chats.chatsByActivity(appId, userId, undefined, 10)).map((e) => e.chatId), [ids[2], ids[1], ids[0]], 'newest first');
+    // What a page read sees when a move lands between its read of the entries and of the pointers:
+    // the old entry, and a pointer already at the new time (the move's new entry is above the read).
+    const pointer = `UPDATE ${keyspace}.user_chats SET activity_at = ? WHERE app_id = ? AND user_id = ? AND chat_id = ?`;
+    await client.execute(pointer, [at(10), appId, userId, ids[0]], { prepare: true });
+    // And a chat whose stale older entry sits beside its current one (a move whose previous time was not the stored one).
+    await client.execute(`INSERT INTO ${keyspace}.user_chat_activity (app_id, user_id, activity_at, chat_id) VALUES (?, ?, ?, ?)`, [appId, userId, at(-5), ids[2]], { prepare: true });
+    const page = await store.chats.chatsByActivity(appId, userId, undefined, 10);
+    t.same(page, [{ at: at(10), chatId: ids[0] }, { at: at(2), chatId: ids[2] }, { at: at(1), chatId: ids[1] }], 'the moved chat at its new place, the other once at its current one');
+    t.same(await store.chats.chatsByActivity(appId, userId, { at: at(2), chatId: ids[2]! }, 10), [{ at: at(1), chatId: ids[1] }], 'a page after a cursor leaves out a chat that moved above it');
   });
 
   t.test('cassandra: a change index row left by a failed put is not reported', async (t) => {

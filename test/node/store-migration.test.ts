@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { migrate } from '../../common/cassandra/index.ts';
-import { newMessageId } from '../../node/store/index.ts';
 import { bucketOf } from '../../node/store/buckets.ts';
-import { CassandraNodeStore, nodeMigrations } from '../../node/store/index.ts';
+import { CassandraNodeStore, newMessageId, nodeMigrations } from '../../node/store/index.ts';
 import { NOW, T0 } from '../helpers/fixed-clock.ts';
 import { requireService, testKeyspace } from '../helpers/index.ts';
 

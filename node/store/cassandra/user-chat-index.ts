@@ -9,6 +9,9 @@ const USERS_PER_READ = 100;
 /** Rounds of a list read that may meet only stale entries before it returns what it has. */
 const MAX_ROUNDS = 8;
 
+/** Whether `a` comes after `b` in a user's list (older activity; ties by chat id, as the table clusters). */
+const below = (a: ActivityPosition, b: ActivityPosition) => a.at < b.at || (a.at === b.at && a.chatId < b.chatId);
+
 interface Pointer {
   at: string | undefined;
   member: boolean;
@@ -22,7 +25,9 @@ interface Pointer {
  *   give a user back a chat.
  * - `user_chat_activity` (app, user, activity_at desc, chat desc): the list order. An entry counts
  *   only while its pointer is a member at the same time; others (left by a move whose previous
- *   time was not the stored one, or by a removal racing a move) are skipped and deleted by reads.
+ *   time was not the stored one, or by a removal racing a move) are deleted by reads. An entry
+ *   whose pointer is a member at a later time stands for the chat at that time: a move landing
+ *   between a read's two queries (entries, then pointers) does not drop the chat from the page.
  * - `user_chat_counts` (app, user) → counter: memberships, +1 per join and −1 per leave. A counter
  *   write is not idempotent and not retried, so a failed one can leave it off; `recount` sets it
  *   from the pointers.
@@ -115,15 +120,27 @@ export class UserChatIndex {
       const stale: BatchStatement[] = [];
       for (const e of entries) {
         const p = pointers.get(e.chatId);
-        if (p?.member && p.at === e.at) found.push(e);
+        if (p?.member && p.at === e.at) {
+          found.push(e);
+          continue;
+        }
+        // A pointer newer than its entry: the chat moved up between the two reads (its new entry
+        // landed above what was read), or a stale entry of an earlier move was met. Either way the
+        // chat belongs at its pointer's place, listed here when this round's range covers it.
+        if (p?.member && p.at !== undefined && p.at > e.at) {
+          const moved = { at: p.at, chatId: e.chatId };
+          if (from === undefined || below(moved, from)) found.push(moved);
+        }
         // Stamped with the time of the read, so a write made after it (a rejoin at the same time) wins.
-        else stale.push({ query: `DELETE FROM ${this.ks}.user_chat_activity USING TIMESTAMP ? WHERE app_id = ? AND user_id = ? AND activity_at = ? AND chat_id = ?`, params: [readAt, appId, userId, e.at, e.chatId] });
+        stale.push({ query: `DELETE FROM ${this.ks}.user_chat_activity USING TIMESTAMP ? WHERE app_id = ? AND user_id = ? AND activity_at = ? AND chat_id = ?`, params: [readAt, appId, userId, e.at, e.chatId] });
       }
       if (stale.length > 0) void this.db.batch(stale).catch(() => undefined);
       if (entries.length < want) break;
       from = entries.at(-1);
     }
-    return found;
+    // In the table's order, each chat once (a moved chat's new entry and its pointer's place agree).
+    const seen = new Set<string>();
+    return found.sort((a, b) => (below(a, b) ? 1 : below(b, a) ? -1 : 0)).filter((e) => !seen.has(e.chatId) && !!seen.add(e.chatId));
   }
 
   async counts(appId: string, userIds: string[]): Promise<Map<string, number>> {
