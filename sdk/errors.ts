@@ -1,3 +1,5 @@
+import type { ErrorCode } from './codes.ts';
+
 /**
  * Errors of the SDK: one class per kind of failure, each keeping what caused it. `ChatApiError` is a
  * problem response from the service, with its stable `code` (the README's error table).
@@ -14,14 +16,15 @@ export interface Problem {
   title: string;
   status: number;
   detail: string;
-  code: string;
+  /** One of the service's codes (a newer service may send one this SDK does not list yet). */
+  code: ErrorCode | (string & {});
   errors?: { path: string; message: string }[];
 }
 
 /** The service answered with an error (HTTP problem or WebSocket error frame). */
 export class ChatApiError extends ChatError {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode | (string & {});
   readonly problem: Problem;
   constructor(problem: Problem) {
     super(`${problem.code}: ${problem.detail}`);

@@ -1,6 +1,7 @@
 import { pack, unpack } from 'msgpackr';
 import type { AuthManager } from './auth.ts';
 import { ChatApiError, ChatNetworkError, ChatStateError, ChatTimeoutError } from './errors.ts';
+import { closeAction } from './codes.ts';
 import type { ChatEvent, Message, ServerEvent, ServerEventType, EventOf } from './types.ts';
 
 export type ConnectionStatus = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
@@ -221,12 +222,13 @@ export class Realtime {
       this.socket = undefined;
       for (const p of this.pending.values()) p.sent = false;
       if (!this.wanted) return;
-      if (ev.code >= 4500 && ev.code < 4600) return this.fail(new ChatStateError(`the server ended the session (${ev.code}): ${ev.reason}`));
-      // Told when to come back (4029: sent while told to wait; 4010: the application's ceiling of
-      // concurrent users): sooner would only be refused.
-      const waitMs = ev.code >= 4000 && ev.code < 4100 ? retryAfterMs(ev.reason) : undefined;
+      const action = closeAction(ev.code);
+      if (action === 'stop') return this.fail(new ChatStateError(`the server ended the session (${ev.code}): ${ev.reason}`));
+      // Told when to come back (IGNORED_RETRY_HINTS: sent while told to wait; USER_CEILING_REACHED:
+      // the application's ceiling of concurrent users): sooner would only be refused.
+      const waitMs = action === 'reconnect' ? retryAfterMs(ev.reason) : undefined;
       if (waitMs !== undefined) return this.retry(waitMs);
-      if (ev.code === 4100 || (!opened && this.attempt >= 2)) {
+      if (action === 'refresh-then-reconnect' || (!opened && this.attempt >= 2)) {
         // Expired, or refused at the upgrade repeatedly: the JWT may be stale. Refresh, then retry.
         void this.options.auth.refresh().then(
           () => this.retry(),

@@ -1,10 +1,13 @@
 /**
  * Compile-time check (run by `npm run typecheck`, part of `npm test`): the SDK's hand-written wire
  * types and the service's schemas describe the same payloads, both ways. If either side changes
- * alone, this file stops compiling.
+ * alone, this file stops compiling. The same for the SDK's copies of the error and close code tables.
  */
 import type { Static } from 'typebox';
 import type * as Sdk from '../../sdk/types.ts';
+import type * as SdkCodes from '../../sdk/codes.ts';
+import type { errorCodes } from '../../common/errors/codes.ts';
+import type { closeCodes } from '../../node/realtime/protocol.ts';
 import type { ChatSchema, MemberSchema, MessageSchema, ReactionSchema } from '../../node/chat/schemas.ts';
 import type { ChatEvent as ServiceChatEvent, UserEvent as ServiceUserEvent } from '../../node/chat/events.ts';
 import type { ChatBanSchema, MuteSchema } from '../../node/chat/chat-moderation.ts';
@@ -28,3 +31,7 @@ agree<Same<Sdk.Mute, Static<typeof MuteSchema>>>();
 agree<Same<Sdk.ChatBan, Static<typeof ChatBanSchema>>>();
 agree<Same<Sdk.Flag, Static<typeof FlagSchema>>>();
 agree<Same<Sdk.ModerationAction, Static<typeof ModerationActionSchema>>>();
+
+// The code tables: the SDK's copies list exactly the service's error codes and close codes (numbers included).
+agree<Same<SdkCodes.ErrorCode, keyof typeof errorCodes>>();
+agree<Same<typeof SdkCodes.CloseCode, { readonly [K in keyof typeof closeCodes]: (typeof closeCodes)[K]['code'] }>>();
