@@ -67,6 +67,23 @@ else {
     t.same(await store.chats.chatsByActivity(appId, userId, { at: at(2), chatId: ids[2]! }, 10), [{ at: at(1), chatId: ids[1] }], 'a page after a cursor leaves out a chat that moved above it');
   });
 
+  t.test("cassandra: a chat whose old entry a page meets in a later round is listed at its new place within the page", async (t) => {
+    const { store } = await open();
+    const appId = randomUUID();
+    const userId = randomUUID();
+    const at = (minute: number) => new Date(T0 + minute * 60_000).toISOString();
+    const [busy, moved] = [randomUUID(), randomUUID()];
+    for (const [id, minute] of [[busy, 5], [moved, 1]] as const) {
+      const chat: Chat = { appId, id, kind: 'group', name: id, createdBy: userId, createdAt: at(minute), updatedAt: at(minute), lastSeq: 0, lastActivityAt: at(minute) };
+      await store.chats.create(chat, [{ appId, chatId: id, userId, role: 'owner', joinedAt: at(minute), readSeq: 0 }]);
+    }
+    // A stale entry (no membership behind it) between the two, so a page of 2 reads in two rounds:
+    // [busy, stale], then the moved chat's old entry, whose pointer is already at minute 4.
+    await client.execute(`INSERT INTO ${keyspace}.user_chat_activity (app_id, user_id, activity_at, chat_id) VALUES (?, ?, ?, ?)`, [appId, userId, at(3), randomUUID()], { prepare: true });
+    await client.execute(`UPDATE ${keyspace}.user_chats SET activity_at = ? WHERE app_id = ? AND user_id = ? AND chat_id = ?`, [at(4), appId, userId, moved], { prepare: true });
+    t.same(await store.chats.chatsByActivity(appId, userId, undefined, 2), [{ at: at(5), chatId: busy }, { at: at(4), chatId: moved }], 'both chats, the moved one at its new place');
+  });
+
   t.test('cassandra: a change index row left by a failed put is not reported', async (t) => {
     const { store } = await open();
     const appId = randomUUID();

@@ -102,10 +102,15 @@ export class UserChatIndex {
   }
 
   async page(appId: string, userId: string, after: ActivityPosition | undefined, limit: number): Promise<ActivityPosition[]> {
-    const found: ActivityPosition[] = [];
+    // Each chat once, at the higher of its places (a moved chat's new entry and its pointer agree).
+    const found = new Map<string, ActivityPosition>();
+    const list = (e: ActivityPosition) => {
+      const had = found.get(e.chatId);
+      if (!had || below(had, e)) found.set(e.chatId, e);
+    };
     let from = after;
-    for (let round = 0; round < MAX_ROUNDS && found.length < limit; round++) {
-      const want = limit - found.length;
+    for (let round = 0; round < MAX_ROUNDS && found.size < limit; round++) {
+      const want = limit - found.size;
       const readAt = Date.now() * 1000;
       const rows = from
         ? await this.db.execute(`SELECT activity_at, chat_id FROM ${this.ks}.user_chat_activity WHERE app_id = ? AND user_id = ? AND (activity_at, chat_id) < (?, ?) LIMIT ?`, [appId, userId, from.at, from.chatId, want])
@@ -121,15 +126,16 @@ export class UserChatIndex {
       for (const e of entries) {
         const p = pointers.get(e.chatId);
         if (p?.member && p.at === e.at) {
-          found.push(e);
+          list(e);
           continue;
         }
         // A pointer newer than its entry: the chat moved up between the two reads (its new entry
         // landed above what was read), or a stale entry of an earlier move was met. Either way the
-        // chat belongs at its pointer's place, listed here when this round's range covers it.
+        // chat belongs at its pointer's place, listed here when this page's range covers it (an
+        // earlier round of the page may have read past that place before the move landed).
         if (p?.member && p.at !== undefined && p.at > e.at) {
           const moved = { at: p.at, chatId: e.chatId };
-          if (from === undefined || below(moved, from)) found.push(moved);
+          if (after === undefined || below(moved, after)) list(moved);
         }
         // Stamped with the time of the read, so a write made after it (a rejoin at the same time) wins.
         stale.push({ query: `DELETE FROM ${this.ks}.user_chat_activity USING TIMESTAMP ? WHERE app_id = ? AND user_id = ? AND activity_at = ? AND chat_id = ?`, params: [readAt, appId, userId, e.at, e.chatId] });
@@ -138,9 +144,8 @@ export class UserChatIndex {
       if (entries.length < want) break;
       from = entries.at(-1);
     }
-    // In the table's order, each chat once (a moved chat's new entry and its pointer's place agree).
-    const seen = new Set<string>();
-    return found.sort((a, b) => (below(a, b) ? 1 : below(b, a) ? -1 : 0)).filter((e) => !seen.has(e.chatId) && !!seen.add(e.chatId));
+    // In the table's order: newest first.
+    return [...found.values()].sort((a, b) => (below(a, b) ? 1 : below(b, a) ? -1 : 0));
   }
 
   async counts(appId: string, userIds: string[]): Promise<Map<string, number>> {
