@@ -23,7 +23,7 @@ export interface NodeContext {
   sessions: SessionGuard;
   log: Logger;
   /** Whether a send is taken (per-user rate and the node's load, shared by REST and WebSocket); taken: call the function once it is answered. */
-  admitSend: (p: Principal) => ApiError | (() => void);
+  admitSend: (p: Principal) => ApiError | ((served?: boolean) => void);
   /** Authenticator of user routes: JWT plus the per-user request rate. */
   authenticateUser: (request: import('../common/index.ts').RequestInfo) => UserPrincipal | ApiError | Promise<UserPrincipal | ApiError>;
   /** Closes a deleted user's sockets. */

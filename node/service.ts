@@ -254,7 +254,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   // before any work is done for them, so what it takes keeps bounded latency (common/limits);
   // an application with little in flight is not shed for another's load.
   const shedder = new LoadShedder();
-  const admitSend = (p: Principal): ApiError | (() => void) => {
+  const admitSend = (p: Principal): ApiError | ((served?: boolean) => void) => {
     const overApp = appActions.admit(p.appId);
     if (overApp) return overApp;
     const d = sends.hit(`${p.appId}/${p.userId}`);

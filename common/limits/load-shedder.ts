@@ -18,9 +18,25 @@ export interface LoadShedderOptions {
    * such as hundreds of sockets opening, a lone send must not get a 429).
    */
   floor: number;
+  /**
+   * A unit's sojourn is the time from taking it to its end: queueing and serving, on this process
+   * and on the ones it waits on (the node owning the chat, the database). A window is late when
+   * more than half of the units served in it took longer than this (ms): a median, not the least
+   * as in CoDel, because an actor lingers to batch writes (on Cassandra up to 50 ms), so some
+   * units get through fast even behind a standing queue, and not the mean, which a few units held
+   * by one slow chat would carry.
+   */
+  targetSojournMs: number;
+  /**
+   * Late windows in a row before the share shrinks; the count then starts over, since a cut
+   * shows only in the units taken after it. A stall (a flush, a collection) makes a window or
+   * two late and ends; a standing queue keeps every window late. A window in which no unit was
+   * served leaves the count as it was.
+   */
+  sojournWindows: number;
 }
 
-export const LOAD_SHEDDING: Readonly<LoadShedderOptions> = Object.freeze({ targetLagMs: 75, windowMs: 100, maxInFlight: 20_000, minShare: 0.05, floor: 32 });
+export const LOAD_SHEDDING: Readonly<LoadShedderOptions> = Object.freeze({ targetLagMs: 75, windowMs: 100, maxInFlight: 20_000, minShare: 0.05, floor: 32, targetSojournMs: 100, sojournWindows: 2 });
 
 /** Where the event-loop delay comes from: its least value over the last window in ms (injectable for tests). */
 export interface LagSource {
@@ -52,14 +68,18 @@ function eventLoopLag(): LagSource {
 
 /**
  * Sheds new work at the edge of a process that cannot keep up, so that what it does take is
- * served with bounded latency instead of everything queueing until it times out. Two bounds:
+ * served with bounded latency instead of everything queueing until it times out. Three bounds:
  * - work in progress (`maxInFlight`): past it, new work is refused outright;
- * - CPU saturation, seen as event-loop delay: each window, the share of new work taken shrinks by
- *   a quarter while the delay is above `targetLagMs`, and grows back by a tenth of the whole
- *   while it is below (additive increase, multiplicative decrease), never below `minShare`. The
- *   share is applied evenly (every n-th unit), not at random.
- * Refusing costs a fraction of serving, so under twice the load a process keeps serving about
- * what it can.
+ * - saturation of this process, seen as event-loop delay above `targetLagMs`;
+ * - a standing queue anywhere behind it (the database, the node owning a chat, a machine whose
+ *   cores are all busy while this process's own loop keeps up), seen as `sojournWindows` late
+ *   windows in a row (see `targetSojournMs`).
+ * On either of the last two the share of new work taken shrinks by a quarter; in a window with
+ * neither it grows back by a fiftieth of the whole (additive increase, multiplicative decrease),
+ * never below `minShare`. The increase is slow because a cut shows in latency only after the
+ * units in progress have ended: a faster one (a tenth per window) took the share back over what
+ * the process could serve within a second, and latency swung with it. The share is applied
+ * evenly (every n-th unit), not at random.
  */
 export class LoadShedder {
   private share = 1;
@@ -69,10 +89,17 @@ export class LoadShedder {
   private readonly byTenant = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
   private readonly lag: LagSource;
+  /** Units served in this window, and how many of them took longer than the target. */
+  private served = 0;
+  private late = 0;
+  /** Late windows in a row (see targetSojournMs). */
+  private slowWindows = 0;
 
   constructor(
     private readonly options: Readonly<LoadShedderOptions> = LOAD_SHEDDING,
     lag?: LagSource,
+    /** The clock sojourns are measured with, in ms (injectable for tests). */
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.lag = lag ?? eventLoopLag();
     this.timer = setInterval(() => this.adjust(), options.windowMs);
@@ -88,17 +115,26 @@ export class LoadShedder {
     return this.inFlight;
   }
 
-  /** Re-reads the delay and adjusts the share (called every window; public for tests). */
+  /** Re-reads the delay and the window's sojourns, and adjusts the share (called every window; public for tests). */
   adjust(): void {
     const lag = this.lag.sample();
-    this.share = lag > this.options.targetLagMs ? Math.max(this.options.minShare, this.share * 0.75) : Math.min(1, this.share + 0.1);
+    const { served, late } = this;
+    this.served = this.late = 0;
+    if (served > 0) this.slowWindows = 2 * late > served ? this.slowWindows + 1 : 0;
+    const queued = this.slowWindows >= this.options.sojournWindows;
+    // A cut shows only in units taken after it, so the count starts over: the next cut for a
+    // standing queue waits as many windows again, instead of cutting the units already late.
+    if (queued) this.slowWindows = 0;
+    const over = lag > this.options.targetLagMs || queued;
+    this.share = over ? Math.max(this.options.minShare, this.share * 0.75) : Math.min(1, this.share + 0.02);
   }
 
   /**
    * Takes one unit of work of `tenant` (if named), or refuses it (undefined). The returned function
-   * ends it; call it exactly once, when the work is done (acknowledged or failed).
+   * ends it; call it exactly once, when the work is done, with `served` false when it was refused
+   * or failed further on (its time then says nothing about queues, and is not counted).
    */
-  begin(tenant?: string): (() => void) | undefined {
+  begin(tenant?: string): ((served?: boolean) => void) | undefined {
     const mine = tenant === undefined ? 0 : (this.byTenant.get(tenant) ?? 0);
     // A tenant with fewer than `floor` units in flight is not the load: it is never shed, so one
     // tenant's overload does not refuse another's trickle (the process still bounds the total:
@@ -114,11 +150,16 @@ export class LoadShedder {
     }
     this.inFlight++;
     if (tenant !== undefined) this.byTenant.set(tenant, mine + 1);
+    const began = this.now();
     let done = false;
-    return () => {
+    return (served = true) => {
       if (done) return;
       done = true;
       this.inFlight--;
+      if (served) {
+        this.served++;
+        if (this.now() - began > this.options.targetSojournMs) this.late++;
+      }
       if (tenant === undefined) return;
       const left = (this.byTenant.get(tenant) ?? 1) - 1;
       if (left <= 0) this.byTenant.delete(tenant);

@@ -70,11 +70,13 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
         if (key !== undefined) input.clientKey = key;
         const admitted = ctx.admitSend(auth);
         if (admitted instanceof ApiError) return admitted;
+        let served = false;
         try {
           const r = await ctx.chats.send(auth, params.chatId, input);
+          served = !isApiError(r);
           return isApiError(r) ? r : { status: r.created ? 201 : 200, body: { message: r.message } };
         } finally {
-          admitted();
+          admitted(served);
         }
       },
     }),

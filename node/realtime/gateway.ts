@@ -48,7 +48,7 @@ export interface GatewayDeps {
    * Shared with REST: whether a send is taken (a user's sends per second across connections and
    * transports, and the node's load). Taken: a function to call once the send is answered.
    */
-  admitSend: (p: Principal) => ApiError | (() => void);
+  admitSend: (p: Principal) => ApiError | ((served?: boolean) => void);
   /** Whether a socket's application and user still exist (checked on open and before each action). */
   sessions: SessionGuard;
   /** The tier's ceiling of concurrent users, checked before a socket counts as connected. */
@@ -343,11 +343,13 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
       const input: { content: string; replyTo?: string; clientKey?: string } = { content: action.content };
       if (action.replyTo !== undefined) input.replyTo = action.replyTo;
       if (action.idempotencyKey !== undefined) input.clientKey = action.idempotencyKey;
+      let served = false;
       try {
         const r = await chats.send(p, action.chatId, input);
+        served = !isApiError(r);
         return isApiError(r) ? r : { message: r.message, created: r.created };
       } finally {
-        admitted();
+        admitted(served);
       }
     }
     case 'message.edit': {

@@ -5,7 +5,7 @@ import { LoadShedder, type LagSource } from '../../common/limits/index.ts';
 function lagOf(initial = 0): LagSource & { lag: number } {
   return { lag: initial, sample() { return this.lag; }, close: () => undefined };
 }
-const options = { targetLagMs: 30, windowMs: 60_000, maxInFlight: 1000, minShare: 0.05, floor: 0 };
+const options = { targetLagMs: 30, windowMs: 60_000, maxInFlight: 1000, minShare: 0.05, floor: 0, targetSojournMs: 100, sojournWindows: 2 };
 const taken = (shedder: LoadShedder, n: number) => {
   let count = 0;
   for (let i = 0; i < n; i++) {
@@ -40,8 +40,8 @@ t.test('load shedder: a saturated loop takes a shrinking share, evenly, never no
   t.equal(taken(shedder, 1000), 50);
   lag.lag = 10;
   for (let i = 0; i < 3; i++) shedder.adjust();
-  t.ok(Math.abs(shedder.taking - 0.35) < 1e-9, 'grows back a tenth per window');
-  for (let i = 0; i < 10; i++) shedder.adjust();
+  t.ok(Math.abs(shedder.taking - 0.11) < 1e-9, 'grows back a fiftieth per window');
+  for (let i = 0; i < 50; i++) shedder.adjust();
   t.equal(shedder.taking, 1);
 });
 
@@ -94,4 +94,69 @@ t.test("load shedder: a tenant with little in flight is not shed for another ten
   t.equal(shedder.begin('quiet'), undefined, 'past its floor it is shed like any other');
   quiet[0]!();
   t.ok(shedder.begin('quiet'), 'and under it again once one ends');
+});
+
+/** Serves `n` units that each take `ms` on the test's clock, one after another; how many were taken. */
+function serve(shedder: LoadShedder, clock: { ms: number }, n: number, ms: number, served = true): number {
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const done = shedder.begin();
+    if (!done) continue;
+    count++;
+    clock.ms += ms;
+    done(served);
+  }
+  return count;
+}
+
+t.test('load shedder: a standing queue behind the process (most units late, window after window) shrinks the share', async (t) => {
+  const clock = { ms: 0 };
+  const shedder = new LoadShedder(options, lagOf(0), () => clock.ms);
+  t.teardown(() => shedder.close());
+  serve(shedder, clock, 6, 80);
+  serve(shedder, clock, 4, 10);
+  shedder.adjust();
+  t.equal(shedder.taking, 1, 'a window with most units on time is not late, though some took long');
+  serve(shedder, clock, 6, 120);
+  serve(shedder, clock, 4, 5);
+  shedder.adjust();
+  t.equal(shedder.taking, 1, 'one late window (most units over the target, some quick) is not enough');
+  serve(shedder, clock, 6, 120);
+  serve(shedder, clock, 4, 5);
+  shedder.adjust();
+  t.equal(shedder.taking, 0.75, 'the second late window in a row shrinks it');
+  serve(shedder, clock, 10, 120);
+  shedder.adjust();
+  t.equal(shedder.taking, 0.77, 'the count starts over after a cut: the next late window alone does not cut again');
+  serve(shedder, clock, 10, 120);
+  shedder.adjust();
+  t.ok(Math.abs(shedder.taking - 0.5775) < 1e-9, 'the one after it does');
+  t.equal(serve(shedder, clock, 40, 120), 23, 'the share is applied');
+  serve(shedder, clock, 10, 20);
+  shedder.adjust();
+  t.ok(Math.abs(shedder.taking - 0.5975) < 1e-9, 'a window on time grows it back, slowly');
+});
+
+t.test('load shedder: a stall (one late window), windows with nothing served and refused units do not shrink the share', async (t) => {
+  const clock = { ms: 0 };
+  const shedder = new LoadShedder(options, lagOf(0), () => clock.ms);
+  t.teardown(() => shedder.close());
+  const held = shedder.begin()!;
+  clock.ms += 400;
+  shedder.adjust();
+  t.equal(shedder.taking, 1, 'nothing served in the window: no evidence either way');
+  held();
+  serve(shedder, clock, 10, 300);
+  shedder.adjust();
+  serve(shedder, clock, 10, 20);
+  shedder.adjust();
+  serve(shedder, clock, 10, 200);
+  shedder.adjust();
+  t.equal(shedder.taking, 1, 'a late window, one on time, a late one: never two in a row');
+  serve(shedder, clock, 10, 500, false);
+  shedder.adjust();
+  t.equal(shedder.taking, 1, 'units ended as not served (refused further on) count for nothing');
+  serve(shedder, clock, 10, 200);
+  shedder.adjust();
+  t.equal(shedder.taking, 0.75, 'the window with no unit served left the count standing: this late one is the second');
 });
