@@ -190,14 +190,13 @@ export async function writeReport(dir: string, reportPath: string): Promise<stri
   };
   const parts = ['# Benchmark results\n', '<!-- Written by `npm run bench`; the JSON and CSV next to the charts hold every figure. -->\n'];
   if (results.length === 0) parts.push('No results yet: run `npm run bench -- all`.\n');
-  const machines = new Set(results.map((r) => JSON.stringify(r.meta.machine)));
-  for (const m of machines) {
-    const machine = JSON.parse(m) as ScenarioResult['meta']['machine'];
-    parts.push(`Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.os}. Server, peers and load generator all run on it.\n`);
-  }
+  // One line per machine (free memory, which differs from run to run, is left out); each
+  // section names the machine its run had.
+  const machineOf = (r: ScenarioResult) => `${r.meta.machine.cpu}, ${r.meta.machine.cores} cores, ${r.meta.machine.memoryGiB} GiB, ${r.meta.machine.os}`;
+  for (const m of new Set(results.map(machineOf))) parts.push(`Machine: ${m}. Server, peers and load generator all run on it.\n`);
   for (const r of results) {
     parts.push(`## ${r.scenario}\n`);
-    parts.push(`Run ${r.meta.date} at commit \`${r.meta.commit}\`${r.meta.dirty ? ' (with uncommitted changes)' : ''}; Node ${r.meta.versions.node}, uWebSockets.js ${r.meta.versions['uWebSockets.js']}, Socket.IO ${r.meta.versions['socket.io']}.\n`);
+    parts.push(`Run ${r.meta.date} at commit \`${r.meta.commit}\`${r.meta.dirty ? ' (with uncommitted changes)' : ''} on ${machineOf(r)}; Node ${r.meta.versions.node}, uWebSockets.js ${r.meta.versions['uWebSockets.js']}, Socket.IO ${r.meta.versions['socket.io']}.\n`);
     parts.push(`\`\`\`\n${r.command}\n\`\`\`\n`);
     parts.push(`Parameters: \`${JSON.stringify(r.parameters)}\`\n`);
     parts.push(await SECTIONS[r.scenario]!(r, chart));

@@ -60,6 +60,13 @@ t.test('report renders results written before a column existed, with – in its 
   t.match(report, 'Redis + Cassandra cores', 'the old combined column is still shown');
   t.notMatch(report, '### Overload', 'no overload table without an overload run');
   t.notMatch(report, '### Cassandra statements', 'no statements table without counts');
+  // A second result from the same machine with less memory free: still one machine line, and each section names its machine.
+  const other = { ...legacy, scenario: 'cluster', meta: { ...legacy.meta, machine: { ...legacy.meta.machine, freeMemoryGiB: 3 } } };
+  writeFileSync(join(dir, 'fanout.json'), JSON.stringify({ ...other, scenario: 'fanout', parameters: { rooms: 1 }, rows: [], summary: {} }));
+  await writeReport(dir, join(dir, 'RESULTS.md'));
+  const two = readFileSync(join(dir, 'RESULTS.md'), 'utf8');
+  t.equal(two.match(/^Machine: /gm)?.length, 1, 'free memory does not make another machine line');
+  t.equal(two.match(/^Run .* on cpu, 2 cores, 8 GiB, Linux; /gm)?.length, 2, 'each section names its machine');
 });
 
 t.test('--profile writes a CPU profile of the service that summarises by function', async (t) => {
