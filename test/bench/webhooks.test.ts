@@ -15,6 +15,8 @@ t.test('webhooks smoke: sends without and with an endpoint, every event delivere
   const hooked = rows.find((r) => r.mode !== 'no endpoint')!;
   t.equal(hooked.eventsDelivered, hooked.sendsAcked, 'one message.new delivered per acknowledged send');
   t.equal((summary as { forgedDeliveries: number }).forgedDeliveries, 0, 'the sampled deliveries verify');
+  t.ok((summary as { verifiedDeliveries: number }).verifiedDeliveries > 0, 'some deliveries were verified');
+  t.ok(Number(hooked.receiverCpuUsPerRequest) > 0, "the receiver's CPU per request is reported");
   t.ok(Number((summary as { ratios: { sends: number } }).ratios.sends) > 0, 'the ratio is reported');
   t.match(run.file('RESULTS.md'), /With one endpoint ÷ without/);
 });
