@@ -5,7 +5,7 @@ import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConst
 import type { ChatBan, ChatSummary, Flag, Member, Message, Mute, Role, User, UserSession } from './types.ts';
 
 export * from './errors.ts';
-export { CloseCode, closeAction, type CloseAction, type ErrorCode } from './codes.ts';
+export { CloseCode, closeAction, isRetryable, RETRYABLE_CODES, type CloseAction, type ErrorCode } from './codes.ts';
 export type * from './types.ts';
 export { exponentialBackoff, type ConnectionStatus, type ReconnectPolicy, type WebSocketConstructor, type WebSocketLike } from './realtime.ts';
 

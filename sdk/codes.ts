@@ -65,6 +65,19 @@ export type ErrorCode =
   | 'UNAVAILABLE'
   | 'BEFORE_SEND_FAILED';
 
+/**
+ * The codes whose request may succeed later unchanged, after the `retryAfterMs` of the error when
+ * it has one: a limit, an overload, a backend that is down. Any other code answers the request
+ * itself (sending it again gets the same answer; `INTERNAL` is a bug a retry only repeats). A send
+ * retried after one of these is safe with the same idempotency key.
+ */
+export const RETRYABLE_CODES = Object.freeze(['RATE_LIMITED', 'UNAVAILABLE', 'BEFORE_SEND_FAILED'] as const);
+
+/** Whether a request answered with `code` may succeed if sent again later (see RETRYABLE_CODES). */
+export function isRetryable(code: string): boolean {
+  return (RETRYABLE_CODES as readonly string[]).includes(code);
+}
+
 /** The close codes the service ends a socket with. */
 export const CloseCode = Object.freeze({
   SHUTDOWN: 4000,

@@ -1,4 +1,4 @@
-import type { ErrorCode } from './codes.ts';
+import { isRetryable, type ErrorCode } from './codes.ts';
 
 /**
  * Errors of the SDK: one class per kind of failure, each keeping what caused it. `ChatApiError` is a
@@ -21,16 +21,24 @@ export interface Problem {
   errors?: { path: string; message: string }[];
 }
 
-/** The service answered with an error (HTTP problem or WebSocket error frame). */
+/**
+ * The service answered with an error (HTTP problem or WebSocket error frame). `retryable`: the same
+ * request may succeed later (RETRYABLE_CODES), not before `retryAfterMs` when the service said how
+ * long to wait (HTTP `Retry-After`, a WebSocket error frame's `retryAfter`).
+ */
 export class ChatApiError extends ChatError {
   readonly status: number;
   readonly code: ErrorCode | (string & {});
   readonly problem: Problem;
-  constructor(problem: Problem) {
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  constructor(problem: Problem, options?: { retryAfterMs?: number | undefined }) {
     super(`${problem.code}: ${problem.detail}`);
     this.status = problem.status;
     this.code = problem.code;
     this.problem = problem;
+    this.retryable = isRetryable(problem.code);
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

@@ -1,4 +1,5 @@
 import { ChatApiError, ChatNetworkError, type Problem } from './errors.ts';
+import { retryAfterMsOf } from './retry-after.ts';
 
 export interface RequestOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -30,8 +31,9 @@ export async function request<T>(baseUrl: string, path: string, options: Request
   }
   if (!res.ok) {
     const problem = parsed as Partial<Problem> | undefined;
-    if (problem && typeof problem.code === 'string') throw new ChatApiError(problem as Problem);
-    throw new ChatApiError({ type: 'about:blank', title: res.statusText, status: res.status, detail: text.slice(0, 200), code: res.status >= 500 ? 'UNAVAILABLE' : 'INTERNAL' });
+    const wait = { retryAfterMs: retryAfterMsOf(res.headers.get('retry-after') ?? undefined) };
+    if (problem && typeof problem.code === 'string') throw new ChatApiError(problem as Problem, wait);
+    throw new ChatApiError({ type: 'about:blank', title: res.statusText, status: res.status, detail: text.slice(0, 200), code: res.status >= 500 ? 'UNAVAILABLE' : 'INTERNAL' }, wait);
   }
   return parsed as T;
 }

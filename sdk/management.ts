@@ -4,7 +4,7 @@ import type { BlocklistEntry } from './types.ts';
 export type { BlocklistEntry } from './types.ts';
 
 export * from './errors.ts';
-export type { ErrorCode } from './codes.ts';
+export { isRetryable, RETRYABLE_CODES, type ErrorCode } from './codes.ts';
 
 export interface AccountSession {
   accessToken: string;

@@ -1,6 +1,7 @@
 import { pack, unpack } from 'msgpackr';
 import type { AuthManager } from './auth.ts';
 import { ChatApiError, ChatNetworkError, ChatStateError, ChatTimeoutError } from './errors.ts';
+import { retryAfterMsOf } from './retry-after.ts';
 import { closeAction } from './codes.ts';
 import type { ChatEvent, Message, ServerEvent, ServerEventType, EventOf } from './types.ts';
 
@@ -302,7 +303,7 @@ export class Realtime {
         this.pending.delete(String(frame.id));
         clearTimeout(p.timer);
         if (frame.type === 'ack') p.resolve((frame.result ?? {}) as Record<string, unknown>);
-        else p.reject(new ChatApiError({ type: 'websocket', title: String(frame.code), status: 0, detail: String(frame.message), code: String(frame.code) }));
+        else p.reject(new ChatApiError({ type: 'websocket', title: String(frame.code), status: 0, detail: String(frame.message), code: String(frame.code) }, { retryAfterMs: retryAfterMsOf(frame.retryAfter) }));
         return;
       }
       case 'resume.gap':

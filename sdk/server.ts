@@ -4,7 +4,7 @@ import { ChatModerationCalls } from './chat-moderation.ts';
 import type { Ban, BlocklistEntry, ChatBan, Flag, ModerationAction, Mute, QueuedFlag, User, UserSession } from './types.ts';
 
 export * from './errors.ts';
-export type { ErrorCode } from './codes.ts';
+export { isRetryable, RETRYABLE_CODES, type ErrorCode } from './codes.ts';
 export type * from './types.ts';
 
 export interface ServerClientOptions {

@@ -56,11 +56,18 @@ export const errorCodes = {
   FRAME_TOO_LARGE: { status: 413, title: 'WebSocket frame too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Request body must be application/json' },
   MESSAGE_REJECTED: { status: 422, title: "The application's before-send hook rejected the message" },
-  RATE_LIMITED: { status: 429, title: 'Too many requests' },
+  RATE_LIMITED: { status: 429, title: 'Too many requests', retryable: true },
   TOO_MANY_CONNECTIONS: { status: 429, title: 'Too many open connections for this user' },
   INTERNAL: { status: 500, title: 'Internal error' },
-  UNAVAILABLE: { status: 503, title: 'A backend is unavailable' },
-  BEFORE_SEND_FAILED: { status: 503, title: "The application's before-send hook did not answer" },
-} as const satisfies Record<string, { status: number; title: string }>;
+  UNAVAILABLE: { status: 503, title: 'A backend is unavailable', retryable: true },
+  BEFORE_SEND_FAILED: { status: 503, title: "The application's before-send hook did not answer", retryable: true },
+} as const satisfies Record<string, { status: number; title: string; retryable?: true }>;
 
 export type ErrorCode = keyof typeof errorCodes;
+
+/**
+ * The codes whose request may succeed later unchanged (after `Retry-After` when it is given):
+ * a limit, an overload or a backend that is down. Every other code answers what the request is,
+ * so sending it again gets the same answer; INTERNAL is a bug, which a retry only repeats.
+ */
+export type RetryableCode = { [K in ErrorCode]: (typeof errorCodes)[K] extends { retryable: true } ? K : never }[ErrorCode];

@@ -1,4 +1,4 @@
-export { errorCodes, type ErrorCode } from './codes.ts';
+export { errorCodes, type ErrorCode, type RetryableCode } from './codes.ts';
 export { ApiError, isApiError, type Problem, type FieldProblem } from './api-error.ts';
 export { ProblemSchema } from './schema.ts';
 export { BackendUnavailableError, ListenError, OverloadedError } from './internal.ts';

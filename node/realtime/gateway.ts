@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChatWebhooks } from '../webhooks/index.ts';
 import uws, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { unpack } from 'msgpackr';
-import { ApiError, bearerToken, compileValidator, isApiError, problemReply, type Logger, type Validator } from '../../common/index.ts';
+import { ApiError, bearerToken, compileValidator, isApiError, problemReply, toClientError, type Logger, type Validator } from '../../common/index.ts';
 import type { Presence } from '../bus/index.ts';
 import type { ChatService, EventSink, Principal } from '../chat/index.ts';
 import type { NodeStore } from '../store/index.ts';
@@ -74,6 +74,16 @@ export interface SocketState extends Connection {
 
 const cooldownError = (seconds: number) =>
   new ApiError('RATE_LIMITED', 'a connection of this user was closed for sending while told to wait; reconnect after Retry-After', { retryAfterSeconds: seconds });
+
+/**
+ * What the client of an action that threw is told, as the HTTP layer tells it (toClientError):
+ * UNAVAILABLE while a backend is down or overloaded, which is worth retrying (a send with the same
+ * idempotency key then cannot be stored twice); INTERNAL for anything else, a bug a retry only repeats.
+ */
+function actionFailure(error: unknown): ApiError {
+  const reply = toClientError(error);
+  return reply.code === 'UNAVAILABLE' ? new ApiError('UNAVAILABLE', `${reply.detail}; a send retried with the same idempotency key is stored once`, reply.extra) : reply;
+}
 
 const validators = new Map<string, Validator>(Object.entries(actionSchemas).map(([type, schema]) => [type, compileValidator(schema, 'frame')]));
 
@@ -182,8 +192,10 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       dispatch(deps, c, action).then(
         (result) => (isApiError(result) ? fail(result) : hub.send(ws, { type: 'ack', id: action.id, result })),
         (error: unknown) => {
-          log.error({ err: error instanceof Error ? error.stack : String(error), action: action.type }, 'action failed');
-          fail(new ApiError('UNAVAILABLE', 'the action could not be completed; retry with the same idempotency key'));
+          const reply = actionFailure(error);
+          if (reply.code === 'UNAVAILABLE') log.warn({ err: (error as Error).message, action: action.type }, 'backend unavailable');
+          else log.error({ err: error instanceof Error ? error.stack : String(error), action: action.type }, 'action failed');
+          fail(reply);
         },
       );
     };
@@ -191,7 +203,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
     const live = deps.sessions.appLive(c.appId);
     if (typeof live === 'boolean') run(live);
     else
-      live.then(run, () => fail(new ApiError('UNAVAILABLE', 'the action could not be completed; retry with the same idempotency key')));
+      live.then(run, (error: unknown) => fail(actionFailure(error)));
   }
 
   app.ws<SocketState>('/ws', {

@@ -26,6 +26,14 @@ t.test('the README error table lists exactly the codes of the registry, with the
   for (const [code, { status }] of Object.entries(errorCodes)) t.equal(documented.get(code), status, code);
 });
 
+t.test('the README names exactly the retryable codes of the registry', async (t) => {
+  const sentence = /worth retrying unchanged[^]*?given: ([^.]*)\./.exec(readme)?.[1];
+  t.ok(sentence, 'the sentence is there');
+  const named = [...(sentence ?? '').matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]).sort();
+  const retryable = Object.entries(errorCodes).filter(([, c]) => 'retryable' in c && c.retryable).map(([code]) => code).sort();
+  t.same(named, retryable);
+});
+
 t.test('the README configuration table lists every variable of the schema with its default', async (t) => {
   const rows = tableRows('variable');
   const documented = new Map(rows.map((r) => [unquote(r[0] ?? ''), unquote(r[1] ?? '')]));

@@ -6,7 +6,7 @@
 import type { Static } from 'typebox';
 import type * as Sdk from '../../sdk/types.ts';
 import type * as SdkCodes from '../../sdk/codes.ts';
-import type { errorCodes } from '../../common/errors/codes.ts';
+import type { errorCodes, RetryableCode } from '../../common/errors/codes.ts';
 import type { closeCodes } from '../../node/realtime/protocol.ts';
 import type { ChatSchema, MemberSchema, MessageSchema, ReactionSchema } from '../../node/chat/schemas.ts';
 import type { ChatEvent as ServiceChatEvent, UserEvent as ServiceUserEvent } from '../../node/chat/events.ts';
@@ -34,4 +34,5 @@ agree<Same<Sdk.ModerationAction, Static<typeof ModerationActionSchema>>>();
 
 // The code tables: the SDK's copies list exactly the service's error codes and close codes (numbers included).
 agree<Same<SdkCodes.ErrorCode, keyof typeof errorCodes>>();
+agree<Same<(typeof SdkCodes.RETRYABLE_CODES)[number], RetryableCode>>();
 agree<Same<typeof SdkCodes.CloseCode, { readonly [K in keyof typeof closeCodes]: (typeof closeCodes)[K]['code'] }>>();
