@@ -3,6 +3,7 @@ import uws from 'uWebSockets.js';
 import Type from 'typebox';
 import {
   ApiError,
+  isApiError,
   ApiKeyVerifier,
   attachRoutes,
   buildOpenApi,
@@ -27,7 +28,7 @@ import {
 } from '../common/index.ts';
 import { UserTokens } from './auth/user-tokens.ts';
 import { decodeControl, encodeControl, type Bus, type Membership, type Presence } from './bus/index.ts';
-import { ActorRegistry, AppActionBudget, CHAT_LIMITS, CHAT_OPS, ChatCap, ChatService, runHere, UserWriteLimits, type EventSink, type Principal } from './chat/index.ts';
+import { ActorRegistry, AppActionBudget, CHAT_LIMITS, CHAT_OPS, ChatCap, ChatService, runHere, UserWriteLimits, type EventSink, type Principal, type SendInput, type SendResult } from './chat/index.ts';
 import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guard.ts';
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
@@ -254,7 +255,12 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   // before any work is done for them, so what it takes keeps bounded latency (common/limits);
   // an application with little in flight is not shed for another's load.
   const shedder = new LoadShedder();
-  const admitSend = (p: Principal): ApiError | ((served?: boolean) => void) => {
+  /**
+   * A send, REST or WebSocket alike, through the node's admission: the application's budget, the
+   * user's send rate and the load shedder refuse it at once, before any work; a send taken is timed
+   * to its answer for the shedder (which counts only those served, not those refused further on).
+   */
+  const admittedSend = async (p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> => {
     const overApp = appActions.admit(p.appId);
     if (overApp) return overApp;
     const d = sends.hit(`${p.appId}/${p.userId}`);
@@ -264,7 +270,14 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       m.shed();
       return new ApiError('RATE_LIMITED', 'this node is overloaded: retry shortly', { retryAfterSeconds: 1 });
     }
-    return done;
+    let served = false;
+    try {
+      const r = await chats.send(p, chatId, input);
+      served = !isApiError(r);
+      return r;
+    } finally {
+      done(served);
+    }
   };
   const authenticateUser = (request: RequestInfo) => {
     const p = tokens.authenticate(request);
@@ -323,7 +336,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admitSend, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklists: blocklistAdmin, usage, ...(webhooks ? { webhooks } : {}), now };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admittedSend, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklists: blocklistAdmin, usage, ...(webhooks ? { webhooks } : {}), now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -350,7 +363,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     log,
     metrics: m,
     usage,
-    admitSend,
+    admittedSend,
     sessions,
     actionsPerSecond: config.WS_ACTIONS_PER_SECOND,
     appBudgetSpent: (appId: string) => appActions.spent(appId),

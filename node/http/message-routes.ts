@@ -68,16 +68,8 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
         if (body.replyTo !== undefined) input.replyTo = body.replyTo;
         const key = body.idempotencyKey ?? headerKey;
         if (key !== undefined) input.clientKey = key;
-        const admitted = ctx.admitSend(auth);
-        if (admitted instanceof ApiError) return admitted;
-        let served = false;
-        try {
-          const r = await ctx.chats.send(auth, params.chatId, input);
-          served = !isApiError(r);
-          return isApiError(r) ? r : { status: r.created ? 201 : 200, body: { message: r.message } };
-        } finally {
-          admitted(served);
-        }
+        const r = await ctx.admittedSend(auth, params.chatId, input);
+        return isApiError(r) ? r : { status: r.created ? 201 : 200, body: { message: r.message } };
       },
     }),
     defineRoute({

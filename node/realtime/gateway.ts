@@ -4,7 +4,7 @@ import uws, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { unpack } from 'msgpackr';
 import { ApiError, bearerToken, compileValidator, isApiError, problemReply, toClientError, type Logger, type Validator } from '../../common/index.ts';
 import type { Presence } from '../bus/index.ts';
-import type { ChatService, EventSink, Principal } from '../chat/index.ts';
+import type { ChatService, EventSink, Principal, SendInput, SendResult } from '../chat/index.ts';
 import type { NodeStore } from '../store/index.ts';
 import type { SessionGuard } from '../auth/session-guard.ts';
 import type { UserTokens } from '../auth/user-tokens.ts';
@@ -48,7 +48,8 @@ export interface GatewayDeps {
    * Shared with REST: whether a send is taken (a user's sends per second across connections and
    * transports, and the node's load). Taken: a function to call once the send is answered.
    */
-  admitSend: (p: Principal) => ApiError | ((served?: boolean) => void);
+  /** A send through the node's admission (see NodeContext.admittedSend). */
+  admittedSend: (p: Principal, chatId: string, input: SendInput) => Promise<SendResult | ApiError>;
   /** Whether a socket's application and user still exist (checked on open and before each action). */
   sessions: SessionGuard;
   /** The tier's ceiling of concurrent users, checked before a socket counts as connected. */
@@ -350,19 +351,11 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
   const { chats } = deps;
   switch (action.type) {
     case 'message.send': {
-      const admitted = deps.admitSend(p);
-      if (admitted instanceof ApiError) return admitted;
       const input: { content: string; replyTo?: string; clientKey?: string } = { content: action.content };
       if (action.replyTo !== undefined) input.replyTo = action.replyTo;
       if (action.idempotencyKey !== undefined) input.clientKey = action.idempotencyKey;
-      let served = false;
-      try {
-        const r = await chats.send(p, action.chatId, input);
-        served = !isApiError(r);
-        return isApiError(r) ? r : { message: r.message, created: r.created };
-      } finally {
-        admitted(served);
-      }
+      const r = await deps.admittedSend(p, action.chatId, input);
+      return isApiError(r) ? r : { message: r.message, created: r.created };
     }
     case 'message.edit': {
       const r = await chats.edit(p, action.chatId, action.messageId, action.content);

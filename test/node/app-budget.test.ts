@@ -17,20 +17,25 @@ t.test("an application's users share one budget of actions; another application'
   await new Promise((resolve) => setTimeout(resolve, 1100));
   const [wa, wb] = [await WsClient.connect(svc.nodeUrl, a.jwt), await WsClient.connect(svc.nodeUrl, b.jwt)];
   t.teardown(() => Promise.all([wa.close(), wb.close()]));
-  const replies = await Promise.all([
+  // One burst, the REST send among the socket actions: the budget (8, refilled at 8 a second)
+  // takes eight of the eleven however they interleave; were REST outside it, nine would pass.
+  const [rest, ...replies] = await Promise.all([
+    loud.node.post(`/api/messages/${loudChat}`, { content: 'over REST' }, a.jwt),
     ...Array.from({ length: 4 }, (_, i) => wa.request({ type: 'message.send', chatId: loudChat, content: `a${i}` })),
     ...Array.from({ length: 3 }, () => wb.request({ type: 'typing.start', chatId: loudChat })),
     ...Array.from({ length: 3 }, () => wb.request({ type: 'read.mark', chatId: loudChat, seq: 1 })),
   ]);
   const refused = replies.filter((f) => f.type === 'error');
-  t.equal(replies.length - refused.length, 8, "eight actions in the second are taken, whichever of the application's users made them");
-  t.equal(refused.length, 2, 'the rest are refused');
+  const restTaken = rest.status === 201;
+  if (!restTaken) {
+    t.equal(rest.status, 429, 'REST refused as over the budget');
+    t.match(rest.body.detail, /application/, 'naming the application budget');
+  }
+  t.equal(replies.length - refused.length + (restTaken ? 1 : 0), 8, "eight actions in the burst are taken, over REST and WebSocket, whichever of the application's users made them");
   for (const f of refused) {
     t.equal(f.code, 'RATE_LIMITED');
     t.match(f.message, /application/, 'naming the application budget');
   }
-  const rest = await loud.node.post(`/api/messages/${loudChat}`, { content: 'over REST' }, a.jwt);
-  t.equal(rest.status, 429, 'over REST too');
   const other = await quiet.node.post(`/api/messages/${quietChat}`, { content: 'my own budget' }, c.jwt);
   t.equal(other.status, 201, "another application's user sends in the same second");
 });
