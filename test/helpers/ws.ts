@@ -119,6 +119,27 @@ export class WsClient {
     return reply;
   }
 
+  /**
+   * Sends one message per content to `chatId`, `inFlight` at a time, and resolves with their acks
+   * in order; rejects naming the code of any reply that is not an ack. Bounded because the node's
+   * load shedder may refuse part of a larger burst on a slow machine (common/limits), which a test
+   * that needs every message stored must not depend on.
+   */
+  async sendAll(chatId: string, contents: string[], inFlight = 16): Promise<Frame[]> {
+    const replies: Frame[] = new Array(contents.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < contents.length) {
+        const i = next++;
+        replies[i] = await this.request({ type: 'message.send', chatId, content: contents[i] });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(inFlight, contents.length) }, worker));
+    const refused = replies.find((r) => r.type !== 'ack');
+    if (refused) throw new Error(`a send was answered ${refused.type} ${refused.code ?? ''}: ${refused.message ?? ''}`);
+    return replies;
+  }
+
   waitClosed(): Promise<{ code: number; reason: string }> {
     if (this.closed) return Promise.resolve(this.closed);
     return new Promise((resolve) => this.closeWaiters.push(resolve));

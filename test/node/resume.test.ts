@@ -16,7 +16,7 @@ t.test('a client disconnected while 100 messages are sent receives exactly those
   const lastSeen = seenBefore.at(-1)!.seq as number;
   await b.close();
 
-  const acks = await Promise.all(Array.from({ length: 100 }, (_, i) => a.request({ type: 'message.send', chatId, content: `missed ${i}` })));
+  const acks = await a.sendAll(chatId, Array.from({ length: 100 }, (_, i) => `missed ${i}`));
   const missed = acks.map((x) => x.result.message.seq as number).sort((x, y) => x - y);
 
   // Reconnect with the last seen seq while more messages keep coming: replay and live must join
@@ -52,7 +52,7 @@ t.test('a gap larger than the replay limit is signalled so the client pages hist
   const chatId = chat.body.chatId as string;
   const a = await WsClient.connect(svc.nodeUrl, alice.jwt);
   t.teardown(() => a.close());
-  await Promise.all(Array.from({ length: 600 }, (_, i) => a.request({ type: 'message.send', chatId, content: `m${i}` })));
+  await a.sendAll(chatId, Array.from({ length: 600 }, (_, i) => `m${i}`));
   const b = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: 0 } });
   t.teardown(() => b.close());
   const gap = await b.waitFor((f) => f.type === 'resume.gap');
