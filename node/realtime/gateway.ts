@@ -45,10 +45,9 @@ export interface GatewayDeps {
   /** The application's action budget on this node, when it is spent (see AppActionBudget): refused before any other work. */
   appBudgetSpent?: (appId: string) => ApiError | undefined;
   /**
-   * Shared with REST: whether a send is taken (a user's sends per second across connections and
-   * transports, and the node's load). Taken: a function to call once the send is answered.
+   * A send through the node's admission, shared with REST (see NodeContext.admittedSend): a user's
+   * sends per second across connections and transports, the application's budget, the node's load.
    */
-  /** A send through the node's admission (see NodeContext.admittedSend). */
   admittedSend: (p: Principal, chatId: string, input: SendInput) => Promise<SendResult | ApiError>;
   /** Whether a socket's application and user still exist (checked on open and before each action). */
   sessions: SessionGuard;
