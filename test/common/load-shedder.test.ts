@@ -109,32 +109,110 @@ function serve(shedder: LoadShedder, clock: { ms: number }, n: number, ms: numbe
   return count;
 }
 
-t.test('load shedder: a standing queue behind the process (most units late, window after window) shrinks the share', async (t) => {
+/** Takes `n` units and keeps them in progress (the queue grows by `n`); returns their ends. */
+function hold(shedder: LoadShedder, n: number): Array<(served?: boolean) => void> {
+  return Array.from({ length: n }, () => shedder.begin()).filter((d) => d !== undefined);
+}
+
+t.test('load shedder: a growing queue behind the process (most units late, window after window) shrinks the share', async (t) => {
   const clock = { ms: 0 };
   const shedder = new LoadShedder(options, lagOf(0), () => clock.ms);
   t.teardown(() => shedder.close());
   serve(shedder, clock, 6, 80);
   serve(shedder, clock, 4, 10);
+  hold(shedder, 5);
   shedder.adjust();
   t.equal(shedder.taking, 1, 'a window with most units on time is not late, though some took long');
   serve(shedder, clock, 6, 120);
   serve(shedder, clock, 4, 5);
+  hold(shedder, 5);
   shedder.adjust();
   t.equal(shedder.taking, 1, 'one late window (most units over the target, some quick) is not enough');
   serve(shedder, clock, 6, 120);
   serve(shedder, clock, 4, 5);
+  hold(shedder, 5);
   shedder.adjust();
-  t.equal(shedder.taking, 0.75, 'the second late window in a row shrinks it');
+  t.equal(shedder.taking, 0.75, 'the second late window in a row, the queue growing, shrinks it');
   serve(shedder, clock, 10, 120);
+  hold(shedder, 5);
   shedder.adjust();
   t.equal(shedder.taking, 0.77, 'the count starts over after a cut: the next late window alone does not cut again');
   serve(shedder, clock, 10, 120);
+  hold(shedder, 5);
   shedder.adjust();
   t.ok(Math.abs(shedder.taking - 0.5775) < 1e-9, 'the one after it does');
   t.equal(serve(shedder, clock, 40, 120), 23, 'the share is applied');
   serve(shedder, clock, 10, 20);
   shedder.adjust();
   t.ok(Math.abs(shedder.taking - 0.5975) < 1e-9, 'a window on time grows it back, slowly');
+});
+
+t.test('load shedder: a level queue (a closed loop at capacity) is not cut, however late; a shrinking one is', async (t) => {
+  const clock = { ms: 0 };
+  const shedder = new LoadShedder({ ...options, floor: 4 }, lagOf(0), () => clock.ms);
+  t.teardown(() => shedder.close());
+  // Each client sends again once answered: 100 in progress, always, each taking 150 ms.
+  let clients = hold(shedder, 100);
+  shedder.adjust();
+  for (let w = 0; w < 20; w++) {
+    for (let i = 0; i < 60; i++) {
+      clock.ms += 2.5;
+      clients.shift()!();
+      clients.push(...hold(shedder, 1));
+    }
+    t.equal(shedder.busy, 100);
+    shedder.adjust();
+  }
+  t.equal(shedder.taking, 1, 'twenty late windows with the queue level: nothing shed');
+  // The same, but the queue moves by the floor at most: still level.
+  clients.push(...hold(shedder, 4));
+  for (let i = 0; i < 60; i++) {
+    clock.ms += 2.5;
+    clients.shift()!();
+    clients.push(...hold(shedder, 1));
+  }
+  shedder.adjust();
+  for (let i = 0; i < 60; i++) {
+    clock.ms += 2.5;
+    clients.shift()!();
+    clients.push(...hold(shedder, 1));
+  }
+  shedder.adjust();
+  t.equal(shedder.taking, 1, 'a move within the floor is not a move');
+  // Now it drains: each answer is not followed by a send, and the units served are late. The
+  // streak may have begun a window earlier, so the cut comes within two windows.
+  for (let w = 0; w < 2 && shedder.taking === 1; w++) {
+    for (let i = 0; i < 30; i++) {
+      clock.ms += 2.5;
+      clients.shift()!();
+    }
+    shedder.adjust();
+  }
+  t.equal(shedder.taking, 0.75, 'a late queue that shrinks is cut (draining it faster)');
+  clients = clients.splice(0);
+  for (const end of clients) end(false);
+});
+
+t.test('load shedder: a queue growing slowly is cut once its growth since the late streak began adds up to half a window of service', async (t) => {
+  const clock = { ms: 0 };
+  const shedder = new LoadShedder(options, lagOf(0), () => clock.ms);
+  t.teardown(() => shedder.close());
+  const clients = hold(shedder, 100);
+  shedder.adjust();
+  // 60 served a window, each late, and 4 more sent than answered: 30 more in progress takes 8 windows.
+  const windows: number[] = [];
+  for (let w = 1; w <= 12 && shedder.taking === 1; w++) {
+    for (let i = 0; i < 60; i++) {
+      clock.ms += 100 / 60;
+      clients.shift()!();
+      clients.push(...hold(shedder, i % 15 === 0 ? 2 : 1));
+    }
+    shedder.adjust();
+    windows.push(w);
+  }
+  t.equal(shedder.taking, 0.75, 'cut in the end');
+  t.ok(windows.length >= 8 && windows.length <= 10, `not before the growth added up (${windows.length} windows)`);
+  for (const end of clients.splice(0)) end(false);
 });
 
 t.test('load shedder: a stall (one late window), windows with nothing served and refused units do not shrink the share', async (t) => {
@@ -147,16 +225,21 @@ t.test('load shedder: a stall (one late window), windows with nothing served and
   t.equal(shedder.taking, 1, 'nothing served in the window: no evidence either way');
   held();
   serve(shedder, clock, 10, 300);
+  hold(shedder, 5);
   shedder.adjust();
   serve(shedder, clock, 10, 20);
+  hold(shedder, 5);
   shedder.adjust();
   serve(shedder, clock, 10, 200);
+  hold(shedder, 5);
   shedder.adjust();
   t.equal(shedder.taking, 1, 'a late window, one on time, a late one: never two in a row');
   serve(shedder, clock, 10, 500, false);
+  hold(shedder, 5);
   shedder.adjust();
   t.equal(shedder.taking, 1, 'units ended as not served (refused further on) count for nothing');
   serve(shedder, clock, 10, 200);
+  hold(shedder, 5);
   shedder.adjust();
   t.equal(shedder.taking, 0.75, 'the window with no unit served left the count standing: this late one is the second');
 });
