@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { open } from 'lmdb';
 import { v7 as uuidv7 } from 'uuid';
-import { LmdbNodeStore, type Chat, type Member, type StoredMessage } from '../../node/store/index.ts';
+import { EventIds } from '../../common/webhooks/index.ts';
+import { LmdbNodeStore, type Chat, type Member, type OutboxEvent, type StoredMessage } from '../../node/store/index.ts';
 import { nodeStoreConformance } from './store-conformance.ts';
 
 const freshDir = () => mkdtemp(join(tmpdir(), 'node-store-'));
@@ -80,4 +81,37 @@ t.test("lmdb: a store written before the activity index gets its users' chats in
   t.same(await store.chats.chatCounts(appId, [userId]), new Map([[userId, 2]]));
   await store.chats.removeMember(appId, older.id, userId);
   t.same(await store.chats.chatCounts(appId, [userId]), new Map([[userId, 1]]), 'and counts go on from there');
+});
+
+t.test('lmdb: outbox rows of the layout of one event per row are read, finished and retired with the new ones', async (t) => {
+  const dir = await freshDir();
+  const store = LmdbNodeStore.open(dir);
+  t.teardown(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const ids = new EventIds();
+  const owner = `node-${randomUUID()}`;
+  const event = (): OutboxEvent => {
+    const id = ids.next();
+    return { id, appId: 'app', type: 'message.new', body: JSON.stringify({ id }) };
+  };
+  // Written as an older version did: ['e', owner, id] → one pending event.
+  const old = [event(), event()];
+  await store.outbox.t.root.transaction(() => {
+    for (const e of old) store.outbox.t.db.put(['e', owner, e.id], { event: e, done: ['endpoint-a'] });
+  });
+  const fresh = [event(), event(), event()];
+  await store.outbox.append(owner, fresh);
+  t.same((await store.outbox.pending(owner, undefined, 10)).map((p) => [p.event.id, p.done]), [...old.map((e) => [e.id, ['endpoint-a']]), ...fresh.map((e) => [e.id, []])], 'both layouts, in id order');
+  t.same((await store.outbox.pending(owner, old[1]!.id, 10)).map((p) => p.event.id), [old[1]!.id, ...fresh.map((e) => e.id)], 'from an old row');
+  t.same((await store.outbox.pending(owner, fresh[1]!.id, 10)).map((p) => p.event.id), [fresh[1]!.id, fresh[2]!.id], 'from inside a new row');
+  await store.outbox.progress(owner, [old[0]!.id, fresh[1]!.id], [{ event: old[1]!, done: ['endpoint-a', 'endpoint-b'] }]);
+  t.same((await store.outbox.pending(owner, undefined, 10)).map((p) => [p.event.id, p.done]), [[old[1]!.id, ['endpoint-a', 'endpoint-b']], [fresh[0]!.id, []], [fresh[2]!.id, []]], 'finished ones gone from either layout, a partial one updated');
+  await store.outbox.progress(owner, [old[1]!.id, fresh[0]!.id], [], fresh[2]!.id);
+  t.same((await store.outbox.pending(owner, undefined, 10)).map((p) => p.event.id), [fresh[2]!.id], 'the mark covers what is below it');
+  t.same([...store.outbox.t.db.getKeys({ start: ['e', owner], end: ['e', owner, '\uffff'] })].length, 1, 'rows wholly below the mark are removed; the row holding the mark stays');
+  await store.outbox.progress(owner, [fresh[2]!.id], []);
+  t.same(await store.outbox.pending(owner, undefined, 10), [], 'all finished');
+  t.notOk((await store.outbox.owners()).includes(owner), 'an owner with nothing left is not listed');
 });
