@@ -40,7 +40,7 @@ export interface LoadShedderOptions {
    * once answered, so the latency is the clients' own window over the service rate, and a refusal
    * relieves nothing, since the client sends again at once. Cutting it anyway made the node spend
    * its time refusing (webhooks bench, 64 senders with 16 sends each in flight: 20,000 to 110,000
-   * refusals in 5 s and a third fewer sends taken; 1,700 and none with this rule). Load that does
+   * refusals in 5 s and about half as many sends taken; 0 to 1,700 with this rule). Load that does
    * not wait for answers makes the queue grow until the share is cut under the rate served, and
    * then shrink, and cutting while it shrinks drains it faster.
    */
