@@ -151,8 +151,8 @@ t.test('load shedder: a level queue (a closed loop at capacity) is not cut, howe
   const clock = { ms: 0 };
   const shedder = new LoadShedder({ ...options, floor: 4 }, lagOf(0), () => clock.ms);
   t.teardown(() => shedder.close());
-  // Each client sends again once answered: 100 in progress, always, each taking 150 ms.
-  let clients = hold(shedder, 100);
+  // Each client sends again once answered: 100 in progress, always, each taking 250 ms.
+  const clients = hold(shedder, 100);
   shedder.adjust();
   for (let w = 0; w < 20; w++) {
     for (let i = 0; i < 60; i++) {
@@ -189,8 +189,7 @@ t.test('load shedder: a level queue (a closed loop at capacity) is not cut, howe
     shedder.adjust();
   }
   t.equal(shedder.taking, 0.75, 'a late queue that shrinks is cut (draining it faster)');
-  clients = clients.splice(0);
-  for (const end of clients) end(false);
+  for (const end of clients.splice(0)) end(false);
 });
 
 t.test('load shedder: a queue growing slowly is cut once its growth since the late streak began adds up to half a window of service', async (t) => {
