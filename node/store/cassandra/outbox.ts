@@ -1,6 +1,7 @@
 import { eventTime } from '../../../common/webhooks/ids.ts';
 import type { types } from 'cassandra-driver';
 import { num, opt, str, type BatchStatement, type Cql } from '../../../common/cassandra/index.ts';
+import { coveredByMark } from '../outbox-mark.ts';
 import type { ChangeCheck, OutboxEvent, PendingEvent, WebhookOutbox } from '../types.ts';
 
 /** An outbox partition holds one owner's events of ten minutes. */
@@ -14,8 +15,6 @@ function checkColumns(check: ChangeCheck | undefined): [string | null, string | 
   if (check.kind === undefined) return [check.chatId, check.messageId, check.rev, null];
   return [null, null, null, JSON.stringify(check)];
 }
-/** See progress(). */
-const MARK_SLACK_MS = 5_000;
 
 /**
  * The outbox on Cassandra (migration node-008). `webhook_outbox` is partitioned by (owner, ten
@@ -129,7 +128,7 @@ export class CassandraOutbox implements WebhookOutbox {
   async progress(owner: string, finished: string[], partial: PendingEvent[], low?: string): Promise<void> {
     const writes: Promise<unknown>[] = [];
     const marks: BatchStatement[] = [];
-    const covered = (id: string) => low !== undefined && (id < low || eventTime(id) - eventTime(low) < MARK_SLACK_MS);
+    const covered = coveredByMark(low);
     for (const id of finished) {
       if (covered(id)) continue;
       marks.push({ query: `UPDATE ${this.ks}.webhook_outbox SET finished = true WHERE owner = ? AND slot = ? AND id = ?`, params: [owner, slotOf(id), id] });

@@ -1,9 +1,6 @@
-import { eventTime } from '../../../common/webhooks/ids.ts';
+import { coveredByMark } from '../outbox-mark.ts';
 import type { OutboxEvent, PendingEvent, WebhookOutbox } from '../types.ts';
 import { END, type Key, type Tables } from './shared.ts';
-
-/** See progress(): events finished this close above the mark are left for the mark to cover. */
-const MARK_SLACK_MS = 5_000;
 
 /** A row of the outbox: the events one write appended, `first` to `last` by id, with its key. */
 interface Row {
@@ -11,6 +8,11 @@ interface Row {
   first: string;
   last: string;
   events: PendingEvent[];
+}
+
+/** The first and last event id of a row's key (both the one id of a row of the older layout). */
+function spanOf(key: Key): [string, string] {
+  return key.length === 3 ? [key[2] as string, key[2] as string] : [key[2] as string, key[3] as string];
 }
 
 /**
@@ -45,8 +47,8 @@ export class LmdbOutbox implements WebhookOutbox {
   }
 
   private rowOf(key: Key, value: unknown): Row {
-    if (key.length === 3) return { key, first: key[2] as string, last: key[2] as string, events: [value as PendingEvent] };
-    return { key, first: key[2] as string, last: key[3] as string, events: value as PendingEvent[] };
+    const [first, last] = spanOf(key);
+    return { key, first, last, events: key.length === 3 ? [value as PendingEvent] : (value as PendingEvent[]) };
   }
 
   /** The row holding `id`, if any: the one with the greatest first id not above it. */
@@ -68,7 +70,7 @@ export class LmdbOutbox implements WebhookOutbox {
     const keys: Key[] = [];
     let i = 0;
     for (const key of this.t.db.getKeys({ start: first ? first.key : ['e', owner, ids[0]!], end: ['e', owner, END] })) {
-      const [lo, hi] = key.length === 3 ? [key[2] as string, key[2] as string] : [key[2] as string, key[3] as string];
+      const [lo, hi] = spanOf(key);
       while (i < ids.length && ids[i]! < lo) i++;
       if (i >= ids.length) break;
       if (ids[i]! > hi) continue;
@@ -118,15 +120,12 @@ export class LmdbOutbox implements WebhookOutbox {
 
   /**
    * Rows wholly below `low` are removed; the mark itself is kept, so that what a store skips
-   * recording is not read again. Events finished (or partly done) within MARK_SLACK_MS above the
-   * mark are not written: in the steady state every event is, and the mark covers it at the next
-   * report (a crash can resend those: at least once). Those further above, held up behind an event
-   * a failing endpoint holds back, are written, so a recovery does not resend them. Without a mark,
-   * everything is written.
+   * recording is not read again. Events the mark covers (see MARK_SLACK_MS) are not written;
+   * without a mark, everything is.
    */
   async progress(owner: string, finished: string[], partial: PendingEvent[], low?: string): Promise<void> {
     if (finished.length === 0 && partial.length === 0 && low === undefined) return;
-    const covered = (id: string) => low !== undefined && (id < low || eventTime(id) - eventTime(low) < MARK_SLACK_MS);
+    const covered = coveredByMark(low);
     const done = new Set(finished.filter((id) => !covered(id)));
     const parts = new Map(partial.filter((p) => !covered(p.event.id)).map((p) => [p.event.id, p.done]));
     await this.t.root.transaction(() => {
@@ -134,7 +133,7 @@ export class LmdbOutbox implements WebhookOutbox {
       if (low !== undefined) {
         this.t.db.put(['l', owner], low);
         for (const key of [...this.t.db.getKeys({ start: ['e', owner], end: ['e', owner, low] })]) {
-          if (((key.length === 3 ? key[2] : key[3]) as string) < low) this.t.db.remove(key);
+          if (spanOf(key)[1] < low) this.t.db.remove(key);
         }
       }
       for (const row of this.rowsWith(owner, [...new Set([...done, ...parts.keys()])].sort())) {
