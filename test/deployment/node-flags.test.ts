@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import t from 'tap';
+import { SERVICE_NODE_FLAGS } from '../../bin/spawn.ts';
+import { startService } from '../helpers/index.ts';
+
+// The service runs with the V8 flags of SERVICE_NODE_FLAGS (a larger young generation; see
+// bin/spawn.ts): `npm start` passes them, and so does every service process the tests and the
+// benchmarks start, so what is measured is what a user runs.
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+t.test('npm start passes every service flag to node, before the service script', async (t) => {
+  const start = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
+  const words = start.split(/\s+/);
+  t.equal(words[0], 'node');
+  t.ok(SERVICE_NODE_FLAGS.length > 0);
+  for (const flag of SERVICE_NODE_FLAGS) {
+    t.ok(words.includes(flag), `${flag} is in "${start}"`);
+    t.ok(words.indexOf(flag) < words.indexOf('bin/start.ts'), `${flag} comes before the script (else it would be the script's argument)`);
+  }
+});
+
+t.test('a started service runs with them: its young generation may grow to 64 MiB a semi-space', async (t) => {
+  const svc = await startService();
+  t.teardown(() => svc.stop());
+  const argv = readFileSync(`/proc/${svc.pid}/cmdline`, 'utf8').split('\0');
+  for (const flag of SERVICE_NODE_FLAGS) t.ok(argv.includes(flag), `${flag} in the process's arguments`);
+  t.ok(argv.indexOf(SERVICE_NODE_FLAGS[0]!) < argv.findIndex((a) => a.endsWith('bin/start.ts')), 'given to node, not to the script');
+});
