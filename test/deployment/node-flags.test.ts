@@ -4,8 +4,8 @@ import { SERVICE_NODE_FLAGS } from '../../bin/spawn.ts';
 import { startService } from '../helpers/index.ts';
 
 // The service runs with the V8 flags of SERVICE_NODE_FLAGS (a larger young generation; see
-// bin/spawn.ts): `npm start` passes them, and so does every service process the tests and the
-// benchmarks start, so what is measured is what a user runs.
+// bin/spawn.ts): `npm start` passes them, and so does bin/spawn.ts, which starts the services of
+// the tests and the benchmarks, so what is measured is what a user runs.
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 t.test('npm start passes every service flag to node, before the service script', async (t) => {
