@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Locator, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { chromiumMissing, dashboardPage, DESKTOP, PHONE } from '../helpers/dashboard-page.ts';
+import { chromiumMissing, dashboardPage, DESKTOP, focused, PHONE } from '../helpers/dashboard-page.ts';
 import { removeDir, startService } from '../helpers/index.ts';
 import { WEBHOOK_EVENTS } from '../../common/webhooks/index.ts';
 
@@ -102,7 +102,7 @@ t.test('an endpoint is refused at its URL, added, tested (signature verified), i
   t.equal(await opener.getAttribute('aria-expanded'), 'true', 'the button says the form is open');
   const form = panel.getByRole('form', { name: 'Add a webhook endpoint' });
   const events = form.getByRole('group', { name: 'Events to receive' });
-  t.ok(await form.getByLabel('Endpoint URL').evaluate((el) => el === document.activeElement), 'focus goes to the URL field');
+  t.ok(await focused(form.getByLabel('Endpoint URL')), 'focus goes to the URL field');
   await events.getByLabel('Select all').check();
   t.equal(await events.locator('input[name="events"]:checked').count(), WEBHOOK_EVENTS.length, `select all checks every event (${WEBHOOK_EVENTS.length})`);
   await events.getByLabel('Select all').uncheck();
@@ -190,7 +190,7 @@ t.test('an endpoint is refused at its URL, added, tested (signature verified), i
   await deleteDialog.waitFor();
   await page.keyboard.press('Escape');
   await deleteDialog.waitFor({ state: 'detached' });
-  t.ok(await remove.evaluate((el) => el === document.activeElement), 'Escape cancels; focus returns to the button');
+  t.ok(await focused(remove), 'Escape cancels; focus returns to the button');
   await page.keyboard.press('Enter');
   await deleteDialog.getByRole('button', { name: 'Delete endpoint' }).click();
   await item.waitFor({ state: 'detached' });
@@ -225,7 +225,7 @@ t.test('an endpoint is edited (URL and events), its failed test shows in its del
   const form = item.getByRole('form', { name: `Edit ${first}` });
   const url = form.getByLabel('Endpoint URL');
   t.equal(await url.inputValue(), first, 'the form starts from the current URL');
-  t.ok(await url.evaluate((el) => el === document.activeElement), 'focus goes to the URL field');
+  t.ok(await focused(url), 'focus goes to the URL field');
   const events = form.getByRole('group', { name: 'Events to receive' });
   t.equal(await events.getByLabel('message.new', { exact: true }).isChecked(), true, 'and the current events');
   await events.getByLabel('message.new', { exact: true }).uncheck();
@@ -247,7 +247,7 @@ t.test('an endpoint is edited (URL and events), its failed test shows in its del
   await item.locator('h3', { hasText: flakyUrl }).waitFor();
   t.same(await item.locator('.event-list code').allTextContents(), ['chat.created', 'member.added'], 'listed with its new events');
   t.match(await item.textContent(), /Flaky receiver/, 'and its description');
-  t.ok(await item.getByRole('button', { name: `Edit ${flakyUrl}` }).evaluate((el) => el === document.activeElement), 'focus is back on its Edit button');
+  t.ok(await focused(item.getByRole('button', { name: `Edit ${flakyUrl}` })), 'focus is back on its Edit button');
 
   // A test the receiver refuses: the deliveries view lists it, failed, with a Retry button.
   await item.getByRole('button', { name: `Send test event to ${flakyUrl}` }).click();

@@ -3,7 +3,7 @@ import * as OTPAuth from 'otpauth';
 import type { Page } from 'playwright-core';
 import t from 'tap';
 import WebSocket from 'ws';
-import { chromiumMissing, dashboardPage, DESKTOP, PHONE } from '../helpers/dashboard-page.ts';
+import { chromiumMissing, dashboardPage, DESKTOP, focused, PHONE } from '../helpers/dashboard-page.ts';
 import { removeDir, startService } from '../helpers/index.ts';
 
 // The dashboard page (control/dashboard): how it is served, then a new user's whole flow in
@@ -292,7 +292,7 @@ t.test('a new user signs up, creates an application and keys, turns MFA on, logs
   await shoot(page, 'confirm', false);
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'detached' });
-  t.ok(await revoke.evaluate((el) => el === document.activeElement), 'focus returns to the button');
+  t.ok(await focused(revoke), 'focus returns to the button');
   await page.keyboard.press('Enter');
   await dialog.getByRole('button', { name: 'Revoke key' }).press('Enter');
   await dialog.waitFor({ state: 'detached' });

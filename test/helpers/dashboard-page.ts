@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Test } from 'tap';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const DESKTOP = { width: 1280, height: 900 };
@@ -42,4 +42,18 @@ export async function dashboardPage(t: Test, origin: string): Promise<{ page: Pa
     if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
   });
   return { page, problems };
+}
+
+/**
+ * Whether `locator`'s element gets the focus within `timeoutMs`. Pages move focus in an effect,
+ * which runs after the render that removed a dialog or showed a form: reading it the moment the
+ * DOM changed races with that effect.
+ */
+export async function focused(locator: Locator, timeoutMs = 5000): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (await locator.evaluate((el) => el === document.activeElement)) return true;
+    if (Date.now() >= until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
