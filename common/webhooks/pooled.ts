@@ -53,7 +53,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private readonly started = performance.now();
 
   constructor(
-    private readonly timeoutMs: number,
+    timeoutMs: number,
     private readonly resolve: (result: DeliveryResult) => void,
   ) {
     this.timer = setTimeout(() => {

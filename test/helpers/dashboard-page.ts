@@ -45,15 +45,18 @@ export async function dashboardPage(t: Test, origin: string): Promise<{ page: Pa
 }
 
 /**
- * Whether `locator`'s element gets the focus within `timeoutMs`. Pages move focus in an effect,
- * which runs after the render that removed a dialog or showed a form: reading it the moment the
- * DOM changed races with that effect.
+ * Whether `locator`'s element has or gets the focus within `timeoutMs`. Pages move focus in an
+ * effect, which runs after the render that removed a dialog or showed a form: reading it the moment
+ * the DOM changed races with that effect, so this waits for the element's `focus` event.
  */
-export async function focused(locator: Locator, timeoutMs = 5000): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    if (await locator.evaluate((el) => el === document.activeElement)) return true;
-    if (Date.now() >= until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+export function focused(locator: Locator, timeoutMs = 5000): Promise<boolean> {
+  return locator.evaluate(
+    (el, ms) =>
+      new Promise<boolean>((resolve) => {
+        if (el === document.activeElement) return resolve(true);
+        el.addEventListener('focus', () => resolve(true), { once: true });
+        setTimeout(() => resolve(el === document.activeElement), ms);
+      }),
+    timeoutMs,
+  );
 }
