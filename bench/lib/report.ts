@@ -50,6 +50,9 @@ const present = (rows: Row[], columns: Column[]): Column[] => columns.filter(([k
 const CASSANDRA_NOTE =
   "Cassandra's counters (`system_views.thread_pools`, `local_write_latency`) are node-wide: each figure is everything Cassandra did during the step (warmup, window and drain: this service's statements, its own bookkeeping, compaction, anything else) divided by the sends acknowledged in it.\n";
 
+const SEND_TIME_NOTE =
+  "From the nodes' own `/metrics`, summed over them, for the step (warmup, window and drain): ack wait is from a write entering its chat's actor to it being durable (the wait for a batch to start, its write, and the batches queued before it), and its p99 the upper bound of the histogram bucket holding it; a store write is one batch; GC is the time the nodes' event loops stood still for garbage collection, per node and second of the step, and the collections that took over 10 ms.\n";
+
 const fanoutSection: Section = async (r, chart) => {
   const summary = r.summary as Record<string, { maxRate: number; maxDeliveredPerSecond: number; capped?: boolean; at70?: Row; overload?: Row } | undefined>;
   const cluster = r.scenario === 'cluster';
@@ -82,6 +85,7 @@ const fanoutSection: Section = async (r, chart) => {
     : [];
   const statements = r.rows.filter((x) => x.system === 'chat' && x.cassandraRequestsPerMessage !== undefined);
   const overload = r.rows.filter((x) => typeof x.phase === 'string' && x.phase.startsWith('overload'));
+  const sendTimes = r.rows.filter((x) => x.system === 'chat' && x.ackMeanMs !== undefined);
   return [
     table(rated, [['system', 'system'], ['maxRate', 'highest rate with p99 < limit (msgs/s)'], ['delivered', 'deliveries/s there'], ...ratioColumns(best), ['p99At70', 'p99 at 70% (ms)'], ['p999At70', 'p99.9 at 70% (ms)'], ['cpu', 'server CPU µs / delivery'], ['nodeCpu', 'node CPU µs / msg'], ...services, ['gen', 'generator cores at 70%']]),
     `CPU per message and the cores are those of the run at the highest rate. Node CPU µs / msg: the ${cluster ? 'three nodes\'' : 'server\'s'} CPU over the run divided by the sends acknowledged in it${cluster ? '; Cassandra CPU µs / persisted msg: Cassandra\'s CPU over the run divided by the same sends (this service acknowledges a send once Cassandra has it)' : ''}.\n`,
@@ -90,6 +94,9 @@ const fanoutSection: Section = async (r, chart) => {
     best.some((b) => String(b.maxRate).startsWith('≥')) ? '≥: the sweep never failed within its steps (`--max-steps`), so the highest rate is at least this (and a ratio to it at most the one shown, ≤).\n' : '',
     statements.length > 0
       ? `### Cassandra statements per acknowledged message (this service)\n\n${table(statements, [['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['ackedPerSecond', 'acked/s'], ['cassandraRequestsPerMessage', 'requests/msg'], ['cassandraMutationsPerMessage', 'mutations/msg'], ['cassandraReadsPerMessage', 'reads/msg'], ['cassandraPaxosWritesPerMessage', 'paxos writes/msg'], ['cassandraKeyspaceWritesPerMessage', 'keyspace writes/msg'], ['cassandraWritesPerMessageByTable', 'writes/msg by table'], ['cassandraCpuUsPerPersisted', 'Cassandra CPU µs / msg']])}\n${CASSANDRA_NOTE}`
+      : '',
+    sendTimes.length > 0
+      ? `### Where a send's time goes on the nodes (this service)\n\n${table(sendTimes, [['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['p50Ms', 'delivered p50 ms'], ['p99Ms', 'delivered p99 ms'], ['ackMeanMs', 'ack wait mean ms'], ['ackP99UpToMs', 'ack wait p99 ≤ ms'], ['storeWriteMeanMs', 'store write mean ms'], ['writesPerBatch', 'writes per batch'], ['gcMsPerNodeSecond', 'GC ms per node-second'], ['gcPausesOver10Ms', 'GC pauses over 10 ms']])}\n${SEND_TIME_NOTE}`
       : '',
     overload.length > 0
       ? `### Overload: offered at twice the highest rate\n\n${table(overload, [['system', 'system'], ['offeredPerSecond', 'offered/s'], ['sentPerSecond', 'sent/s'], ['deliveredMsgsPerSecond', 'delivered msgs/s'], ['pctOfMax', '% of highest rate'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['deliveredPct', 'accepted sends delivered %'], ['refused', 'refused'], ['refusedByCode', 'refused by code'], ['refusalP99Ms', 'refusal p99 ms'], ['unanswered', 'unanswered']])}`

@@ -2,6 +2,7 @@ import type { LoadPool } from '../load/pool.ts';
 import type { ConnSpec, SystemName } from '../load/systems.ts';
 import { statementsPerMessage } from '../lib/cassandra-stats.ts';
 import { percentiles } from '../lib/histogram.ts';
+import { readNodeCounters, sendTimeParts } from '../lib/node-metrics.ts';
 import type { Row } from '../lib/output.ts';
 import type { Progress } from '../lib/progress.ts';
 import { processStats } from '../lib/process-stats.ts';
@@ -98,12 +99,16 @@ export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan,
   const redisBefore = await cpuOf(services.redisPid);
   const cassandraBefore = await cpuOf(services.cassandraPid);
   const countersBefore = await counters();
+  // This service's own counters of where a send's time goes (the peers have none).
+  const nodeCounters = () => (target.system === 'chat' ? readNodeCounters(target.nodes) : Promise.resolve(undefined));
+  const nodesBefore = await nodeCounters();
   const start = Date.now() + 300;
   const r = await ctx.pool.run({ op: 'fanout', start, warmupMs: plan.warmupMs, durationMs: plan.durationMs, ratePerSender: rate / plan.rooms, drainMs: plan.drainMs ?? DRAIN_MS, quietMs: 600 });
   const after = await processStats(target.pids);
   const redisCpu = used(await cpuOf(services.redisPid), redisBefore);
   const cassandraCpu = used(await cpuOf(services.cassandraPid), cassandraBefore);
   const countersAfter = await counters();
+  const nodesAfter = await nodeCounters();
   const seconds = plan.durationMs / 1000;
   const refused = Object.values(r.refused).reduce((a, b) => a + b, 0);
   // A refused send is answered, not lost: only the accepted ones are expected at every member.
@@ -149,6 +154,7 @@ export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan,
             cassandraWritesPerMessageByTable: Object.entries(statements.byTable).map(([table, n]) => `${table} ${n}`).join(', ') || null,
           }
         : {}),
+      ...(nodesBefore && nodesAfter ? sendTimeParts(nodesBefore, nodesAfter, wall, target.nodes.length) : {}),
       sendErrors: r.errors,
       refused,
       refusedByCode: byCode(r.refused),

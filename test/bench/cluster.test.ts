@@ -1,5 +1,6 @@
 import t from 'tap';
 import { statementsPerMessage } from '../../bench/lib/cassandra-stats.ts';
+import { parseNodeMetrics, sendTimeParts } from '../../bench/lib/node-metrics.ts';
 import { bench } from '../helpers/bench.ts';
 import { requireService } from '../helpers/index.ts';
 import { checkOutputs } from './smoke-checks.ts';
@@ -9,6 +10,31 @@ t.test('statements per message: deltas of the node-wide counters, the run keyspa
   const after = { pools: { 'Native-Transport-Requests': 400, MutationStage: 650, ReadStage: 10 }, writes: { 'system.paxos': 320, 'ks.chat_messages': 205, 'ks.chats': 50, 'other.t': 900 } };
   t.same(statementsPerMessage(before, after, 'ks', 200), { requests: 1.5, mutations: 3, reads: 0, paxosWrites: 1.5, keyspaceWrites: 1.25, byTable: { chat_messages: 1, chats: 0.25 } });
   t.equal(statementsPerMessage(before, after, 'ks', 0), undefined, 'nothing to divide by');
+});
+
+t.test('send time parts: differences of the nodes\' metrics, summed over nodes', async (t) => {
+  const text = (ack: [number, number, number[]], write: [number, number], gc: [number, number, number]) =>
+    [
+      '# HELP chat_ack_latency_seconds From a write entering its chat actor to it being durable',
+      ...['0.01', '0.05', '0.1', '+Inf'].map((le, i) => `chat_ack_latency_seconds_bucket{le="${le}",service="node"} ${ack[2][i]}`),
+      `chat_ack_latency_seconds_sum{service="node"} ${ack[0]}`,
+      `chat_ack_latency_seconds_count{service="node"} ${ack[1]}`,
+      `chat_store_write_seconds_sum{service="node"} ${write[0]}`,
+      `chat_store_write_seconds_count{service="node"} ${write[1]}`,
+      `nodejs_gc_duration_seconds_bucket{le="0.01",kind="minor"} ${gc[2]}`,
+      `nodejs_gc_duration_seconds_sum{kind="minor"} ${gc[0]}`,
+      `nodejs_gc_duration_seconds_count{kind="minor"} ${gc[1]}`,
+      'process_cpu_seconds_total 12',
+    ].join('\n');
+  // Two nodes alike, read before and after: 200 acks taking 4 s in all (150 within 10 ms, 196
+  // within 50 ms: the 99th percentile is in the 100 ms bucket), 20 batches, 12 collections taking
+  // 100 ms over 2 s, 2 of them over 10 ms.
+  const before = parseNodeMetrics(text([1, 100, [50, 90, 100, 100]], [0.1, 10], [0.05, 10, 10]));
+  parseNodeMetrics(text([1, 100, [50, 90, 100, 100]], [0.1, 10], [0.05, 10, 10]), before);
+  const after = parseNodeMetrics(text([3, 200, [125, 188, 200, 200]], [0.2, 20], [0.1, 16, 15]));
+  parseNodeMetrics(text([3, 200, [125, 188, 200, 200]], [0.2, 20], [0.1, 16, 15]), after);
+  t.same(sendTimeParts(before, after, 2, 2), { ackMeanMs: 20, ackP99UpToMs: 100, storeWriteMeanMs: 10, writesPerBatch: 10, gcMsPerNodeSecond: 25, gcPausesOver10Ms: 2 });
+  t.equal(sendTimeParts(before, before, 2, 2).ackMeanMs, null, 'no acks: no mean');
 });
 
 // This service on Cassandra and Redis, and the peers over Redis: the services must be running
@@ -48,6 +74,8 @@ else {
       t.ok(Number(r.cassandraMutationsPerMessage) >= 1, `chat ${r.phase}: mutations per message (${r.cassandraMutationsPerMessage})`);
       t.ok(typeof r.cassandraReadsPerMessage === 'number' && typeof r.cassandraPaxosWritesPerMessage === 'number', `chat ${r.phase}: reads and Paxos writes per message`);
       t.match(r.cassandraWritesPerMessageByTable, /\w+ [\d.]+/, `chat ${r.phase}: writes per table of the run's keyspace (${r.cassandraWritesPerMessageByTable})`);
+      t.ok(Number(r.ackMeanMs) > 0 && Number(r.storeWriteMeanMs) > 0 && Number(r.writesPerBatch) >= 1, `chat ${r.phase}: ack wait ${r.ackMeanMs} ms, store write ${r.storeWriteMeanMs} ms, ${r.writesPerBatch} writes a batch`);
+      t.ok(typeof r.gcMsPerNodeSecond === 'number', `chat ${r.phase}: GC time of the three nodes`);
     }
     for (const r of rows.filter((x) => x.system !== 'chat')) {
       t.equal(r.cassandraCpuCores, undefined, `${r.system}: no Cassandra figures for a peer`);
@@ -61,6 +89,6 @@ else {
       overload: { offeredPerSecond: 40, deliveredPctOfMax: { want: '≥ 80' }, unanswered: { want: 0, got: 0, met: true }, refusalP99Ms: { want: '< 500' } },
     });
     const report = run.file('RESULTS.md')!;
-    for (const heading of ['Cassandra CPU µs / persisted msg', 'node CPU µs / msg', 'Redis cores', 'requests/msg', 'mutations/msg', 'reads/msg', 'paxos writes/msg', 'node-wide', '### Overload', 'refusal p99 ms', 'unanswered']) t.match(report, heading, `RESULTS.md shows ${heading}`);
+    for (const heading of ['Cassandra CPU µs / persisted msg', 'node CPU µs / msg', 'Redis cores', 'requests/msg', 'mutations/msg', 'reads/msg', 'paxos writes/msg', 'node-wide', '### Overload', 'refusal p99 ms', 'unanswered', "### Where a send's time goes", 'store write mean ms']) t.match(report, heading, `RESULTS.md shows ${heading}`);
   });
 }

@@ -1,0 +1,108 @@
+/**
+ * Where this service's time goes, as its nodes see it: from their `/metrics` (Prometheus text),
+ * read before and after a step. Counters of every node are summed.
+ * - `chat_ack_latency_seconds`: from a write entering its chat's actor to it being durable (the
+ *   wait for a batch, the batch's write, the writes queued before it);
+ * - `chat_store_write_seconds`: one batch's write in the store;
+ * - `nodejs_gc_duration_seconds`: garbage collections, during which a node's event loop stands
+ *   still (a scavenge or the final pause of a mark-compact).
+ */
+export interface NodeCounters {
+  ackSum: number;
+  ackCount: number;
+  /** Cumulative counts by upper bound (seconds), as the histogram exposes them. */
+  ackBuckets: Map<number, number>;
+  writeSum: number;
+  writeCount: number;
+  gcSum: number;
+  gcCount: number;
+  /** Collections that took at most 10 ms (the histogram's bucket), of every kind. */
+  gcUpTo10ms: number;
+}
+
+const round = (x: number, digits: number) => Number(x.toFixed(digits));
+
+const empty = (): NodeCounters => ({ ackSum: 0, ackCount: 0, ackBuckets: new Map(), writeSum: 0, writeCount: 0, gcSum: 0, gcCount: 0, gcUpTo10ms: 0 });
+
+/** The counters of one `/metrics` text; series it does not have count as zero. */
+export function parseNodeMetrics(text: string, into: NodeCounters = empty()): NodeCounters {
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#')) continue;
+    const space = line.lastIndexOf(' ');
+    if (space < 0) continue;
+    const series = line.slice(0, space);
+    const value = Number(line.slice(space + 1));
+    if (!Number.isFinite(value)) continue;
+    const name = series.split('{', 1)[0];
+    const le = /le="([^"]+)"/.exec(series)?.[1];
+    switch (name) {
+      case 'chat_ack_latency_seconds_sum':
+        into.ackSum += value;
+        break;
+      case 'chat_ack_latency_seconds_count':
+        into.ackCount += value;
+        break;
+      case 'chat_ack_latency_seconds_bucket': {
+        const bound = le === '+Inf' ? Infinity : Number(le);
+        into.ackBuckets.set(bound, (into.ackBuckets.get(bound) ?? 0) + value);
+        break;
+      }
+      case 'chat_store_write_seconds_sum':
+        into.writeSum += value;
+        break;
+      case 'chat_store_write_seconds_count':
+        into.writeCount += value;
+        break;
+      case 'nodejs_gc_duration_seconds_sum':
+        into.gcSum += value;
+        break;
+      case 'nodejs_gc_duration_seconds_count':
+        into.gcCount += value;
+        break;
+      case 'nodejs_gc_duration_seconds_bucket':
+        if (le === '0.01') into.gcUpTo10ms += value;
+        break;
+    }
+  }
+  return into;
+}
+
+/** Every node's counters, summed; undefined when a node does not answer (the figures are left out). */
+export async function readNodeCounters(nodeUrls: string[]): Promise<NodeCounters | undefined> {
+  try {
+    const texts = await Promise.all(
+      nodeUrls.map(async (url) => {
+        const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) });
+        if (!res.ok) throw new Error(`${url}/metrics answered ${res.status}`);
+        return res.text();
+      }),
+    );
+    const sum = empty();
+    for (const text of texts) parseNodeMetrics(text, sum);
+    return sum;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A step's figures: the differences of the counters over `seconds` of `nodes` nodes. */
+export function sendTimeParts(before: NodeCounters, after: NodeCounters, seconds: number, nodes: number): Record<string, number | null> {
+  const acks = after.ackCount - before.ackCount;
+  const writes = after.writeCount - before.writeCount;
+  const gcs = after.gcCount - before.gcCount;
+  // The histogram's percentile is only known to a bucket: the upper bound of the one holding it.
+  let ackP99: number | null = null;
+  if (acks > 0) {
+    const bounds = [...after.ackBuckets.keys()].sort((a, b) => a - b);
+    const bound = bounds.find((b) => (after.ackBuckets.get(b) ?? 0) - (before.ackBuckets.get(b) ?? 0) >= 0.99 * acks);
+    ackP99 = bound === undefined || bound === Infinity ? null : round(bound * 1000, 1);
+  }
+  return {
+    ackMeanMs: acks > 0 ? round(((after.ackSum - before.ackSum) * 1000) / acks, 1) : null,
+    ackP99UpToMs: ackP99,
+    storeWriteMeanMs: writes > 0 ? round(((after.writeSum - before.writeSum) * 1000) / writes, 1) : null,
+    writesPerBatch: writes > 0 ? round(acks / writes, 1) : null,
+    gcMsPerNodeSecond: seconds > 0 && nodes > 0 ? round(((after.gcSum - before.gcSum) * 1000) / seconds / nodes, 1) : null,
+    gcPausesOver10Ms: gcs - (after.gcUpTo10ms - before.gcUpTo10ms),
+  };
+}
