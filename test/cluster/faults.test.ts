@@ -156,9 +156,15 @@ else {
     const probeSocket = await WsClient.connect(cluster.nodes[0]!.url, users[0]!.jwt);
     t.teardown(() => probeSocket.close());
     let resumedAfter = Infinity;
+    // What each probe got, so a failure says where delivery stopped (no ack, or acked but not seen).
+    const probeOutcomes: string[] = [];
     for (let i = 0; Date.now() - restartedAt < 10_000; i++) {
-      const ack = await probeSocket.request({ type: 'message.send', chatId: chat.chatId, content: `probe-${i}`, idempotencyKey: `probe-${i}` }).catch(() => undefined);
+      const ack = await probeSocket.request({ type: 'message.send', chatId: chat.chatId, content: `probe-${i}`, idempotencyKey: `probe-${i}` }).catch((error: Error) => {
+        probeOutcomes.push(`${Date.now() - restartedAt} ms: ${error.message}`);
+        return undefined;
+      });
       const seq = ack?.type === 'ack' ? (ack.result.message.seq as number) : undefined;
+      if (ack && seq === undefined) probeOutcomes.push(`${Date.now() - restartedAt} ms: ${JSON.stringify(ack).slice(0, 200)}`);
       if (seq !== undefined) {
         await new Promise((r) => setTimeout(r, 250));
         const onOthers = [members[1]!, members[2]!].every((m) => m.sessions.at(-1)!.includes(seq));
@@ -166,9 +172,11 @@ else {
           resumedAfter = Date.now() - restartedAt;
           break;
         }
+        probeOutcomes.push(`${Date.now() - restartedAt} ms: seq ${seq} acked, not yet on ${[1, 2].filter((k) => !members[k]!.sessions.at(-1)!.includes(seq)).map((k) => names[k]).join(' and ')}`);
       }
     }
     t.comment(`live delivery between nodes resumed ${resumedAfter} ms after Redis came back`);
+    if (resumedAfter >= 5000) t.comment(`probes: ${probeOutcomes.slice(-12).join('; ')}`);
     t.ok(resumedAfter < 5000, 'delivery resumes within 5 s');
     await new Promise((r) => setTimeout(r, 1000));
     await load.stop();
