@@ -22,7 +22,8 @@ t.test('fanout smoke: every system delivers every message to every member, with 
       t.equal(r.redisCpuCores, undefined, 'no Redis on a single node');
       // The nodes' own view of a send's time: this service only (the peers expose no metrics).
       if (system === 'chat') {
-        t.ok(Number(r.ackMeanMs) > 0 && Number(r.storeWriteMeanMs) > 0 && Number(r.writesPerBatch) >= 1, `chat ${r.phase}: ack wait ${r.ackMeanMs} ms, store write ${r.storeWriteMeanMs} ms, ${r.writesPerBatch} writes a batch`);
+        // Means of well under 0.05 ms round to 0 on a store that syncs to memory: present, not positive.
+        t.ok(Number(r.ackMeanMs) >= 0 && Number(r.storeWriteMeanMs) >= 0 && Number(r.writesPerBatch) >= 1, `chat ${r.phase}: ack wait ${r.ackMeanMs} ms, store write ${r.storeWriteMeanMs} ms, ${r.writesPerBatch} writes a batch`);
         t.ok(Number(r.ackP99UpToMs) > 0 && Number(r.gcMsPerNodeSecond) >= 0 && Number(r.gcPausesOver10Ms) >= 0, `chat ${r.phase}: ack p99 ≤ ${r.ackP99UpToMs} ms, GC ${r.gcMsPerNodeSecond} ms a node-second`);
       } else t.equal(r.ackMeanMs, undefined, `${system}: no node metrics for a peer`);
     }
