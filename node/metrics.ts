@@ -10,6 +10,7 @@ export function nodeMetrics(base: ServiceMetrics, actorCount: () => number) {
   const eventsOut = new Counter({ name: 'chat_events_out_total', help: 'Event deliveries handed to sockets (subscribers per publish)', registers });
   const dropped = new Counter({ name: 'chat_ws_slow_consumers_dropped_total', help: 'Sockets closed because their send buffer passed the limit', registers });
   const shed = new Counter({ name: 'chat_sends_shed_total', help: 'Sends refused at once because this node was overloaded (RATE_LIMITED)', registers });
+  const busy = new Counter({ name: 'chat_writes_refused_busy_total', help: "Writes refused at once because their chat's queue was too long or its oldest write too old (RATE_LIMITED)", registers });
   new Gauge({ name: 'chat_actors', help: 'Chat actors in memory', registers, collect() { this.set(actorCount()); } });
   const ack = new Histogram({
     name: 'chat_ack_latency_seconds',
@@ -29,6 +30,7 @@ export function nodeMetrics(base: ServiceMetrics, actorCount: () => number) {
     actionIn: (type: string) => actionsIn.inc({ type }),
     slowConsumerDropped: () => dropped.inc(),
     shed: () => shed.inc(),
+    busyRefused: () => busy.inc(),
     eventOut: (n: number) => eventsOut.inc(n),
     observeAck: (seconds: number) => {
       ack.observe(seconds);

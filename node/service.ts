@@ -28,7 +28,7 @@ import {
 } from '../common/index.ts';
 import { UserTokens } from './auth/user-tokens.ts';
 import { decodeControl, encodeControl, type Bus, type Membership, type Presence } from './bus/index.ts';
-import { ActorRegistry, AppActionBudget, CHAT_LIMITS, CHAT_OPS, ChatCap, ChatService, runHere, UserWriteLimits, type EventSink, type Principal, type SendInput, type SendResult } from './chat/index.ts';
+import { ActorRegistry, AppActionBudget, boundedQueue, CHAT_LIMITS, CHAT_OPS, ChatCap, ChatService, countedRefusals, runHere, UserWriteLimits, type EventSink, type Principal, type SendInput, type SendResult } from './chat/index.ts';
 import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guard.ts';
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
@@ -202,6 +202,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       chatCap,
       observeAck: m.observeAck,
       observeWrite: m.observeWrite,
+      admission: countedRefusals(boundedQueue(), m.busyRefused),
       messagesStored: (appId, n) => usage.messagesStored(appId, n),
       ...(webhooks ? { webhooks } : {}),
       blocks,

@@ -5,7 +5,9 @@
  *   wait for a batch, the batch's write, the writes queued before it);
  * - `chat_store_write_seconds`: one batch's write in the store;
  * - `nodejs_gc_duration_seconds`: garbage collections, during which a node's event loop stands
- *   still (a scavenge or the final pause of a mark-compact).
+ *   still (a scavenge or the final pause of a mark-compact);
+ * - `chat_sends_shed_total` and `chat_writes_refused_busy_total`: which of the node's bounds refused
+ *   the sends refused with RATE_LIMITED (the node's load shedder, or a chat's queue).
  */
 export interface NodeCounters {
   ackSum: number;
@@ -18,11 +20,13 @@ export interface NodeCounters {
   gcCount: number;
   /** Collections that took at most 10 ms (the histogram's bucket), of every kind. */
   gcUpTo10ms: number;
+  shed: number;
+  busy: number;
 }
 
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
-const empty = (): NodeCounters => ({ ackSum: 0, ackCount: 0, ackBuckets: new Map(), writeSum: 0, writeCount: 0, gcSum: 0, gcCount: 0, gcUpTo10ms: 0 });
+const empty = (): NodeCounters => ({ ackSum: 0, ackCount: 0, ackBuckets: new Map(), writeSum: 0, writeCount: 0, gcSum: 0, gcCount: 0, gcUpTo10ms: 0, shed: 0, busy: 0 });
 
 /** The counters of one `/metrics` text; series it does not have count as zero. */
 export function parseNodeMetrics(text: string, into: NodeCounters = empty()): NodeCounters {
@@ -61,6 +65,12 @@ export function parseNodeMetrics(text: string, into: NodeCounters = empty()): No
         break;
       case 'nodejs_gc_duration_seconds_bucket':
         if (le === '0.01') into.gcUpTo10ms += value;
+        break;
+      case 'chat_sends_shed_total':
+        into.shed += value;
+        break;
+      case 'chat_writes_refused_busy_total':
+        into.busy += value;
         break;
     }
   }
@@ -104,5 +114,7 @@ export function sendTimeParts(before: NodeCounters, after: NodeCounters, seconds
     writesPerBatch: writes > 0 ? round(acks / writes, 1) : null,
     gcMsPerNodeSecond: seconds > 0 && nodes > 0 ? round(((after.gcSum - before.gcSum) * 1000) / seconds / nodes, 1) : null,
     gcPausesOver10Ms: gcs - (after.gcUpTo10ms - before.gcUpTo10ms),
+    refusedNodeOverloaded: after.shed - before.shed,
+    refusedChatBusy: after.busy - before.busy,
   };
 }

@@ -35,3 +35,14 @@ export function boundedQueue(limits: Readonly<QueueLimits> = ACTOR_QUEUE_LIMITS)
     },
   };
 }
+
+/** `policy`, calling `refused` for each write it refuses (the node's metrics count them). */
+export function countedRefusals(policy: AdmissionPolicy, refused: () => void): AdmissionPolicy {
+  return {
+    admit: (load) => {
+      const refusal = policy.admit(load);
+      if (refusal) refused();
+      return refusal;
+    },
+  };
+}

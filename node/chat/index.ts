@@ -13,6 +13,7 @@ export { CHAT_LIST, CHAT_OPS, ChatService, PAGE, runHere, type ChatOpArgs, type 
 export { ChatCap } from './chat-cap.ts';
 export { AppActionBudget, UserWriteLimits } from './write-limits.ts';
 export { CHAT_LIMITS } from './limits.ts';
+export { boundedQueue, countedRefusals, type AdmissionPolicy } from './admission.ts';
 export { chatEventSchemas, userEventSchemas, type ChatEvent, type EventSink, type ServerEvent, type UserEvent } from './events.ts';
 export type { Replay, ReplayDelivery, ReplayTarget, ResumeEntry, ResumePoint } from './replay.ts';
 export { ChatSchema, MemberSchema, MessageSchema, ReactionSchema, ReplySchema, Role } from './schemas.ts';

@@ -13,7 +13,7 @@ t.test('statements per message: deltas of the node-wide counters, the run keyspa
 });
 
 t.test('send time parts: differences of the nodes\' metrics, summed over nodes', async (t) => {
-  const text = (ack: [number, number, number[]], write: [number, number], gc: [number, number, number]) =>
+  const text = (ack: [number, number, number[]], write: [number, number], gc: [number, number, number], refused: [number, number]) =>
     [
       '# HELP chat_ack_latency_seconds From a write entering its chat actor to it being durable',
       ...['0.01', '0.05', '0.1', '+Inf'].map((le, i) => `chat_ack_latency_seconds_bucket{le="${le}",service="node"} ${ack[2][i]}`),
@@ -24,16 +24,19 @@ t.test('send time parts: differences of the nodes\' metrics, summed over nodes',
       `nodejs_gc_duration_seconds_bucket{le="0.01",kind="minor"} ${gc[2]}`,
       `nodejs_gc_duration_seconds_sum{kind="minor"} ${gc[0]}`,
       `nodejs_gc_duration_seconds_count{kind="minor"} ${gc[1]}`,
+      `chat_sends_shed_total{service="node"} ${refused[0]}`,
+      `chat_writes_refused_busy_total{service="node"} ${refused[1]}`,
       'process_cpu_seconds_total 12',
     ].join('\n');
   // Two nodes alike, read before and after: 200 acks taking 4 s in all (150 within 10 ms, 196
   // within 50 ms: the 99th percentile is in the 100 ms bucket), 20 batches, 12 collections taking
-  // 100 ms over 2 s, 2 of them over 10 ms.
-  const before = parseNodeMetrics(text([1, 100, [50, 90, 100, 100]], [0.1, 10], [0.05, 10, 10]));
-  parseNodeMetrics(text([1, 100, [50, 90, 100, 100]], [0.1, 10], [0.05, 10, 10]), before);
-  const after = parseNodeMetrics(text([3, 200, [125, 188, 200, 200]], [0.2, 20], [0.1, 16, 15]));
-  parseNodeMetrics(text([3, 200, [125, 188, 200, 200]], [0.2, 20], [0.1, 16, 15]), after);
-  t.same(sendTimeParts(before, after, 2, 2), { ackMeanMs: 20, ackP99UpToMs: 100, storeWriteMeanMs: 10, writesPerBatch: 10, gcMsPerNodeSecond: 25, gcPausesOver10Ms: 2 });
+  // 100 ms over 2 s, 2 of them over 10 ms; 3 sends shed by each node's load shedder and 5 writes
+  // refused by a busy chat on each.
+  const before = parseNodeMetrics(text([1, 100, [50, 90, 100, 100]], [0.1, 10], [0.05, 10, 10], [7, 1]));
+  parseNodeMetrics(text([1, 100, [50, 90, 100, 100]], [0.1, 10], [0.05, 10, 10], [0, 0]), before);
+  const after = parseNodeMetrics(text([3, 200, [125, 188, 200, 200]], [0.2, 20], [0.1, 16, 15], [10, 6]));
+  parseNodeMetrics(text([3, 200, [125, 188, 200, 200]], [0.2, 20], [0.1, 16, 15], [3, 5]), after);
+  t.same(sendTimeParts(before, after, 2, 2), { ackMeanMs: 20, ackP99UpToMs: 100, storeWriteMeanMs: 10, writesPerBatch: 10, gcMsPerNodeSecond: 25, gcPausesOver10Ms: 2, refusedNodeOverloaded: 6, refusedChatBusy: 10 });
   t.equal(sendTimeParts(before, before, 2, 2).ackMeanMs, null, 'no acks: no mean');
 });
 

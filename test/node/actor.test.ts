@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { ApiError } from '../../common/index.ts';
-import { boundedQueue } from '../../node/chat/admission.ts';
+import { boundedQueue, countedRefusals } from '../../node/chat/admission.ts';
 import { ChatActor, type ActorDeps, type SendResult } from '../../node/chat/actor.ts';
 import type { ChatEvent, EventSink } from '../../node/chat/events.ts';
 import { ActorRegistry } from '../../node/chat/registry.ts';
@@ -111,20 +111,23 @@ t.test('actor: a retried send with the same idempotency key returns the first me
   t.equal(fake.puts.flatMap((w) => w.messages).length, 2);
 });
 
-t.test('actor: past its queue bound a chat refuses new writes at once, with a retry hint', async (t) => {
-  const { actor, ids, fake } = setup(2, { admission: boundedQueue({ maxQueued: 4, maxWaitMs: 60_000 }) });
+t.test('actor: past its queue bound a chat refuses new writes at once, with a retry hint, and counts them', async (t) => {
+  let counted = 0;
+  const { actor, ids, fake } = setup(2, { admission: countedRefusals(boundedQueue({ maxQueued: 4, maxWaitMs: 60_000 }), () => counted++) });
   await actor.load();
   fake.holding = true;
   const accepted = [1, 2, 3, 4].map((n) => actor.send(ids[0]!, { content: `m${n}` }));
   const refused = await actor.send(ids[0]!, { content: 'm5' });
   t.ok(refused instanceof ApiError && refused.code === 'RATE_LIMITED', 'the fifth is refused');
   t.equal((refused as ApiError).extra.retryAfterSeconds, 1);
+  t.equal(counted, 1, 'the refusal is counted, the writes taken are not');
   (await fake.heldPuts(1))[0]!.release();
   fake.holding = false;
   for (const put of fake.held.slice(1)) put.release();
   t.same((await Promise.all(accepted)).map((r) => (r as SendResult).message.seq), [1, 2, 3, 4], 'the accepted ones are all written');
   const again = await actor.send(ids[0]!, { content: 'm5' });
   t.equal((again as SendResult).message.seq, 5, 'and once the queue drains, sends are taken again');
+  t.equal(counted, 1);
 });
 
 t.test('actor: past its queueing delay bound a chat refuses new writes', async (t) => {

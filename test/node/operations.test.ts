@@ -25,6 +25,8 @@ t.test('health, readiness and metrics', async (t) => {
   t.equal(metric(text, 'chat_store_write_seconds_count'), 1, 'the one send was one store write');
   t.ok(metric(text, 'chat_events_out_total') >= 1);
   t.equal(metric(text, 'chat_ws_slow_consumers_dropped_total'), 0);
+  t.equal(metric(text, 'chat_sends_shed_total'), 0, 'no send shed by the node');
+  t.equal(metric(text, 'chat_writes_refused_busy_total'), 0, 'no write refused by a busy chat');
 });
 
 t.test('a consumer that stops reading is dropped with 4001 and counted, and others are unaffected', async (t) => {
