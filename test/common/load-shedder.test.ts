@@ -5,7 +5,7 @@ import { LoadShedder, type LagSource } from '../../common/limits/index.ts';
 function lagOf(initial = 0): LagSource & { lag: number } {
   return { lag: initial, sample() { return this.lag; }, close: () => undefined };
 }
-const options = { targetLagMs: 30, windowMs: 60_000, maxInFlight: 1000, minShare: 0.05, floor: 0, targetSojournMs: 100, sojournWindows: 2 };
+const options = { targetLagMs: 30, lagWindows: 1, windowMs: 60_000, maxInFlight: 1000, minShare: 0.05, floor: 0, targetSojournMs: 100, sojournWindows: 2 };
 const taken = (shedder: LoadShedder, n: number) => {
   let count = 0;
   for (let i = 0; i < n; i++) {
@@ -43,6 +43,24 @@ t.test('load shedder: a saturated loop takes a shrinking share, evenly, never no
   t.ok(Math.abs(shedder.taking - 0.11) < 1e-9, 'grows back a fiftieth per window');
   for (let i = 0; i < 50; i++) shedder.adjust();
   t.equal(shedder.taking, 1);
+});
+
+t.test('load shedder: one late window is a pause, not saturation; late windows in a row cut', async (t) => {
+  const lag = lagOf(0);
+  const shedder = new LoadShedder({ ...options, lagWindows: 2 }, lag);
+  t.teardown(() => shedder.close());
+  lag.lag = 400;
+  shedder.adjust();
+  t.equal(shedder.taking, 1, 'a single stall refuses nothing');
+  lag.lag = 0;
+  shedder.adjust();
+  lag.lag = 400;
+  shedder.adjust();
+  t.equal(shedder.taking, 1, 'nor does another one after a window on time');
+  shedder.adjust();
+  t.equal(shedder.taking, 0.75, 'the second late window in a row cuts');
+  shedder.adjust();
+  t.equal(shedder.taking, 0.5625, 'and so does every one after it while the delay lasts');
 });
 
 t.test('load shedder: below its floor of work in progress it refuses nothing, however late the loop', async (t) => {
@@ -147,7 +165,7 @@ t.test('load shedder: a growing queue behind the process (most units late, windo
   t.ok(Math.abs(shedder.taking - 0.5975) < 1e-9, 'a window on time grows it back, slowly');
 });
 
-t.test('load shedder: a level queue (a closed loop at capacity) is not cut, however late; a shrinking one is', async (t) => {
+t.test('load shedder: a level queue (a closed loop at capacity) is not cut, however late; nor is one draining by itself until shedding began', async (t) => {
   const clock = { ms: 0 };
   const shedder = new LoadShedder({ ...options, floor: 4 }, lagOf(0), () => clock.ms);
   t.teardown(() => shedder.close());
@@ -179,16 +197,35 @@ t.test('load shedder: a level queue (a closed loop at capacity) is not cut, howe
   }
   shedder.adjust();
   t.equal(shedder.taking, 1, 'a move within the floor is not a move');
-  // Now it drains: each answer is not followed by a send, and the units served are late. The
-  // streak may have begun a window earlier, so the cut comes within two windows.
-  for (let w = 0; w < 2 && shedder.taking === 1; w++) {
+  // Now it drains: each answer is not followed by a send, and the units served are late. With
+  // everything taken, that is a stall letting go, and nothing is cut.
+  for (let w = 0; w < 3; w++) {
     for (let i = 0; i < 30; i++) {
       clock.ms += 2.5;
       clients.shift()!();
     }
     shedder.adjust();
   }
-  t.equal(shedder.taking, 0.75, 'a late queue that shrinks is cut (draining it faster)');
+  t.equal(shedder.taking, 1, 'a late queue draining by itself, everything taken: not cut');
+  // It grows again (two sends for each answer), and is cut.
+  for (let w = 0; w < 3 && shedder.taking === 1; w++) {
+    for (let i = 0; i < 20; i++) {
+      clock.ms += 5;
+      clients.shift()!();
+      clients.push(...hold(shedder, 2));
+    }
+    shedder.adjust();
+  }
+  t.equal(shedder.taking, 0.75, 'a late queue that grows is cut');
+  // Once shedding, a late queue that shrinks is cut again (draining it faster).
+  for (let w = 0; w < 4 && shedder.taking >= 0.75; w++) {
+    for (let i = 0; i < 8; i++) {
+      clock.ms += 15;
+      clients.shift()!();
+    }
+    shedder.adjust();
+  }
+  t.ok(shedder.taking < 0.75, `shedding, a shrinking late queue is cut again (${shedder.taking})`);
   for (const end of clients.splice(0)) end(false);
 });
 
