@@ -1,9 +1,11 @@
-import { ChatClient, type ChatSummary, type ConnectionStatus, type Message } from '../../sdk/client.ts';
+import { ChatApiError, ChatClient, ChatNetworkError, ChatTimeoutError, type ChatSummary, type ConnectionStatus, type Message } from '../../sdk/client.ts';
 import { listUsers, saveSession, type DemoUser, type SignedIn } from './backend.ts';
 import { OpenConversation } from './conversation-state.ts';
 
 /** How many users one presence query asks about (the service's limit). */
 const PRESENCE_BATCH = 100;
+/** Tries of a read mark that failed for a reason that passes (a refusal under load, a lost connection). */
+const READ_MARK_TRIES = 6;
 
 /**
  * Everything the signed-in page knows, kept current by the SDK's events: the chat list (names,
@@ -164,7 +166,22 @@ export class ChatState {
     chat.unreadCount = 0;
     chat.readSeq = Math.max(chat.readSeq, seq);
     this.changed();
-    this.client.markRead(chatId, seq).catch(() => undefined);
+    this.sendReadMark(chatId, seq);
+  }
+
+  /**
+   * Tells the service the chat is read up to `seq`. A refusal that passes (RATE_LIMITED under load,
+   * a lost connection) is tried again after the wait the service asked for (else 1 s, doubling):
+   * the page already shows the chat read, so a mark given up would leave the sender without its
+   * "seen" and bring the unread count back on the next load.
+   */
+  private sendReadMark(chatId: string, seq: number, attempt = 1): void {
+    this.client.markRead(chatId, seq).catch((e: unknown) => {
+      const passing = e instanceof ChatApiError ? e.retryable : e instanceof ChatNetworkError || e instanceof ChatTimeoutError;
+      if (!passing || attempt >= READ_MARK_TRIES) return;
+      const waitMs = (e instanceof ChatApiError ? e.retryAfterMs : undefined) ?? 1000 * 2 ** (attempt - 1);
+      setTimeout(() => this.sendReadMark(chatId, seq, attempt + 1), waitMs);
+    });
   }
 
   /** Starts (or finds) the direct chat with a user, or creates a group; opens it. */

@@ -161,6 +161,51 @@ t.test('two people use the reference app: chats, 500 messages of history, typing
   await script.close();
 });
 
+if (!chromiumMissing(t, 'reference app read mark test'))
+t.test('a read mark refused under load is sent again: the sender still sees "Seen by"', { timeout: 120_000 }, async (t) => {
+  const env = { CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()), DEMO_PORT: String(await freePort()), USER_WRITES_PER_SECOND: '2' };
+  const svc = await startService(env, undefined, { script: 'demo/serve.ts', services: ['control', 'node', 'demo'] });
+  t.teardown(() => svc.stop());
+  const url = svc.urls.demo!;
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const { page: bob, errors: bobErrors } = await person(browser, url, 'bob');
+  const { page: alice, errors: aliceErrors } = await person(browser, url, 'alice');
+  await alice.click('.new-chat-toggle');
+  await alice.check('.new-chat input[value="group"]');
+  await alice.fill('.new-chat input[name="group-name"]', 'Busy');
+  await alice.check('.new-chat label:has-text("bob") input');
+  await alice.click('.new-chat button[type=submit]');
+  await alice.waitForSelector('.conv-title:has-text("Busy")');
+  await say(alice, 'are you there');
+  await row(bob, 'Busy').click();
+  await alice.waitForSelector('.msg:has-text("are you there") .seen:text-is("Seen by bob")');
+  const chatId = await row(bob, 'Busy').getAttribute('data-chat');
+
+  // Bob has the chat open. His own backend spends his write budget (2 a second, counted in
+  // windows of a second), taking each new window's budget within 20 ms of its start, while a
+  // message arrives: his page's read mark for it is refused with RATE_LIMITED and a retry hint.
+  const session = (await (await fetch(`${url}/demo/signin`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bob' }) })).json()) as { jwt: string; baseUrl: string };
+  const mark = () => fetch(`${session.baseUrl}/api/chats/${chatId}/read`, { method: 'POST', headers: { authorization: `Bearer ${session.jwt}`, 'content-type': 'application/json' }, body: '{"seq":0}' }).then((r) => r.status);
+  const statuses: number[] = [];
+  while (!statuses.includes(429) && statuses.length < 20) statuses.push(await mark());
+  t.ok(statuses.includes(429), `the budget is spent (${statuses.join(', ')})`);
+  const until = Date.now() + 2500;
+  const spending = (async () => {
+    while (Date.now() < until) {
+      void Promise.all([mark(), mark(), mark()]).then((s) => statuses.push(...s));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  await say(alice, 'still there?');
+  await bob.waitForSelector('.msg:has-text("still there?")');
+  await spending;
+  t.ok(statuses.filter((s) => s === 429).length > 100, 'the budget stayed spent while the message arrived');
+  await alice.waitForSelector('.msg:has-text("still there?") .seen:text-is("Seen by bob")', { timeout: 15_000 });
+  t.pass('the mark went through once the budget allowed it');
+  t.same([...aliceErrors, ...bobErrors], [], 'no page error');
+});
+
 t.test("the page's port opens only once the page and the service behind it answer", async (t) => {
   const port = await freePort();
   const run = { script: 'demo/serve.ts', services: ['demo'] };
