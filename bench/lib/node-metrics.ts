@@ -28,6 +28,18 @@ const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
 const empty = (): NodeCounters => ({ ackSum: 0, ackCount: 0, ackBuckets: new Map(), writeSum: 0, writeCount: 0, gcSum: 0, gcCount: 0, gcUpTo10ms: 0, shed: 0, busy: 0 });
 
+/** The series summed as they are, each into its counter. */
+const SUMMED: ReadonlyMap<string, Exclude<keyof NodeCounters, 'ackBuckets'>> = new Map([
+  ['chat_ack_latency_seconds_sum', 'ackSum'],
+  ['chat_ack_latency_seconds_count', 'ackCount'],
+  ['chat_store_write_seconds_sum', 'writeSum'],
+  ['chat_store_write_seconds_count', 'writeCount'],
+  ['nodejs_gc_duration_seconds_sum', 'gcSum'],
+  ['nodejs_gc_duration_seconds_count', 'gcCount'],
+  ['chat_sends_shed_total', 'shed'],
+  ['chat_writes_refused_busy_total', 'busy'],
+]);
+
 /** The counters of one `/metrics` text; series it does not have count as zero. */
 export function parseNodeMetrics(text: string, into: NodeCounters = empty()): NodeCounters {
   for (const line of text.split('\n')) {
@@ -37,41 +49,16 @@ export function parseNodeMetrics(text: string, into: NodeCounters = empty()): No
     const series = line.slice(0, space);
     const value = Number(line.slice(space + 1));
     if (!Number.isFinite(value)) continue;
-    const name = series.split('{', 1)[0];
+    const name = series.split('{', 1)[0] ?? '';
     const le = /le="([^"]+)"/.exec(series)?.[1];
-    switch (name) {
-      case 'chat_ack_latency_seconds_sum':
-        into.ackSum += value;
-        break;
-      case 'chat_ack_latency_seconds_count':
-        into.ackCount += value;
-        break;
-      case 'chat_ack_latency_seconds_bucket': {
-        const bound = le === '+Inf' ? Infinity : Number(le);
-        into.ackBuckets.set(bound, (into.ackBuckets.get(bound) ?? 0) + value);
-        break;
-      }
-      case 'chat_store_write_seconds_sum':
-        into.writeSum += value;
-        break;
-      case 'chat_store_write_seconds_count':
-        into.writeCount += value;
-        break;
-      case 'nodejs_gc_duration_seconds_sum':
-        into.gcSum += value;
-        break;
-      case 'nodejs_gc_duration_seconds_count':
-        into.gcCount += value;
-        break;
-      case 'nodejs_gc_duration_seconds_bucket':
-        if (le === '0.01') into.gcUpTo10ms += value;
-        break;
-      case 'chat_sends_shed_total':
-        into.shed += value;
-        break;
-      case 'chat_writes_refused_busy_total':
-        into.busy += value;
-        break;
+    if (name === 'chat_ack_latency_seconds_bucket') {
+      const bound = le === '+Inf' ? Infinity : Number(le);
+      into.ackBuckets.set(bound, (into.ackBuckets.get(bound) ?? 0) + value);
+    } else if (name === 'nodejs_gc_duration_seconds_bucket') {
+      if (le === '0.01') into.gcUpTo10ms += value;
+    } else {
+      const field = SUMMED.get(name);
+      if (field) into[field] += value;
     }
   }
   return into;

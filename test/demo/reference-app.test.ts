@@ -26,6 +26,16 @@ async function say(page: Page, text: string) {
   await page.press('.message-input', 'Enter');
 }
 
+/** Creates a group named `name` with `member` through the new-chat form, and waits for it to open. */
+async function newGroup(page: Page, name: string, member: string) {
+  await page.click('.new-chat-toggle');
+  await page.check('.new-chat input[value="group"]');
+  await page.fill('.new-chat input[name="group-name"]', name);
+  await page.check(`.new-chat label:has-text("${member}") input`);
+  await page.click('.new-chat button[type=submit]');
+  await page.waitForSelector(`.conv-title:has-text("${name}")`);
+}
+
 const seqs = (page: Page) => page.$$eval('.log .msg[data-seq]', (els) => els.map((e) => Number((e as HTMLElement).dataset.seq)));
 const row = (page: Page, title: string) => page.locator('.chat-row', { has: page.locator('.chat-title', { hasText: title }) });
 
@@ -113,12 +123,7 @@ t.test('two people use the reference app: chats, 500 messages of history, typing
   await alice.screenshot({ path: `${ARTIFACTS}demo-desktop-alice.png` });
 
   // A group, picked by name; bob's list gets it live, and its badge counts while he is elsewhere.
-  await alice.click('.new-chat-toggle');
-  await alice.check('.new-chat input[value="group"]');
-  await alice.fill('.new-chat input[name="group-name"]', 'Team');
-  await alice.check('.new-chat label:has-text("bob") input');
-  await alice.click('.new-chat button[type=submit]');
-  await alice.waitForSelector('.conv-title:has-text("Team")');
+  await newGroup(alice, 'Team', 'bob');
   await say(alice, 'hello team');
   await row(bob, 'Team').locator('.badge:text-is("1")').waitFor();
   t.match(await row(bob, 'Team').textContent(), /2 members/, 'the group shows its member count');
@@ -171,12 +176,7 @@ t.test('a read mark refused under load is sent again: the sender still sees "See
   t.teardown(() => browser.close());
   const { page: bob, errors: bobErrors } = await person(browser, url, 'bob');
   const { page: alice, errors: aliceErrors } = await person(browser, url, 'alice');
-  await alice.click('.new-chat-toggle');
-  await alice.check('.new-chat input[value="group"]');
-  await alice.fill('.new-chat input[name="group-name"]', 'Busy');
-  await alice.check('.new-chat label:has-text("bob") input');
-  await alice.click('.new-chat button[type=submit]');
-  await alice.waitForSelector('.conv-title:has-text("Busy")');
+  await newGroup(alice, 'Busy', 'bob');
   await say(alice, 'are you there');
   await row(bob, 'Busy').click();
   await alice.waitForSelector('.msg:has-text("are you there") .seen:text-is("Seen by bob")');
