@@ -39,6 +39,14 @@ export class OpenConversation {
   /** Counts pages put in front, so the view keeps the reader's place when one arrives. */
   prepended = 0;
   private closed = false;
+  /**
+   * What arrived (a message, a reaction, a read mark) while a load was in flight, numbered: a
+   * load's answer was read at some point after it began, maybe before these, so each is applied
+   * again on top of it. Kept only while a load is in flight.
+   */
+  private arrived: { n: number; apply: () => void }[] = [];
+  private arrivedCount = 0;
+  private loading = 0;
 
   constructor(
     readonly chatId: string,
@@ -49,6 +57,8 @@ export class OpenConversation {
   /** Loads the newest page and the members. Also after `chat.stale`: what is shown is replaced. */
   async load(): Promise<void> {
     this.error = undefined;
+    const since = this.arrivedCount;
+    this.loading++;
     try {
       const [page, members] = await Promise.all([this.client.getMessages(this.chatId, { size: PAGE_SIZE }), this.client.members(this.chatId)]);
       if (this.closed) return;
@@ -56,10 +66,21 @@ export class OpenConversation {
       this.messages = [...page.reverse().map((message) => ({ message })), ...pending];
       this.complete = page.length < PAGE_SIZE;
       this.members = members;
+      // Each is idempotent (a message replaces its copy, a mark only moves forward), so one the
+      // answer already held changes nothing.
+      for (const change of this.arrived) if (change.n > since) change.apply();
     } catch (error) {
       this.error = `Could not load this chat: ${describe(error)}`;
+    } finally {
+      if (--this.loading === 0) this.arrived = [];
     }
     this.changed();
+  }
+
+  /** Applies a change that arrived, and keeps it for the loads in flight (see `arrived`). */
+  private arrive(apply: () => void): void {
+    apply();
+    if (this.loading > 0) this.arrived.push({ n: ++this.arrivedCount, apply });
   }
 
   /** The page before the oldest message shown; nothing when one is on its way or none is left. */
@@ -86,6 +107,10 @@ export class OpenConversation {
 
   /** A message as stored (an ack or an event): replaces the shown one, or takes its place in seq order. */
   upsert(message: Message): void {
+    this.arrive(() => this.place(message));
+  }
+
+  private place(message: Message): void {
     const at = this.messages.findIndex((m) => m.message.messageId === message.messageId);
     if (at >= 0) {
       this.messages[at] = { message };
@@ -101,6 +126,10 @@ export class OpenConversation {
 
   /** A reaction event: the message's reactions change without a new copy of the message. */
   react(reaction: Reaction, added: boolean): void {
+    this.arrive(() => this.reactNow(reaction, added));
+  }
+
+  private reactNow(reaction: Reaction, added: boolean): void {
     const shown = this.messages.find((m) => m.message.messageId === reaction.messageId);
     if (!shown) return;
     const others = shown.message.reactions.filter((r) => !(r.senderId === reaction.senderId && r.reaction === reaction.reaction));
@@ -169,8 +198,10 @@ export class OpenConversation {
   }
 
   readMoved(userId: string, seq: number): void {
-    this.members = this.members.map((m) => (m.userId === userId ? { ...m, readSeq: Math.max(m.readSeq, seq) } : m));
-    this.changed();
+    this.arrive(() => {
+      this.members = this.members.map((m) => (m.userId === userId ? { ...m, readSeq: Math.max(m.readSeq, seq) } : m));
+      this.changed();
+    });
   }
 
   typingChanged(userId: string, started: boolean): void {

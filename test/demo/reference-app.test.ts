@@ -41,7 +41,7 @@ const row = (page: Page, title: string) => page.locator('.chat-row', { has: page
 
 if (!chromiumMissing(t, 'reference app test'))
 t.test('two people use the reference app: chats, 500 messages of history, typing, presence, seen, edits, reactions, a lost connection', { timeout: 240_000 }, async (t) => {
-  const env = { CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()), DEMO_PORT: String(await freePort()), USER_SENDS_PER_SECOND: '1000' };
+  const env = { CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()), DEMO_PORT: String(await freePort()), USER_SENDS_PER_SECOND: '1000', USER_REQUESTS_PER_SECOND: '1000' };
   const run = { script: 'demo/serve.ts', services: ['control', 'node', 'demo'] };
   let svc = await startService(env, undefined, run);
   t.teardown(() => svc.stop());
@@ -65,6 +65,7 @@ t.test('two people use the reference app: chats, 500 messages of history, typing
   t.pass("bob's list shows the new chat, named by its peer, with alice online");
 
   // 500 messages from alice's backend-side client (a script, to be quick): bob's badge counts them live.
+  // One after another over REST they can pass 200 requests a second on a fast machine: the env allows it.
   const session = (await (await fetch(`${url}/demo/signin`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'alice' }) })).json()) as { jwt: string; refreshToken: string; userId: string; baseUrl: string };
   // Never connected: its sends go over REST.
   const script = new ChatClient({ baseUrl: session.baseUrl });
@@ -203,6 +204,49 @@ t.test('a read mark refused under load is sent again: the sender still sees "See
   t.ok(statuses.filter((s) => s === 429).length > 100, 'the budget stayed spent while the message arrived');
   await alice.waitForSelector('.msg:has-text("still there?") .seen:text-is("Seen by bob")', { timeout: 15_000 });
   t.pass('the mark went through once the budget allowed it');
+  t.same([...aliceErrors, ...bobErrors], [], 'no page error');
+});
+
+if (!chromiumMissing(t, 'reference app reload test'))
+t.test('a chat that opens while a read mark and a message arrive keeps both: the load does not undo them', { timeout: 120_000 }, async (t) => {
+  const svc = await startService({ CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()), DEMO_PORT: String(await freePort()) }, undefined, { script: 'demo/serve.ts', services: ['control', 'node', 'demo'] });
+  t.teardown(() => svc.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const { page: bob, errors: bobErrors } = await person(browser, svc.urls.demo!, 'bob');
+  const { page: alice, errors: aliceErrors } = await person(browser, svc.urls.demo!, 'alice');
+  await newGroup(alice, 'Other', 'bob');
+  await newGroup(alice, 'Slow', 'bob');
+  await say(alice, 'one');
+  await alice.waitForSelector('.msg[data-seq="1"]:has-text("one")');
+  const chatId = (await row(alice, 'Slow').getAttribute('data-chat'))!;
+  await row(alice, 'Other').click();
+  await alice.waitForSelector('.conv-title:has-text("Other")');
+
+  // Alice opens the chat again on a slow network: the service answers its page and its members
+  // (bob has read nothing yet), and the answers reach her page only after bob has read and written.
+  let fetched = 0;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  await alice.route((u) => u.pathname.endsWith(`/api/chats/${chatId}/members`) || u.pathname.endsWith(`/api/messages/getMessages/${chatId}`), async (route) => {
+    const response = await route.fetch();
+    fetched++;
+    await released;
+    await route.fulfill({ response });
+  });
+  await row(alice, 'Slow').click();
+  for (let i = 0; i < 200 && fetched < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  t.equal(fetched, 2, 'the page and the members were read before bob read');
+  await row(bob, 'Slow').click();
+  await bob.waitForSelector('.msg:has-text("one")');
+  await say(bob, 'two');
+  await alice.waitForSelector('.msg:has-text("two")');
+  release();
+
+  await alice.waitForSelector('.msg[data-seq="1"]:has-text("one")');
+  await alice.waitForSelector('.msg:has-text("one") .seen:text-is("Seen by bob")', { timeout: 10_000 });
+  t.pass('the read mark that came during the load stays');
+  t.same(await seqs(alice), [1, 2], 'the message that came during the load stays, in order');
   t.same([...aliceErrors, ...bobErrors], [], 'no page error');
 });
 
