@@ -54,7 +54,10 @@ export class OpenConversation {
     private readonly changed: () => void,
   ) {}
 
-  /** Loads the newest page and the members. Also after `chat.stale`: what is shown is replaced. */
+  /**
+   * Loads the newest page and the members. Also after `chat.stale`: what is shown is replaced by
+   * the answer, then what arrived while it was on its way is applied again on top (see `arrived`).
+   */
   async load(): Promise<void> {
     this.error = undefined;
     const since = this.arrivedCount;
