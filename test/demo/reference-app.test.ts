@@ -235,7 +235,7 @@ t.test('a chat that opens while a read mark and a message arrive keeps both: the
     await route.fulfill({ response });
   });
   await row(alice, 'Slow').click();
-  for (let i = 0; i < 200 && fetched < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  for (let i = 0; i < 400 && fetched < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
   t.equal(fetched, 2, 'the page and the members were read before bob read');
   await row(bob, 'Slow').click();
   await bob.waitForSelector('.msg:has-text("one")');
