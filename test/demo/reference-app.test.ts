@@ -226,16 +226,18 @@ t.test('a chat that opens while a read mark and a message arrive keeps both: the
   // Alice opens the chat again on a slow network: the service answers its page and its members
   // (bob has read nothing yet), and the answers reach her page only after bob has read and written.
   let fetched = 0;
+  let bothRead!: () => void;
+  const read = new Promise<void>((resolve) => (bothRead = resolve));
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   await alice.route((u) => u.pathname.endsWith(`/api/chats/${chatId}/members`) || u.pathname.endsWith(`/api/messages/getMessages/${chatId}`), async (route) => {
     const response = await route.fetch();
-    fetched++;
+    if (++fetched === 2) bothRead();
     await released;
     await route.fulfill({ response });
   });
   await row(alice, 'Slow').click();
-  for (let i = 0; i < 400 && fetched < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  await Promise.race([read, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
   t.equal(fetched, 2, 'the page and the members were read before bob read');
   await row(bob, 'Slow').click();
   await bob.waitForSelector('.msg:has-text("one")');
