@@ -113,7 +113,7 @@ t.test('actor: a retried send with the same idempotency key returns the first me
 
 t.test('actor: past its queue bound a chat refuses new writes at once, with a retry hint, and counts them', async (t) => {
   let counted = 0;
-  const { actor, ids, fake } = setup(2, { admission: countedRefusals(boundedQueue({ maxQueued: 4, maxWaitMs: 60_000 }), () => counted++) });
+  const { actor, ids, fake } = setup(2, { admission: countedRefusals(boundedQueue({ maxQueued: 4, maxWaitMs: 60_000, floor: 0 }), () => counted++) });
   await actor.load();
   fake.holding = true;
   const accepted = [1, 2, 3, 4].map((n) => actor.send(ids[0]!, { content: `m${n}` }));
@@ -131,7 +131,7 @@ t.test('actor: past its queue bound a chat refuses new writes at once, with a re
 });
 
 t.test('actor: past its queueing delay bound a chat refuses new writes', async (t) => {
-  const { actor, ids, fake } = setup(2, { admission: boundedQueue({ maxQueued: 1000, maxWaitMs: 30 }) });
+  const { actor, ids, fake } = setup(2, { admission: boundedQueue({ maxQueued: 1000, maxWaitMs: 30, floor: 0 }) });
   await actor.load();
   fake.holding = true;
   const first = actor.send(ids[0]!, { content: 'slow' });
@@ -141,6 +141,22 @@ t.test('actor: past its queueing delay bound a chat refuses new writes', async (
   t.ok(refused instanceof ApiError && refused.code === 'RATE_LIMITED', 'refused while the oldest write has waited too long');
   put!.release();
   await first;
+});
+
+t.test('actor: the delay bound refuses only once a floor of writes wait, so a stall of a quiet chat refuses nothing', async (t) => {
+  const { actor, ids, fake } = setup(2, { admission: boundedQueue({ maxQueued: 1000, maxWaitMs: 30, floor: 3 }) });
+  await actor.load();
+  fake.holding = true;
+  const taken = [actor.send(ids[0]!, { content: 'slow' })];
+  const [put] = await fake.heldPuts(1);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  taken.push(actor.send(ids[0]!, { content: 'second' }), actor.send(ids[0]!, { content: 'third' }));
+  const refused = await actor.send(ids[0]!, { content: 'fourth' });
+  t.ok(refused instanceof ApiError && refused.code === 'RATE_LIMITED', 'with three waiting behind a slow write, the fourth is refused');
+  put!.release();
+  fake.holding = false;
+  for (const held of fake.held.slice(1)) held.release();
+  t.same((await Promise.all(taken)).map((r) => (r as SendResult).message.seq), [1, 2, 3], 'the two taken during the stall, under the floor, are written after the first');
 });
 
 t.test('actor: a fenced membership write breaks the actor; nothing is changed in memory', async (t) => {
