@@ -81,13 +81,12 @@ export function uwsBound(chat: SystemFanout | undefined, uws: SystemFanout | und
 }
 
 /**
- * The stretch goal: this service's highest rate against uws's. When uws never failed within the
- * sweep its highest rate is only a lower bound, so the ratio is an upper bound: it shows as
- * `≤ x` and is met only if it could not be below the goal, which an upper bound never shows.
+ * The stretch goal: this service's highest rate against uws's (see uwsBound). A ratio that is only
+ * an upper bound shows as `≤ x` and is never met: it could always be below the goal.
  */
-export function stretchGoal(vsUws: number | null, uwsCapped: boolean): { want: number; got: number | string | null; met: boolean } {
+export function stretchGoal(vsUws: number | null, upperBound: boolean): { want: number; got: number | string | null; met: boolean } {
   if (vsUws === null) return { want: GOAL.stretchVsUws, got: null, met: false };
-  if (uwsCapped) return { want: GOAL.stretchVsUws, got: `≤ ${vsUws}`, met: false };
+  if (upperBound) return { want: GOAL.stretchVsUws, got: `≤ ${vsUws}`, met: false };
   return { want: GOAL.stretchVsUws, got: vsUws, met: vsUws >= GOAL.stretchVsUws };
 }
 
