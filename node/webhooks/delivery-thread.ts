@@ -1,15 +1,34 @@
 import { Worker } from 'node:worker_threads';
 import type { DeliveryRequest, DeliveryResult } from '../../common/webhooks/index.ts';
 
-export interface AttemptRequest {
-  n: number;
-  /** The lane (endpoint) it belongs to: the thread sends at most `inFlight` of a lane's at a time. */
+/** A delivery as a lane hands it over: one signed POST of an event. */
+export type AttemptRequest = Omit<DeliveryRequest, 'agent' | 'readBody' | 'now'>;
+
+/**
+ * Requests of one lane to one URL with one secret, in order: how requests cross to the thread.
+ * Columns rather than an object per request, as the copy between threads costs per object.
+ */
+export interface RequestGroup {
   lane: string;
-  req: Omit<DeliveryRequest, 'agent' | 'readBody' | 'now'>;
+  url: string;
+  secret: string;
+  timeoutMs: number;
+  allowInsecure: boolean;
+  n: number[];
+  id: string[];
+  body: string[];
+}
+
+/** Answers of one turn of the thread: successes as columns, failures one by one. */
+export interface Answers {
+  ok: number[];
+  okStatus: number[];
+  okMs: number[];
+  failed: { n: number; result: DeliveryResult }[];
 }
 
 /** What the node's thread tells the delivery thread. */
-export type ThreadMessage = { batch: AttemptRequest[] } | { cancel: string } | 'close';
+export type ThreadMessage = { groups: RequestGroup[] } | { cancel: string } | 'close';
 
 /** The error of a request the delivery thread dropped unsent (its lane was closed). */
 export const CANCELLED = 'cancelled: the endpoint is no longer delivered to';
@@ -18,14 +37,16 @@ export const CANCELLED = 'cancelled: the endpoint is no longer delivered to';
  * Deliveries run on a thread of their own: signing, the HTTP exchange and its socket calls cost
  * the node's event loop (where chats' actors and sockets run) only the hand-off, one message per
  * turn for all the requests of that turn. The thread keeps each lane to `inFlight` requests at a
- * time and queues the rest (see delivery-worker.ts). Never rejects: a thread that failed answers
- * every request it held as a failed attempt (retried on the schedule) and is started again.
+ * time and queues the rest (see delivery-worker.ts). Every request is answered once, through its
+ * callback: a thread that failed answers every request it held as a failed attempt (retried on
+ * the schedule) and is started again.
  */
 export class DeliveryThread {
   private worker: Worker;
   private readonly waiting = new Map<number, (r: DeliveryResult) => void>();
   private next = 0;
-  private queued: AttemptRequest[] = [];
+  private groups: RequestGroup[] = [];
+  private last: RequestGroup | undefined;
   private closed = false;
 
   constructor(private readonly options: { allowInsecure: boolean; connections: number; inFlight: number }) {
@@ -40,13 +61,7 @@ export class DeliveryThread {
     const bootstrap = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
     const worker = new Worker(bootstrap, { eval: true, workerData: this.options });
     worker.unref();
-    worker.on('message', (answers: { n: number; result: DeliveryResult }[]) => {
-      for (const { n, result } of answers) {
-        const resolve = this.waiting.get(n);
-        this.waiting.delete(n);
-        resolve?.(result);
-      }
-    });
+    worker.on('message', (a: Answers) => this.answered(a));
     worker.on('error', (error) => this.failAll(`delivery thread failed: ${error.message}`));
     worker.on('exit', () => {
       this.failAll('delivery thread stopped');
@@ -55,19 +70,38 @@ export class DeliveryThread {
     return worker;
   }
 
-  private failAll(error: string): void {
-    for (const resolve of this.waiting.values()) resolve({ ok: false, error, durationMs: 0 });
-    this.waiting.clear();
+  private answered(a: Answers): void {
+    for (let i = 0; i < a.ok.length; i++) this.take(a.ok[i]!)?.({ ok: true, statusCode: a.okStatus[i]!, durationMs: a.okMs[i]! });
+    for (const { n, result } of a.failed) this.take(n)?.(result);
   }
 
-  deliver(lane: string, req: AttemptRequest['req']): Promise<DeliveryResult> {
-    if (this.closed) return Promise.resolve({ ok: false, error: 'shutting down', durationMs: 0 });
+  private take(n: number): ((r: DeliveryResult) => void) | undefined {
+    const done = this.waiting.get(n);
+    this.waiting.delete(n);
+    return done;
+  }
+
+  private failAll(error: string): void {
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const done of waiting) done({ ok: false, error, durationMs: 0 });
+  }
+
+  /** Hands `req` over; `done` is called once with how it ended. */
+  send(lane: string, req: AttemptRequest, done: (r: DeliveryResult) => void): void {
+    if (this.closed) return done({ ok: false, error: 'shutting down', durationMs: 0 });
     const n = this.next++;
-    return new Promise((resolve) => {
-      this.waiting.set(n, resolve);
-      if (this.queued.length === 0) setImmediate(() => this.flush());
-      this.queued.push({ n, lane, req });
-    });
+    this.waiting.set(n, done);
+    if (this.groups.length === 0) setImmediate(() => this.flush());
+    let g = this.last;
+    if (!g || g.lane !== lane || g.url !== req.url || g.secret !== req.secret || g.timeoutMs !== req.timeoutMs || g.allowInsecure !== req.allowInsecure) {
+      g = { lane, url: req.url, secret: req.secret, timeoutMs: req.timeoutMs, allowInsecure: req.allowInsecure, n: [], id: [], body: [] };
+      this.groups.push(g);
+      this.last = g;
+    }
+    g.n.push(n);
+    g.id.push(req.id);
+    g.body.push(req.body);
   }
 
   /** Drops the lane's requests not sent yet: each is answered as failed with CANCELLED. */
@@ -78,9 +112,10 @@ export class DeliveryThread {
   }
 
   private flush(): void {
-    const batch = this.queued;
-    this.queued = [];
-    if (batch.length > 0) this.worker.postMessage({ batch } satisfies ThreadMessage);
+    const groups = this.groups;
+    this.groups = [];
+    this.last = undefined;
+    if (groups.length > 0) this.worker.postMessage({ groups } satisfies ThreadMessage);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { EventIds, type DeliveryResult, type WebhookEnvelope } from '../../common/webhooks/index.ts';
+import { EventIds, type DeliveryResult } from '../../common/webhooks/index.ts';
 import { DeliveryThread } from './delivery-thread.ts';
 import type { Logger } from '../../common/index.ts';
 import type { OutboxEvent, PendingEvent, WebhookOutbox } from '../store/index.ts';
@@ -42,6 +42,43 @@ const MAX_LOG_BUFFER = 10_000;
  */
 const HANDED_OVER = 256;
 
+/** Event data already in JSON text (WebhookDispatcher.make). */
+export class Raw {
+  constructor(readonly json: string) {}
+}
+
+/** Whether `e` is to get `t` (active, subscribed, and not done with it yet). */
+function wants(e: HookEndpoint, t: Tracked): boolean {
+  return e.status === 'ACTIVE' && e.events.includes(t.event.type) && !t.done.includes(e.id);
+}
+
+/**
+ * An event's delivery to one endpoint (a lane's Task): when every endpoint of the event is done
+ * with it, its queue finishes it. A class, not closures: one is made per event and endpoint.
+ */
+class EndpointTask implements Task {
+  failures = 0;
+  readonly event: OutboxEvent;
+
+  constructor(
+    private readonly t: Tracked,
+    private readonly endpointId: string,
+  ) {
+    this.event = t.event;
+  }
+
+  live(): boolean {
+    return !this.t.queue.stopped;
+  }
+
+  settle(): void {
+    const t = this.t;
+    t.done.push(this.endpointId);
+    if (--t.waiting === 0) t.queue.finish(t);
+    else t.queue.progressed(t);
+  }
+}
+
 /**
  * Delivers webhook events: this node's own, as their writes become durable, and those of dead
  * nodes it adopts, read from their outboxes. Each event goes to every active endpoint of its
@@ -59,6 +96,8 @@ export class WebhookDispatcher {
   private readonly logged = new Map<string, { second: number; n: number }>();
   private readonly timers: NodeJS.Timeout[];
   private scanning = false;
+  private isoMs = 0;
+  private iso = '';
   private warnedAt = 0;
   private closed = false;
 
@@ -79,13 +118,23 @@ export class WebhookDispatcher {
     return q;
   }
 
-  /** An event of this node, registered as being appended until `written` says how its write ended. */
+  /**
+   * An event of this node, registered as being appended until `written` says how its write ended.
+   * `data` may come as its JSON text already (`Raw`). The body is the JSON of a WebhookEnvelope,
+   * put together as text: every message of an application with an endpoint makes one.
+   */
   make(appId: string, type: string, data: unknown, check?: OutboxEvent['check']): OutboxEvent {
-    const id = this.ids.next();
-    const envelope: WebhookEnvelope = { type: type as WebhookEnvelope['type'], id, timestamp: new Date().toISOString(), appId, data };
-    const q = this.selfQueue();
-    q.appending.add(id);
-    return { id, appId, type, body: JSON.stringify(envelope), ...(check ? { check } : {}) };
+    const now = Date.now();
+    const id = this.ids.next(now);
+    if (now !== this.isoMs) {
+      this.isoMs = now;
+      this.iso = new Date(now).toISOString();
+    }
+    const json = data instanceof Raw ? data.json : JSON.stringify(data);
+    // Ids and timestamps are made here of characters JSON never escapes.
+    const body = `{"type":${JSON.stringify(type)},"id":"${id}","timestamp":"${this.iso}","appId":${JSON.stringify(appId)}${json === undefined ? '' : `,"data":${json}`}}`;
+    this.selfQueue().appending.add(id);
+    return check ? { id, appId, type, body, check } : { id, appId, type, body };
   }
 
   /** The write carrying `events` (made by `make`) resolved, or failed (then they are never sent). */
@@ -127,42 +176,39 @@ export class WebhookDispatcher {
   }
 
   private track(q: OwnerQueue, p: PendingEvent): void {
-    const t: Tracked = { event: p.event, done: new Set(p.done), waiting: 0, queue: q };
+    const t: Tracked = { event: p.event, done: p.done.length > 0 ? [...p.done] : [], waiting: 0, queue: q };
     q.tracked.set(p.event.id, t);
     this.dispatchSoon(t, 0);
   }
 
-  /** Dispatches `t`; while its endpoints cannot be read it is tried again, every 5 s. */
+  /** Dispatches `t` now or after `delayMs`; while its endpoints cannot be read it is tried again, every 5 s. */
   private dispatchSoon(t: Tracked, delayMs: number): void {
-    const run = () =>
-      void this.dispatch(t).catch((error: unknown) => {
+    if (delayMs > 0) {
+      setTimeout(() => this.dispatchSoon(t, 0), delayMs).unref();
+      return;
+    }
+    const list = this.o.endpoints.get(t.event.appId);
+    // Cached (as but once per cache period): no promise on the way of every event.
+    if (!(list instanceof Promise)) return this.dispatch(t, list);
+    list.then(
+      (l) => this.dispatch(t, l),
+      (error: unknown) => {
         if (Date.now() - this.warnedAt > 5_000) {
           this.warnedAt = Date.now();
           this.o.log.warn({ err: String(error), eventId: t.event.id }, 'cannot read webhook endpoints; their events are tried again every 5 s');
         }
         if (!this.closed && !t.queue.stopped) this.dispatchSoon(t, 5_000);
-      });
-    if (delayMs === 0) run();
-    else setTimeout(run, delayMs).unref();
+      },
+    );
   }
 
-  private async dispatch(t: Tracked): Promise<void> {
-    const endpoints = subscribed(await this.o.endpoints.get(t.event.appId), t.event.type).filter((e) => !t.done.has(e.id));
-    if (endpoints.length === 0) return t.queue.finish(t);
-    t.waiting = endpoints.length;
-    for (const endpoint of endpoints) {
-      const task: Task = {
-        event: t.event,
-        failures: 0,
-        live: () => !t.queue.stopped,
-        settle: () => {
-          t.done.add(endpoint.id);
-          if (--t.waiting === 0) t.queue.finish(t);
-          else t.queue.progressed(t);
-        },
-      };
-      this.lane(endpoint).push(task);
-    }
+  private dispatch(t: Tracked, list: HookEndpoint[]): void {
+    let n = 0;
+    for (const endpoint of list) if (wants(endpoint, t)) n++;
+    if (n === 0) return t.queue.finish(t);
+    // Counted before any lane has it: a lane may settle at once (closed, or the endpoint gone).
+    t.waiting = n;
+    for (const endpoint of list) if (wants(endpoint, t)) this.lane(endpoint).push(new EndpointTask(t, endpoint.id));
   }
 
   private lane(endpoint: HookEndpoint): Lane {
@@ -179,7 +225,7 @@ export class WebhookDispatcher {
         attempted: (task, result, attempt, nextRetryAt) => this.attempted(endpoint, task, result, attempt, nextRetryAt),
         disable: (e, reason) => void this.disable(e, reason),
         allowInsecure: this.o.allowInsecure,
-        send: (req) => this.thread.deliver(id, req),
+        send: (req, done) => this.thread.send(id, req, done),
         cancel: () => this.thread.cancel(id),
         now: Date.now,
       },

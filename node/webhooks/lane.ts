@@ -3,6 +3,9 @@ import type { OutboxEvent } from '../store/index.ts';
 import type { HookEndpoint } from './source.ts';
 
 
+/** How long a task waits when its endpoint cannot be read (the control store is away). */
+const UNREADABLE_RETRY_MS = 5_000;
+
 /** An event's delivery to one endpoint, and how it ends. */
 export interface Task {
   event: OutboxEvent;
@@ -22,8 +25,8 @@ export interface LaneHooks {
   /** The endpoint must be disabled (410 Gone, or failing for 24 h). */
   disable: (endpoint: HookEndpoint, reason: string) => void;
   allowInsecure: boolean;
-  /** One signed POST (the delivery thread's, which may hold it until the lane's turn). */
-  send: (req: Omit<DeliveryRequest, 'agent' | 'readBody' | 'now'>) => Promise<DeliveryResult>;
+  /** One signed POST (the delivery thread's, which may hold it until the lane's turn); `done` is called once. */
+  send: (req: Omit<DeliveryRequest, 'agent' | 'readBody' | 'now'>, done: (result: DeliveryResult) => void) => void;
   /** The lane closed: requests handed over and not sent yet are dropped (answered CANCELLED). */
   cancel: () => void;
   now: () => number;
@@ -43,6 +46,7 @@ export class Lane {
   private readonly timers = new Map<NodeJS.Timeout, Task>();
   /** When the current run of failures began (none while the endpoint answers). */
   private failingSince: number | undefined;
+  private pumping = false;
   closed = false;
 
   constructor(
@@ -62,6 +66,10 @@ export class Lane {
   }
 
   private pump(): void {
+    // A task can end at once (dropped): the loop below goes on with the next, rather than a call
+    // from its end recursing here once per task.
+    if (this.pumping) return;
+    this.pumping = true;
     while (this.active < this.concurrency && this.head < this.ready.length) {
       const task = this.ready[this.head++]!;
       if (this.head > 1024 && this.head * 2 > this.ready.length) {
@@ -70,29 +78,58 @@ export class Lane {
       }
       if (!task.live()) continue;
       this.active++;
-      void this.run(task).finally(() => {
-        this.active--;
-        this.pump();
-      });
+      this.run(task);
     }
+    this.pumping = false;
   }
 
-  private async run(task: Task): Promise<void> {
-    const endpoint = await this.hooks.current();
+  /** A task's attempt ended (or never began): its place goes to the next. */
+  private ended(): void {
+    this.active--;
+    this.pump();
+  }
+
+  /**
+   * One attempt of `task`, without a promise on the way when the endpoint is cached (as it is
+   * but once per cache period): every event of every endpoint passes here.
+   */
+  private run(task: Task): void {
+    const current = this.hooks.current();
+    if (!(current instanceof Promise)) return this.attempt(task, current);
+    current.then(
+      (endpoint) => this.attempt(task, endpoint),
+      () => {
+        // The endpoint cannot be read: the task waits its turn again, later (no attempt made).
+        const timer = setTimeout(() => {
+          this.timers.delete(timer);
+          this.push(task);
+        }, UNREADABLE_RETRY_MS);
+        timer.unref();
+        this.timers.set(timer, task);
+        this.ended();
+      },
+    );
+  }
+
+  private attempt(task: Task, endpoint: HookEndpoint | undefined): void {
     if (!endpoint || endpoint.status !== 'ACTIVE') {
       // Deleted or disabled: what waits here, and what the delivery thread holds, goes too.
       task.settle('dropped');
-      return this.close();
+      this.close();
+      return this.ended();
     }
-    if (!endpoint.events.includes(task.event.type)) return task.settle('dropped');
-    const result = await this.hooks.send({
-      url: endpoint.url,
-      secret: endpoint.secret,
-      id: task.event.id,
-      body: task.event.body,
-      timeoutMs: DELIVERY_TIMEOUT_MS,
-      allowInsecure: this.hooks.allowInsecure,
+    if (!endpoint.events.includes(task.event.type)) {
+      task.settle('dropped');
+      return this.ended();
+    }
+    const req = { url: endpoint.url, secret: endpoint.secret, id: task.event.id, body: task.event.body, timeoutMs: DELIVERY_TIMEOUT_MS, allowInsecure: this.hooks.allowInsecure };
+    this.hooks.send(req, (result) => {
+      this.answered(task, endpoint, result);
+      this.ended();
     });
+  }
+
+  private answered(task: Task, endpoint: HookEndpoint, result: DeliveryResult): void {
     // Dropped unsent, or failed after the lane closed (disabled): nothing to log or retry.
     if (this.closed && !result.ok) return task.settle('dropped');
     const now = this.hooks.now();

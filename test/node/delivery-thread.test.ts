@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { CANCELLED, DeliveryThread } from '../../node/webhooks/delivery-thread.ts';
+import type { DeliveryResult } from '../../common/webhooks/index.ts';
+import { CANCELLED, DeliveryThread, type AttemptRequest } from '../../node/webhooks/delivery-thread.ts';
 
 // The delivery thread (node/webhooks/delivery-thread.ts, delivery-worker.ts) against a real HTTP
 // receiver: each lane's requests are sent at most `inFlight` at a time, the rest held in order;
@@ -29,10 +30,11 @@ t.test('per lane at most inFlight requests at once, the rest held; lanes do not 
     server.closeAllConnections();
     server.close();
   });
+  const deliver = (lane: string, r: AttemptRequest) => new Promise<DeliveryResult>((resolve) => thread.send(lane, r, resolve));
   const req = (path: string, i: number) => ({ url: `${base}${path}`, secret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=', id: `evt_${path.slice(1)}_${i}`, body: '{}', timeoutMs: 10_000, allowInsecure: true });
 
-  const slow = Array.from({ length: 20 }, (_, i) => thread.deliver('slow', req('/slow', i)));
-  const fast = await Promise.all(Array.from({ length: 50 }, (_, i) => thread.deliver('fast', req('/fast', i))));
+  const slow = Array.from({ length: 20 }, (_, i) => deliver('slow', req('/slow', i)));
+  const fast = await Promise.all(Array.from({ length: 50 }, (_, i) => deliver('fast', req('/fast', i))));
   t.ok(fast.every((r) => r.ok), "another lane's 50 requests all delivered while the slow lane's receiver holds its requests");
   t.equal(held.length, 3, 'the slow lane: 3 sent, 17 held by the thread');
   t.ok((most.get('/fast') ?? 0) <= 3, `the fast lane never had more than 3 at once (${most.get('/fast')})`);

@@ -21,13 +21,12 @@ function harness(answer: () => DeliveryResult | Promise<DeliveryResult>, now: ()
       attempted: (_task, _result, attempt, next) => attempts.push({ attempt, next }),
       disable: (_e, reason) => disabled.push(reason),
       allowInsecure: false,
-      send: async () => {
+      send: (_req, done) => {
         most = Math.max(most, ++inFlight);
-        try {
-          return await answer();
-        } finally {
+        void Promise.resolve(answer()).then((result) => {
           inFlight--;
-        }
+          done(result);
+        });
       },
       cancel: () => cancels++,
       now,
@@ -100,7 +99,7 @@ t.test('410 Gone disables the endpoint at once', async (t) => {
 
 t.test('an endpoint deleted, disabled or unsubscribed meanwhile gets nothing more', async (t) => {
   let sent = 0;
-  const lane = new Lane('ep', { current: () => ({ ...endpoint, events: ['chat.created'] }), attempted: () => {}, disable: () => {}, allowInsecure: false, send: async () => (sent++, ok), cancel: () => {}, now: Date.now }, 2);
+  const lane = new Lane('ep', { current: () => ({ ...endpoint, events: ['chat.created'] }), attempted: () => {}, disable: () => {}, allowInsecure: false, send: (_req, done) => (sent++, done(ok)), cancel: () => {}, now: Date.now }, 2);
   const outcomes: string[] = [];
   lane.push({ event: { id: ids.next(), appId: 'app', type: 'message.new', body: '{}' }, failures: 0, live: () => true, settle: (o) => outcomes.push(o) });
   await tick();
@@ -113,7 +112,7 @@ t.test('an endpoint deleted or disabled meanwhile closes its lane: what waits is
   let cancels = 0;
   const gates: (() => void)[] = [];
   const outcomes: string[] = [];
-  const lane = new Lane('ep', { current: () => current, attempted: () => {}, disable: () => {}, allowInsecure: false, send: () => new Promise((resolve) => gates.push(() => resolve(ok))), cancel: () => cancels++, now: Date.now }, 2);
+  const lane = new Lane('ep', { current: () => current, attempted: () => {}, disable: () => {}, allowInsecure: false, send: (_req, done) => void gates.push(() => done(ok)), cancel: () => cancels++, now: Date.now }, 2);
   const push = () => lane.push({ event: { id: ids.next(), appId: 'app', type: 'message.new', body: '{}' }, failures: 0, live: () => true, settle: (o) => outcomes.push(o) });
   for (let i = 0; i < 5; i++) push();
   await tick();
@@ -125,4 +124,47 @@ t.test('an endpoint deleted or disabled meanwhile closes its lane: what waits is
   t.ok(lane.closed, 'the next attempt finds the endpoint gone: the lane closes');
   t.equal(cancels, 1, 'and tells the delivery thread');
   t.same(outcomes.sort(), ['delivered', 'dropped', 'dropped', 'dropped'], 'one delivered before, the waiting ones dropped');
+});
+
+t.test('thousands waiting, all ended at once when the endpoint unsubscribes: each ends, none recursing into the next', async (t) => {
+  let current: HookEndpoint = endpoint;
+  const gates: (() => void)[] = [];
+  const outcomes: string[] = [];
+  const lane = new Lane('ep', { current: () => current, attempted: () => {}, disable: () => {}, allowInsecure: false, send: (_req, done) => void gates.push(() => done(ok)), cancel: () => {}, now: Date.now }, 2);
+  const waiting = 200_000;
+  for (let i = 0; i < waiting + 2; i++) lane.push({ event: { id: `evt_${i}`, appId: 'app', type: 'message.new', body: '{}' }, failures: 0, live: () => true, settle: (o) => outcomes.push(o) });
+  t.equal(gates.length, 2, 'two handed over');
+  current = { ...endpoint, events: ['chat.created'] };
+  // One answer frees a place: every waiting task is now tried, and dropped (not subscribed) at once.
+  t.doesNotThrow(() => gates.shift()!());
+  t.equal(outcomes.length, waiting + 1, 'every waiting one dropped, the answered one delivered');
+  t.equal(outcomes.filter((o) => o === 'dropped').length, waiting);
+  gates.shift()!();
+  t.ok(lane.idle);
+});
+
+t.test('an endpoint that cannot be read leaves its task waiting, to be tried again', async (t) => {
+  let reads = 0;
+  const outcomes: string[] = [];
+  const lane = new Lane(
+    'ep',
+    {
+      current: () => (++reads === 1 ? Promise.reject(new Error('control store away')) : endpoint),
+      attempted: () => {},
+      disable: () => {},
+      allowInsecure: false,
+      send: (_req, done) => done(ok),
+      cancel: () => {},
+      now: Date.now,
+    },
+    2,
+  );
+  lane.push({ event: { id: ids.next(), appId: 'app', type: 'message.new', body: '{}' }, failures: 0, live: () => true, settle: (o) => outcomes.push(o) });
+  await tick();
+  t.same(outcomes, [], 'not settled: it waits');
+  t.notOk(lane.idle, 'its retry is pending');
+  const until = Date.now() + 10_000;
+  while (outcomes.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(outcomes, ['delivered'], 'tried again once the endpoint reads, and delivered');
+  t.equal(reads, 2);
 });
