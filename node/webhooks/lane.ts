@@ -100,12 +100,7 @@ export class Lane {
       (endpoint) => this.attempt(task, endpoint),
       () => {
         // The endpoint cannot be read: the task waits its turn again, later (no attempt made).
-        const timer = setTimeout(() => {
-          this.timers.delete(timer);
-          this.push(task);
-        }, UNREADABLE_RETRY_MS);
-        timer.unref();
-        this.timers.set(timer, task);
+        this.later(task, UNREADABLE_RETRY_MS);
         this.ended();
       },
     );
@@ -152,14 +147,19 @@ export class Lane {
       task.settle('given-up');
     } else {
       this.hooks.attempted(task, result, attempt, now + delay);
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        this.push(task);
-      }, delay);
-      timer.unref();
-      this.timers.set(timer, task);
+      this.later(task, delay);
     }
     if (now - this.failingSince >= RETRY_SCHEDULE.giveUpMs) this.stop(endpoint, 'no delivery succeeded for 24 hours');
+  }
+
+  /** `task` joins the lane again after `delayMs` (dropped with the rest if the lane closes first). */
+  private later(task: Task, delayMs: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.push(task);
+    }, delayMs);
+    timer.unref();
+    this.timers.set(timer, task);
   }
 
   /** Disables the endpoint: what waits for it is dropped. */
