@@ -115,3 +115,45 @@ t.test('lmdb: outbox rows of the layout of one event per row are read, finished 
   t.same(await store.outbox.pending(owner, undefined, 10), [], 'all finished');
   t.notOk((await store.outbox.owners()).includes(owner), 'an owner with nothing left is not listed');
 });
+
+t.test('lmdb: outbox rows of the layout of one object per event are read and finished with the new ones; events written with their change keep no check', async (t) => {
+  const dir = await freshDir();
+  const store = LmdbNodeStore.open(dir);
+  t.teardown(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const ids = new EventIds();
+  const owner = store.writers.self.id;
+  const appId = randomUUID();
+  const chatId = randomUUID();
+  const event = (): OutboxEvent => {
+    const id = ids.next();
+    return { id, appId, type: 'message.new', body: JSON.stringify({ id }) };
+  };
+  // Written as the previous version did: ['e', owner, first, last] → a PendingEvent per event.
+  const old = [event(), event()];
+  await store.outbox.t.root.transaction(() => {
+    store.outbox.t.db.put(['e', owner, old[0]!.id, old[1]!.id], old.map((e) => ({ event: { ...e, check: { chatId, messageId: 'm-old', rev: 1 } }, done: [] })));
+  });
+  const m: StoredMessage = { appId, chatId, id: uuidv7(), seq: 1, senderId: randomUUID(), content: 'with event', createdAt: new Date().toISOString(), reactions: [], rev: 1 };
+  const fresh = [event(), event()];
+  await store.messages.put([m], { from: { seq: 0, rev: 0 }, to: { seq: 1, rev: 1 } }, fresh.map((e) => ({ ...e, check: { chatId, messageId: m.id, rev: 1 } })));
+  const pending = await store.outbox.pending(owner, undefined, 10);
+  t.same(
+    pending.map((p) => p.event),
+    [...old.map((e) => ({ ...e, check: { chatId, messageId: 'm-old', rev: 1 } })), ...fresh],
+    'every field read back from both layouts, in id order; the events written with their message carry no check (nothing for a recovery to look for)',
+  );
+  await store.outbox.progress(owner, [old[0]!.id, fresh[0]!.id], [{ event: fresh[1]!, done: ['endpoint-a'] }]);
+  t.same(
+    (await store.outbox.pending(owner, undefined, 10)).map((p) => [p.event.id, p.done]),
+    [
+      [old[1]!.id, []],
+      [fresh[1]!.id, ['endpoint-a']],
+    ],
+    'finished ones gone from either layout, a partial one updated',
+  );
+  await store.outbox.progress(owner, [old[1]!.id, fresh[1]!.id], []);
+  t.same(await store.outbox.pending(owner, undefined, 10), [], 'all finished');
+});

@@ -52,10 +52,10 @@ export class LmdbNodeStore implements NodeStore {
     const table = (name: string): Tables => ({ root, db: root.openDB<unknown, Key>({ name, encoding: 'msgpack' }) });
     this.writers = new LmdbWriters(path, writer);
     this.outbox = new LmdbOutbox(table('webhook_outbox'));
-    // Inside the change's transaction: its events are in this node's outbox, or neither is written.
-    // So nothing is left for a recovery to check: their checks are dropped.
+    // Inside the change's transaction: its events are in this node's outbox, or neither is written
+    // (LmdbOutbox.write keeps no checks: a recovery has nothing to check).
     const events = (list: OutboxEvent[] | undefined) => {
-      if (list?.length) this.outbox.write(this.writers.self.id, list.map(({ check: _, ...event }) => event));
+      if (list?.length) this.outbox.write(this.writers.self.id, list, true);
     };
     this.users = new LmdbUsers(table('users'), events);
     this.userSessions = new LmdbUserSessions(table('user_sessions'));

@@ -49,7 +49,7 @@ export class LmdbMessages implements MessageStore {
         if (m.clientKey !== undefined) this.t.db.put(['k', m.appId, m.chatId, m.senderId, m.clientKey], m.id);
       }
       // The events of this write, in its transaction: both are durable, or neither.
-      if (events?.length) this.outbox.write(this.writers.self.id, events);
+      if (events?.length) this.outbox.write(this.writers.self.id, events, true);
     });
   }
 

@@ -2,6 +2,19 @@ import { coveredByMark } from '../outbox-mark.ts';
 import type { OutboxEvent, PendingEvent, WebhookOutbox } from '../types.ts';
 import { END, type Key, type Tables } from './shared.ts';
 
+/**
+ * What a row holds of an event: `[id, appId, type, body]` while it carries no check and no
+ * endpoint is done with it (as every event of a message write does until it is finished), else the
+ * whole PendingEvent. Packing a row of such arrays takes half the time of a row of objects
+ * (msgpackr, 16 events of a 440-byte body: 305 against 630 ns an event, checks included) and an
+ * eighth less room.
+ */
+type Entry = [id: string, appId: string, type: string, body: string] | PendingEvent;
+
+const entryOf = (p: PendingEvent): Entry => (p.done.length === 0 && p.event.check === undefined ? [p.event.id, p.event.appId, p.event.type, p.event.body] : p);
+
+const pendingOf = (e: Entry): PendingEvent => (Array.isArray(e) ? { event: { id: e[0], appId: e[1], type: e[2], body: e[3] }, done: [] } : e);
+
 /** A row of the outbox: the events one write appended, `first` to `last` by id, with its key. */
 interface Row {
   key: Key;
@@ -17,13 +30,13 @@ function spanOf(key: Key): [string, string] {
 
 /**
  * The outbox on LMDB. A write's events are one row, `['e', owner, firstId, lastId]` → the events
- * in id order, not a row each: a put costs the node's event loop a few µs whatever its size, and
+ * in id order (each an Entry), not a row each: a put costs the node's event loop a few µs whatever its size, and
  * a group commit of 16 messages would otherwise pay 16 of them, and as many removes once they are
  * delivered (measured, webhooks bench: 18 µs of the node's thread per event, a quarter of what
  * webhooks cost it). Rows of one owner never overlap: the events of one write are made together,
  * in one turn of the one id generator of the owner (WebhookDispatcher.make), so no other event of
- * that owner sorts between them. Rows of the older layout, `['e', owner, id]` → one event, are
- * read the same way.
+ * that owner sorts between them. Rows of the older layouts are read the same way:
+ * `['e', owner, id]` → one PendingEvent, and rows of PendingEvents (every entry an object).
  *
  * As on Cassandra, the owner's low-water mark `['l', owner]` says every event below it finished;
  * rows wholly below it are removed, and events finished out of order are written only when they
@@ -34,11 +47,18 @@ function spanOf(key: Key): [string, string] {
 export class LmdbOutbox implements WebhookOutbox {
   constructor(readonly t: Tables) {}
 
-  /** Inside a write transaction (the one that writes the change the events report). */
-  write(owner: string, events: OutboxEvent[]): void {
+  /**
+   * Inside a write transaction. `withChange`: it is the transaction that writes the change the
+   * events report, so they are in the outbox if and only if the change is, and their checks are
+   * not kept (a recovery has nothing to check).
+   */
+  write(owner: string, events: OutboxEvent[], withChange = false): void {
     if (events.length === 0) return;
     const sorted = [...events].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    this.t.db.put(['e', owner, sorted[0]!.id, sorted.at(-1)!.id], sorted.map((event): PendingEvent => ({ event, done: [] })));
+    this.t.db.put(
+      ['e', owner, sorted[0]!.id, sorted.at(-1)!.id],
+      sorted.map((e): Entry => (withChange || e.check === undefined ? [e.id, e.appId, e.type, e.body] : { event: e, done: [] })),
+    );
   }
 
   async append(owner: string, events: OutboxEvent[]): Promise<void> {
@@ -48,7 +68,7 @@ export class LmdbOutbox implements WebhookOutbox {
 
   private rowOf(key: Key, value: unknown): Row {
     const [first, last] = spanOf(key);
-    return { key, first, last, events: key.length === 3 ? [value as PendingEvent] : (value as PendingEvent[]) };
+    return { key, first, last, events: key.length === 3 ? [value as PendingEvent] : (value as Entry[]).map(pendingOf) };
   }
 
   /** The row holding `id`, if any: the one with the greatest first id not above it. */
@@ -84,7 +104,7 @@ export class LmdbOutbox implements WebhookOutbox {
   private rewrite(row: Row): void {
     if (row.events.length === 0) this.t.db.remove(row.key);
     else if (row.key.length === 3) this.t.db.put(row.key, row.events[0]);
-    else this.t.db.put(row.key, row.events);
+    else this.t.db.put(row.key, row.events.map(entryOf));
   }
 
   async confirm(owner: string, ids: string[]): Promise<void> {
