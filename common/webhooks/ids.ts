@@ -8,17 +8,21 @@ import { randomBytes } from 'node:crypto';
 export class EventIds {
   private lastMs = 0;
   private counter = 0;
+  /** `evt_` and the time part of lastMs: made once per millisecond, not per id. */
+  private head = 'evt_000000000000';
   private readonly tail = randomBytes(4).toString('hex');
 
   next(now = Date.now()): string {
     if (now > this.lastMs) {
       this.lastMs = now;
       this.counter = 0;
+      this.head = `evt_${now.toString(16).padStart(12, '0')}`;
     } else if (++this.counter > 0xffffff) {
       this.lastMs++;
       this.counter = 0;
+      this.head = `evt_${this.lastMs.toString(16).padStart(12, '0')}`;
     }
-    return `evt_${this.lastMs.toString(16).padStart(12, '0')}${this.counter.toString(16).padStart(6, '0')}${this.tail}`;
+    return `${this.head}${this.counter.toString(16).padStart(6, '0')}${this.tail}`;
   }
 
   /** A bound every id this generator makes from now on sorts above (or equal to, as a prefix). */

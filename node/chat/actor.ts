@@ -57,6 +57,8 @@ interface PendingWrite {
   message: StoredMessage;
   event: ChatEvent & { rev: number };
   enqueuedAt: number;
+  /** The JSON of the event's message, when webhooks made it (see ChatWebhooks.messageEvents). */
+  text?: string;
 }
 
 /** `live`; `broken` after a failed or fenced write (the registry replaces it); `gone` once the chat is deleted. */
@@ -367,7 +369,7 @@ export class ChatActor {
         this.senderReads.sent(w.message.senderId, w.message.seq);
       }
       this.deps.observeAck?.((now - w.enqueuedAt) / 1000);
-      this.deps.events.chatEvent(this.appId, w.event);
+      this.deps.events.chatEvent(this.appId, w.event, w.text);
     }
     if (stored > 0) this.deps.messagesStored?.(this.appId, stored);
     if (stored > 0 && this.deps.webhooks) {

@@ -78,7 +78,11 @@ export type ServerEvent = ChatEvent | UserEvent;
  * implementation must not throw, and must deliver a chat's events in the order it was given them.
  */
 export interface EventSink {
-  chatEvent(appId: string, event: ChatEvent): void;
+  /**
+   * `messageText`, when given, is `JSON.stringify(event.message)`, made already (by webhooks): a
+   * JSON frame puts it in rather than serialising the message again.
+   */
+  chatEvent(appId: string, event: ChatEvent, messageText?: string): void;
   userEvent(appId: string, userId: string, event: UserEvent): void;
   /** Subscribe or unsubscribe every live connection of `userId` to the chat. */
   membershipMoved(appId: string, chatId: string, userId: string, member: boolean): void;

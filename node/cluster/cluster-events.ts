@@ -42,8 +42,8 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
 
   // ---- EventSink: what the actors of this node produce ---------------------------------------
 
-  chatEvent(appId: string, event: ChatEvent): void {
-    const json = eventFrame(event);
+  chatEvent(appId: string, event: ChatEvent, messageText?: string): void {
+    const json = eventFrame(event, messageText);
     this.hub.chatFrame(appId, event.chatId, json, () => ({ v: PROTOCOL_VERSION, ...event }));
     const key = `${appId}/${event.chatId}`;
     const pending = this.outbox.get(key);

@@ -28,8 +28,25 @@ export interface Connection {
 export const chatTopic = (enc: Encoding, appId: string, chatId: string) => `${enc}:c:${appId}:${chatId}`;
 export const userTopic = (enc: Encoding, appId: string, userId: string) => `${enc}:u:${appId}:${userId}`;
 
-/** An event's JSON frame, as sockets receive it. */
-export const eventFrame = (event: ChatEvent | UserEvent): string => JSON.stringify({ v: PROTOCOL_VERSION, ...event });
+/** What stands for the message in a frame whose message's text is made already (see eventFrame). */
+const MESSAGE_MARK = '\u0000';
+const MESSAGE_MARK_TEXT = '"message":"\\u0000"';
+
+/**
+ * An event's JSON frame, as sockets receive it. `messageText`, when given, is the JSON of the
+ * event's message, made already: it is put in rather than made again (2 µs of the node's thread
+ * for a short message, a tenth of what a webhook costs a send). An event's fields besides its
+ * message are scalars, so the one `"message":"\u0000"` outside a string (a string's quotes would
+ * be escaped) is the one put there.
+ */
+export function eventFrame(event: ChatEvent | UserEvent, messageText?: string): string {
+  if (messageText !== undefined && 'message' in event) {
+    const frame = JSON.stringify({ v: PROTOCOL_VERSION, ...event, message: MESSAGE_MARK });
+    const at = frame.indexOf(MESSAGE_MARK_TEXT);
+    if (at >= 0) return `${frame.slice(0, at + 10)}${messageText}${frame.slice(at + MESSAGE_MARK_TEXT.length)}`;
+  }
+  return JSON.stringify({ v: PROTOCOL_VERSION, ...event });
+}
 /** How every typing frame eventFrame makes begins. */
 const TYPING_FRAME = `{"v":${PROTOCOL_VERSION},"type":"typing.`;
 
@@ -162,8 +179,8 @@ export class RealtimeHub implements EventSink {
     if (n === 0) this.interest?.chat(appId, chatId, false);
   }
 
-  chatEvent(appId: string, event: ChatEvent): void {
-    const publish = () => this.publish((enc) => chatTopic(enc, appId, event.chatId), event);
+  chatEvent(appId: string, event: ChatEvent, messageText?: string): void {
+    const publish = () => this.publish((enc) => chatTopic(enc, appId, event.chatId), event, messageText);
     if (event.type === 'typing.started' || event.type === 'typing.stopped') this.withoutUser(appId, event.userId, event.chatId, publish);
     else publish();
   }
@@ -265,12 +282,12 @@ export class RealtimeHub implements EventSink {
     if (this.uncheckedBytes >= REALTIME_LIMITS.slowConsumerCheckBytes) this.dropSlowConsumers();
   }
 
-  private publish(topicOf: (enc: Encoding) => string, event: ChatEvent | UserEvent): void {
+  private publish(topicOf: (enc: Encoding) => string, event: ChatEvent | UserEvent, messageText?: string): void {
     for (const enc of ENCODINGS) {
       const topic = topicOf(enc);
       const subscribers = this.app.numSubscribers(topic);
       if (subscribers === 0) continue;
-      const data = encode(enc, { v: PROTOCOL_VERSION, ...event });
+      const data = enc === 'json' ? eventFrame(event, messageText) : encode(enc, { v: PROTOCOL_VERSION, ...event });
       this.app.publish(topic, data, enc === 'msgpack');
       this.counters.eventOut(subscribers);
       this.sent(data);

@@ -6,7 +6,8 @@ export type AttemptRequest = Omit<DeliveryRequest, 'agent' | 'readBody' | 'now'>
 
 /**
  * Requests of one lane to one URL with one secret, in order: how requests cross to the thread.
- * Columns rather than an object per request, as the copy between threads costs per object.
+ * Their ids and bodies go joined, with their lengths: the copy between threads costs per string
+ * (160 requests of a 440-byte body: 180 ns a request joined, against 550 as strings of their own).
  */
 export interface RequestGroup {
   lane: string;
@@ -15,6 +16,14 @@ export interface RequestGroup {
   timeoutMs: number;
   allowInsecure: boolean;
   n: number[];
+  ids: string;
+  idLengths: number[];
+  bodies: string;
+  bodyLengths: number[];
+}
+
+/** A group as it is filled, before its ids and bodies are joined. */
+interface Filling extends Omit<RequestGroup, 'ids' | 'idLengths' | 'bodies' | 'bodyLengths'> {
   id: string[];
   body: string[];
 }
@@ -45,8 +54,8 @@ export class DeliveryThread {
   private worker: Worker;
   private readonly waiting = new Map<number, (r: DeliveryResult) => void>();
   private next = 0;
-  private groups: RequestGroup[] = [];
-  private last: RequestGroup | undefined;
+  private groups: Filling[] = [];
+  private last: Filling | undefined;
   private closed = false;
 
   constructor(private readonly options: { allowInsecure: boolean; connections: number; inFlight: number }) {
@@ -115,7 +124,9 @@ export class DeliveryThread {
     const groups = this.groups;
     this.groups = [];
     this.last = undefined;
-    if (groups.length > 0) this.worker.postMessage({ groups } satisfies ThreadMessage);
+    if (groups.length === 0) return;
+    const joined = groups.map(({ id, body, ...g }): RequestGroup => ({ ...g, ids: id.join(''), idLengths: id.map((s) => s.length), bodies: body.join(''), bodyLengths: body.map((s) => s.length) }));
+    this.worker.postMessage({ groups: joined } satisfies ThreadMessage);
   }
 
   async close(): Promise<void> {

@@ -6,10 +6,21 @@ import { EndpointCache, subscribed } from './endpoints.ts';
 import type { HookEndpoint, WebhookSource } from './source.ts';
 import { UnreadCoalescer } from './unread.ts';
 
+/** A message write as the chat actor hands it to messageEvents. */
+export interface MessageWrite {
+  message: StoredMessage;
+  event: ChatEvent & { rev: number };
+  /** Set by messageEvents when it makes the event's message JSON: the realtime frame reuses it. */
+  text?: string;
+}
+
 /** What the chat actor and the routes call to make webhook events (see NodeWebhooks). */
 export interface ChatWebhooks {
-  /** The events of a batch of message writes, made before the write (none when nobody listens). */
-  messageEvents(appId: string, writes: readonly { message: StoredMessage; event: ChatEvent & { rev: number } }[]): OutboxEvent[] | Promise<OutboxEvent[]>;
+  /**
+   * The events of a batch of message writes, made before the write (none when nobody listens).
+   * Sets the `text` of each write whose message it serialises.
+   */
+  messageEvents(appId: string, writes: readonly MessageWrite[]): OutboxEvent[] | Promise<OutboxEvent[]>;
   /** The put that carried `events` resolved (ok) or failed. */
   written(events: OutboxEvent[], ok: boolean): void;
   /** The events of a change about to be written with them (EventOptions); see changeWithEvents. */
@@ -71,12 +82,11 @@ const webhookTypeOf: Partial<Record<ChatEvent['type'], string>> = {
 };
 
 /**
- * A message view with its `rev`, as JSON text: the view's own text with the field added at its
- * end (what `{ ...message, rev }` would give, without copying the message first).
+ * A message view with its `rev`, as JSON text: the view's text (`text`, kept for its realtime
+ * frame) with the field added at its end, which is what `{ ...message, rev }` would give.
  */
-function withRev(message: MessageView, rev: number): Raw {
-  const json = JSON.stringify(message);
-  return new Raw(json === '{}' ? `{"rev":${rev}}` : `${json.slice(0, -1)},"rev":${rev}}`);
+function withRev(text: string, rev: number): Raw {
+  return new Raw(text === '{}' ? `{"rev":${rev}}` : `${text.slice(0, -1)},"rev":${rev}}`);
 }
 
 /**
@@ -110,7 +120,7 @@ export class NodeWebhooks implements ChatWebhooks {
     return Array.isArray(list) ? subscribed(list, type).length > 0 : list.then((l) => subscribed(l, type).length > 0);
   }
 
-  messageEvents(appId: string, writes: readonly { message: StoredMessage; event: ChatEvent & { rev: number } }[]): OutboxEvent[] | Promise<OutboxEvent[]> {
+  messageEvents(appId: string, writes: readonly MessageWrite[]): OutboxEvent[] | Promise<OutboxEvent[]> {
     const list = this.endpoints.get(appId);
     // Endpoints never read (the control store is away): every event is made, and the dispatcher
     // finds out later whom it is for, so a send neither waits for nor loses it.
@@ -118,17 +128,18 @@ export class NodeWebhooks implements ChatWebhooks {
     return this.makeMessageEvents(appId, writes, list);
   }
 
-  private makeMessageEvents(appId: string, writes: readonly { message: StoredMessage; event: ChatEvent & { rev: number } }[], list: HookEndpoint[] | undefined): OutboxEvent[] {
+  private makeMessageEvents(appId: string, writes: readonly MessageWrite[], list: HookEndpoint[] | undefined): OutboxEvent[] {
     if (list && !list.some((e) => e.status === 'ACTIVE')) return [];
     const out: OutboxEvent[] = [];
-    for (const { message, event } of writes) {
+    for (const w of writes) {
+      const { message, event } = w;
       const type = webhookTypeOf[event.type];
       if (!type || (list && subscribed(list, type).length === 0)) continue;
       const data =
         event.type === 'reaction.added' || event.type === 'reaction.removed'
           ? { ...event.reaction, seq: event.seq, rev: event.rev }
           : 'message' in event
-            ? withRev(event.message, event.rev)
+            ? withRev((w.text ??= JSON.stringify(event.message)), event.rev)
             : undefined;
       out.push(this.dispatcher.make(appId, type, data, { chatId: message.chatId, messageId: message.id, rev: event.rev }));
     }

@@ -49,3 +49,30 @@ t.test('per lane at most inFlight requests at once, the rest held; lanes do not 
   t.ok(results.slice(4).every((r) => !r.ok && r.error === CANCELLED), 'the 16 still held were dropped unsent');
   t.equal(most.get('/slow'), 3, 'never more than 3 at once');
 });
+
+t.test('each request arrives with its own id and body, whatever their lengths and characters', async (t) => {
+  const got = new Map<string, string>();
+  const server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got.set(String(req.headers['webhook-id']), Buffer.concat(chunks).toString('utf8'));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const thread = new DeliveryThread({ allowInsecure: true, connections: 4, inFlight: 4 });
+  t.teardown(async () => {
+    await thread.close();
+    server.closeAllConnections();
+    server.close();
+  });
+  const pieces = ['', 'a', 'ünïcödé', '\ud83d\ude00\ud83d\ude00', '"quoted"', 'x'.repeat(5000)];
+  const sent = Array.from({ length: 60 }, (_, i) => ({ id: `evt_${'i'.repeat(i % 7)}${i}`, body: JSON.stringify({ i, text: pieces[i % pieces.length]!.repeat(1 + (i % 3)) }) }));
+  const results = await Promise.all(
+    sent.map(({ id, body }, i) => new Promise<DeliveryResult>((resolve) => thread.send(i % 2 ? 'a' : 'b', { url, secret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=', id, body, timeoutMs: 10_000, allowInsecure: true }, resolve))),
+  );
+  t.ok(results.every((r) => r.ok), 'all delivered');
+  t.same(Object.fromEntries(got), Object.fromEntries(sent.map((s) => [s.id, s.body])), 'every id with its own body, byte for byte');
+});

@@ -1,0 +1,18 @@
+import t from 'tap';
+import { eventFrame } from '../../node/realtime/index.ts';
+
+// A realtime frame puts in the JSON of its message when webhooks made it already (eventFrame's
+// `messageText`): the frame must be the very text JSON.stringify gives.
+t.test('a frame given its message text is the frame made from scratch, whatever the content', async (t) => {
+  const contents = ['plain', 'he wrote "message":"\u0000" here', '\u0000', '{"message":"\\u0000"}', 'ünïcödé ✓ \u2028 \ud83d\ude00', ''];
+  for (const [i, content] of contents.entries()) {
+    const message = { chatId: 'c1', timeStamp: '2026-01-01T00:00:00.000Z', messageId: 'm1', senderId: 'u1', content, edited: false, seq: 3, deleted: false, reactions: [], replyTo: { chatId: 'c1', timeStamp: '', messageId: 'm0', senderId: 'u2', content: `"message":"\u0000"${content}`, edited: false } };
+    const event = { type: 'message.new' as const, chatId: 'c1', seq: 3, rev: 4, message };
+    const fromScratch = JSON.stringify({ v: 1, ...event });
+    t.equal(eventFrame(event), fromScratch, `content ${i}, without its text`);
+    t.equal(eventFrame(event, JSON.stringify(message)), fromScratch, `content ${i}, with its text`);
+    t.equal(eventFrame({ ...event, replay: true }, JSON.stringify(message)), JSON.stringify({ v: 1, ...event, replay: true }), `content ${i}, replayed`);
+  }
+  const typing = { type: 'typing.started' as const, chatId: 'c1', userId: 'u1' };
+  t.equal(eventFrame(typing, '{"x":1}'), JSON.stringify({ v: 1, ...typing }), 'an event without a message ignores a text');
+});
