@@ -29,13 +29,13 @@ function spanOf(key: Key): [string, string] {
 }
 
 /**
- * The outbox on LMDB. A write's events are one row, `['e', owner, firstId, lastId]` → the events
- * in id order (each an Entry), not a row each: a put costs the node's event loop a few µs whatever
- * its size, and a group commit of 16 messages would otherwise pay 16 of them, and as many removes
- * once they are delivered (measured, webhooks bench: 18 µs of the node's thread per event, a quarter of what
- * webhooks cost it). Rows of one owner never overlap: the events of one write are made together,
- * in one turn of the one id generator of the owner (WebhookDispatcher.make), so no other event of
- * that owner sorts between them. Rows of the older layouts are read the same way:
+ * The outbox on LMDB. A write's events are one row, `['e', owner, firstId, lastId]` → the events in
+ * id order (each an Entry), not a row each: a put costs the node's event loop a few µs whatever its
+ * size, and a group commit of 16 messages would otherwise pay 16 of them, and as many removes once
+ * they are delivered (measured, webhooks bench: 18 µs of the node's thread per event, a quarter of
+ * what webhooks cost it). Rows of one owner never overlap: the events of one write are made
+ * together, in one turn of the one id generator of the owner (WebhookDispatcher.make), so no other
+ * event of that owner sorts between them. Rows of the older layouts are read the same way:
  * `['e', owner, id]` → one PendingEvent, and rows of PendingEvents (every entry an object).
  *
  * As on Cassandra, the owner's low-water mark `['l', owner]` says every event below it finished;
