@@ -3,9 +3,6 @@ import type { OutboxEvent } from '../store/index.ts';
 import type { HookEndpoint } from './source.ts';
 
 
-/** How long a task waits when its endpoint cannot be read (the control store is away). */
-const UNREADABLE_RETRY_MS = 5_000;
-
 /** An event's delivery to one endpoint, and how it ends. */
 export interface Task {
   event: OutboxEvent;
@@ -53,6 +50,8 @@ export class Lane {
     readonly endpointId: string,
     private readonly hooks: LaneHooks,
     private readonly concurrency: number,
+    /** How long a task waits when its endpoint cannot be read (the control store is away). */
+    private readonly unreadableRetryMs = 5_000,
   ) {}
 
   get idle(): boolean {
@@ -70,17 +69,21 @@ export class Lane {
     // from its end recursing here once per task.
     if (this.pumping) return;
     this.pumping = true;
-    while (this.active < this.concurrency && this.head < this.ready.length) {
-      const task = this.ready[this.head++]!;
-      if (this.head > 1024 && this.head * 2 > this.ready.length) {
-        this.ready = this.ready.slice(this.head);
-        this.head = 0;
+    try {
+      while (this.active < this.concurrency && this.head < this.ready.length) {
+        const task = this.ready[this.head++]!;
+        if (this.head > 1024 && this.head * 2 > this.ready.length) {
+          this.ready = this.ready.slice(this.head);
+          this.head = 0;
+        }
+        if (!task.live()) continue;
+        this.active++;
+        this.run(task);
       }
-      if (!task.live()) continue;
-      this.active++;
-      this.run(task);
+    } finally {
+      // Whatever a hook threw, the lane pumps again on the next push or answer.
+      this.pumping = false;
     }
-    this.pumping = false;
   }
 
   /** A task's attempt ended (or never began): its place goes to the next. */
@@ -94,13 +97,18 @@ export class Lane {
    * but once per cache period): every event of every endpoint passes here.
    */
   private run(task: Task): void {
-    const current = this.hooks.current();
+    let current: ReturnType<LaneHooks['current']>;
+    try {
+      current = this.hooks.current();
+    } catch (error) {
+      current = Promise.reject(error);
+    }
     if (!(current instanceof Promise)) return this.attempt(task, current);
     current.then(
       (endpoint) => this.attempt(task, endpoint),
       () => {
         // The endpoint cannot be read: the task waits its turn again, later (no attempt made).
-        this.later(task, UNREADABLE_RETRY_MS);
+        this.later(task, this.unreadableRetryMs);
         this.ended();
       },
     );
