@@ -125,6 +125,21 @@ const fanoutSection: Section = async (r, chart) => {
   ].join('\n');
 };
 
+
+/**
+ * The sends/s ratio of each round's pair (with the endpoint ÷ without), lowest to highest: how far
+ * single rounds stray from the mean on this shared machine.
+ */
+function roundRange(rows: Row[]): string {
+  const ratios: number[] = [];
+  for (const one of rows.filter((x) => x.mode !== 'no endpoint')) {
+    const none = rows.find((x) => x.round === one.round && x.mode === 'no endpoint');
+    if (none && Number(none.ackedPerSecond) > 0) ratios.push(Number(one.ackedPerSecond) / Number(none.ackedPerSecond));
+  }
+  if (ratios.length < 2) return '';
+  return `; round by round ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×`;
+}
+
 const SECTIONS: Record<string, Section> = {
   connections: async (r, chart) => {
     const rows = withRatios(r.rows, 'rssBytesPerConnection');
@@ -159,7 +174,7 @@ const SECTIONS: Record<string, Section> = {
     const ratios = (r.summary as { ratios?: { sends?: number; p99?: number } }).ratios;
     return [
       table(r.rows, [['round', 'round'], ['mode', 'webhooks'], ['ackedPerSecond', 'acked sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['deliveredPerSecond', 'message.new delivered/s'], ['eventsDelivered', 'message.new delivered'], ['sendsAcked', 'sends acked'], ['catchUpMs', 'deliveries caught up after (ms)'], ['receiverCpuUsPerRequest', 'receiver CPU µs / request'], ['errors', 'errors']]),
-      `With one endpoint ÷ without: sends/s ${ratios?.sends ?? '–'}×, p99 ${ratios?.p99 ?? '–'}× (means of the rounds).\n`,
+      `With one endpoint ÷ without: sends/s ${ratios?.sends ?? '–'}×, p99 ${ratios?.p99 ?? '–'}× (means of the rounds)${roundRange(r.rows)}.\n`,
       await chart('webhooks', barChart(r.rows.map((x) => ({ ...x, bar: `${x.mode}, round ${x.round}` })), { title: 'Acknowledged sends per second, without and with a webhook endpoint', y: 'ackedPerSecond', yTitle: 'acked sends/s', x: 'bar' })),
     ].join('\n');
   },

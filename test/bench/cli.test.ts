@@ -80,3 +80,23 @@ t.test('--profile writes a CPU profile of the service that summarises by functio
   const summary = execFileSync(process.execPath, ['--import', 'tsx', SUMMARY, join(profiles, written[0]!), '5'], { encoding: 'utf8' });
   t.match(summary, /%/, 'the summary lists shares of CPU time');
 });
+
+t.test('the webhooks report gives the ratio of each round next to the mean', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-webhooks-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const row = (round: number, mode: string, ackedPerSecond: number) => ({ system: 'chat', mode, round, ackedPerSecond, p50Ms: 50, p99Ms: 90, serverCpuUsPerSend: 55, errors: 0 });
+  const rows = [row(1, 'no endpoint', 20_000), row(1, 'one endpoint, every event', 14_000), row(2, 'no endpoint', 18_000), row(2, 'one endpoint, every event', 15_300), row(3, 'no endpoint', 19_000), row(3, 'one endpoint, every event', 13_300)];
+  const result = {
+    scenario: 'webhooks',
+    meta: { date: '2026-11-27T00:00:00.000Z', commit: '000000000000', dirty: false, machine: { os: 'Linux', cpu: 'cpu', cores: 2, memoryGiB: 8, freeMemoryGiB: 4 }, versions: { node: 'v20.20.2', 'uWebSockets.js': '1.5.0', 'socket.io': '4.8.4' } },
+    command: 'npm run bench -- webhooks --no-progress',
+    parameters: { rounds: 3 },
+    rows,
+    summary: { ratios: { sends: 0.75, p99: 1.5 } },
+    notes: [],
+  };
+  writeFileSync(join(dir, 'webhooks.json'), JSON.stringify(result));
+  await writeReport(dir, join(dir, 'RESULTS.md'));
+  const report = readFileSync(join(dir, 'RESULTS.md'), 'utf8');
+  t.match(report, 'sends/s 0.75×, p99 1.5× (means of the rounds); round by round 0.70–0.85×.', 'lowest 13,300 ÷ 19,000, highest 15,300 ÷ 18,000');
+});
