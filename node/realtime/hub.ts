@@ -30,7 +30,8 @@ export const userTopic = (enc: Encoding, appId: string, userId: string) => `${en
 
 /** What stands for the message in a frame whose message's text is made already (see eventFrame). */
 const MESSAGE_MARK = '\u0000';
-const MESSAGE_MARK_TEXT = '"message":"\\u0000"';
+const MESSAGE_KEY = '"message":';
+const MESSAGE_MARK_TEXT = `${MESSAGE_KEY}"\\u0000"`;
 
 /**
  * An event's JSON frame, as sockets receive it. `messageText`, when given, is the JSON of the
@@ -43,7 +44,7 @@ export function eventFrame(event: ChatEvent | UserEvent, messageText?: string): 
   if (messageText !== undefined && 'message' in event) {
     const frame = JSON.stringify({ v: PROTOCOL_VERSION, ...event, message: MESSAGE_MARK });
     const at = frame.indexOf(MESSAGE_MARK_TEXT);
-    if (at >= 0) return `${frame.slice(0, at + 10)}${messageText}${frame.slice(at + MESSAGE_MARK_TEXT.length)}`;
+    if (at >= 0) return `${frame.slice(0, at + MESSAGE_KEY.length)}${messageText}${frame.slice(at + MESSAGE_MARK_TEXT.length)}`;
   }
   return JSON.stringify({ v: PROTOCOL_VERSION, ...event });
 }

@@ -176,7 +176,7 @@ export class WebhookDispatcher {
   }
 
   private track(q: OwnerQueue, p: PendingEvent): void {
-    const t: Tracked = { event: p.event, done: p.done.length > 0 ? [...p.done] : [], waiting: 0, queue: q };
+    const t: Tracked = { event: p.event, done: [...p.done], waiting: 0, queue: q };
     q.tracked.set(p.event.id, t);
     this.dispatchSoon(t, 0);
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { open } from 'lmdb';
 import { v7 as uuidv7 } from 'uuid';
 import { EventIds } from '../../common/webhooks/index.ts';
@@ -83,13 +83,19 @@ t.test("lmdb: a store written before the activity index gets its users' chats in
   t.same(await store.chats.chatCounts(appId, [userId]), new Map([[userId, 1]]), 'and counts go on from there');
 });
 
-t.test('lmdb: outbox rows of the layout of one event per row are read, finished and retired with the new ones', async (t) => {
+/** A store in a fresh directory, closed and removed when the test ends. */
+async function storeFor(t: Test): Promise<LmdbNodeStore> {
   const dir = await freshDir();
   const store = LmdbNodeStore.open(dir);
   t.teardown(async () => {
     await store.close();
     await rm(dir, { recursive: true, force: true });
   });
+  return store;
+}
+
+t.test('lmdb: outbox rows of the layout of one event per row are read, finished and retired with the new ones', async (t) => {
+  const store = await storeFor(t);
   const ids = new EventIds();
   const owner = `node-${randomUUID()}`;
   const event = (): OutboxEvent => {
@@ -117,12 +123,7 @@ t.test('lmdb: outbox rows of the layout of one event per row are read, finished 
 });
 
 t.test('lmdb: outbox rows of the layout of one object per event are read and finished with the new ones; events written with their change keep no check', async (t) => {
-  const dir = await freshDir();
-  const store = LmdbNodeStore.open(dir);
-  t.teardown(async () => {
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const store = await storeFor(t);
   const ids = new EventIds();
   const owner = store.writers.self.id;
   const appId = randomUUID();
