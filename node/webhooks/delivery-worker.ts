@@ -6,7 +6,7 @@ import { CANCELLED, type Answers, type AttemptRequest, type ThreadMessage } from
  * The delivery thread: signs and POSTs what the node's lanes hand it, over its own kept-open
  * connections, at most `inFlight` requests at a time per lane (endpoint), the rest queued here in
  * order; each request's timeout starts when it is sent. Requests and answers travel in batches
- * (one message per event-loop turn each way). So a lane's window refills at this thread's pace,
+ * (one message every 2 ms at most, each way). So a lane's window refills at this thread's pace,
  * not at the pace of the node's busy event loop.
  */
 const { allowInsecure, connections, inFlight } = workerData as { allowInsecure: boolean; connections: number; inFlight: number };
@@ -18,23 +18,23 @@ interface Held {
 const lanes = new Map<string, { active: number; queue: Held[]; head: number }>();
 /** How long answers gather before they go to the node's thread (they free a lane's window). */
 const ANSWER_EVERY_MS = 2;
-let answers: Answers = { ok: [], okStatus: [], okMs: [], failed: [] };
+let ok: number[] = [];
+let failed: Answers['failed'] = [];
 let flushing = false;
 
 function answer(n: number, result: DeliveryResult): void {
   if (result.ok && !result.error && result.body === undefined) {
-    answers.ok.push(n);
-    answers.okStatus.push(result.statusCode ?? 200);
-    answers.okMs.push(result.durationMs);
-  } else answers.failed.push({ n, result });
+    ok.push(n, result.statusCode ?? 200, result.durationMs);
+  } else failed.push({ n, result });
   if (flushing) return;
   flushing = true;
   // Answers wait a little to go together: each message costs the node's busy thread a turn of its
   // own, and a turn of this thread ends after a few answers.
   setTimeout(() => {
     flushing = false;
-    const out = answers;
-    answers = { ok: [], okStatus: [], okMs: [], failed: [] };
+    const out: Answers = { ok: Float64Array.from(ok), failed };
+    ok = [];
+    failed = [];
     parentPort!.postMessage(out);
   }, ANSWER_EVERY_MS);
 }

@@ -50,5 +50,8 @@ export class EndpointCache {
   }
 }
 
-/** The active endpoints of `endpoints` subscribed to `type`. */
-export const subscribed = (endpoints: HookEndpoint[], type: string) => endpoints.filter((e) => e.status === 'ACTIVE' && e.events.includes(type));
+/** Whether an active endpoint of `endpoints` is subscribed to `type` (no list made: every write asks). */
+export function anySubscribed(endpoints: readonly HookEndpoint[], type: string): boolean {
+  for (const e of endpoints) if (e.status === 'ACTIVE' && e.events.includes(type)) return true;
+  return false;
+}

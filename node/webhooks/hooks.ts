@@ -2,7 +2,7 @@ import type { Logger } from '../../common/index.ts';
 import type { ChatEvent, MessageView } from '../chat/index.ts';
 import { changeLanded, type ChangeCheck, type NodeStore, type OutboxEvent, type StoredMessage } from '../store/index.ts';
 import { Raw, WebhookDispatcher } from './dispatcher.ts';
-import { EndpointCache, subscribed } from './endpoints.ts';
+import { anySubscribed, EndpointCache } from './endpoints.ts';
 import type { HookEndpoint, WebhookSource } from './source.ts';
 import { UnreadCoalescer } from './unread.ts';
 
@@ -28,7 +28,7 @@ export interface ChatWebhooks {
   /** Events not made by a store write (presence, `message.unread`): resolves once they are durable. */
   emit(appId: string, items: { type: string; data: unknown }[]): Promise<void>;
   /** New messages of a chat are durable: members with no live connection get `message.unread`. */
-  stored(appId: string, chatId: string, messages: MessageView[], memberIds: readonly string[]): void;
+  stored(appId: string, chatId: string, messages: MessageView[], members: ReadonlyMap<string, unknown>): void;
 }
 
 /** An event a chat, member or user change reports, with what a recovery checks (OutboxEvent.check). */
@@ -117,7 +117,7 @@ export class NodeWebhooks implements ChatWebhooks {
 
   private wants(appId: string, type: string): boolean | Promise<boolean> {
     const list = this.endpoints.get(appId);
-    return Array.isArray(list) ? subscribed(list, type).length > 0 : list.then((l) => subscribed(l, type).length > 0);
+    return Array.isArray(list) ? anySubscribed(list, type) : list.then((l) => anySubscribed(l, type));
   }
 
   messageEvents(appId: string, writes: readonly MessageWrite[]): OutboxEvent[] | Promise<OutboxEvent[]> {
@@ -134,7 +134,7 @@ export class NodeWebhooks implements ChatWebhooks {
     for (const w of writes) {
       const { message, event } = w;
       const type = webhookTypeOf[event.type];
-      if (!type || (list && subscribed(list, type).length === 0)) continue;
+      if (!type || (list && !anySubscribed(list, type))) continue;
       const data =
         event.type === 'reaction.added' || event.type === 'reaction.removed'
           ? { ...event.reaction, seq: event.seq, rev: event.rev }
@@ -158,15 +158,31 @@ export class NodeWebhooks implements ChatWebhooks {
     return this.dispatcher.emit(appId, items);
   }
 
-  stored(appId: string, chatId: string, messages: MessageView[], memberIds: readonly string[]): void {
+  stored(appId: string, chatId: string, messages: MessageView[], members: ReadonlyMap<string, unknown>): void {
     if (messages.length === 0) return;
-    void (async () => {
-      if (!(await this.wants(appId, 'message.unread'))) return;
-      const online = await this.o.usersOnline(appId);
-      for (const m of messages) {
-        for (const userId of memberIds) if (userId !== m.senderId && !online.has(userId)) this.unread.add(appId, chatId, userId, m);
-      }
-    })().catch((error: unknown) => this.o.log.warn({ err: String(error), appId, chatId }, 'cannot tell who has unread messages'));
+    const failed = (error: unknown) => this.o.log.warn({ err: String(error), appId, chatId }, 'cannot tell who has unread messages');
+    try {
+      // Without a promise on the way while the endpoints and who is online are at hand (as they
+      // are but once per cache period, standalone): every message passes here.
+      const wanted = this.wants(appId, 'message.unread');
+      if (wanted === false) return;
+      const online = wanted === true ? this.o.usersOnline(appId) : undefined;
+      if (online !== undefined && !(online instanceof Promise)) return this.unreadFor(appId, chatId, messages, members, online);
+      void (async () => {
+        if (!(await wanted)) return;
+        this.unreadFor(appId, chatId, messages, members, await (online ?? this.o.usersOnline(appId)));
+      })().catch(failed);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  /** `members`: the chat's, by user id, as its actor holds them. */
+  private unreadFor(appId: string, chatId: string, messages: MessageView[], members: ReadonlyMap<string, unknown>, online: ReadonlySet<string>): void {
+    for (const userId of members.keys()) {
+      if (online.has(userId)) continue;
+      for (const m of messages) if (userId !== m.senderId) this.unread.add(appId, chatId, userId, m);
+    }
   }
 
   private async sendUnread(p: { appId: string; chatId: string; userId: string; messages: number; lastSeq: number; lastMessage: MessageView }): Promise<void> {

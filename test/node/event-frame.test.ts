@@ -13,6 +13,10 @@ t.test('a frame given its message text is the frame made from scratch, whatever 
     t.equal(eventFrame(event, JSON.stringify(message)), fromScratch, `content ${i}, with its text`);
     t.equal(eventFrame({ ...event, replay: true }, JSON.stringify(message)), JSON.stringify({ v: 1, ...event, replay: true }), `content ${i}, replayed`);
   }
+  // Fields in another order, and one with no JSON value (left out, as JSON.stringify leaves it).
+  const message = { chatId: 'c1', timeStamp: '', messageId: 'm2', senderId: 'u1', content: 'x', edited: false, seq: 4, deleted: false, reactions: [] };
+  const reordered = { type: 'message.edited' as const, message, chatId: 'c1', rev: 9, reason: undefined };
+  t.equal(eventFrame(reordered as never, JSON.stringify(message)), JSON.stringify({ v: 1, ...reordered }), 'fields in the order of the event, undefined ones left out');
   const typing = { type: 'typing.started' as const, chatId: 'c1', userId: 'u1' };
   t.equal(eventFrame(typing, '{"x":1}'), JSON.stringify({ v: 1, ...typing }), 'an event without a message ignores a text');
 });
