@@ -41,9 +41,9 @@ export interface Answers {
 export type ThreadMessage = { groups: RequestGroup[] } | { cancel: string } | 'close';
 
 /**
- * How long requests gather before they go to the delivery thread together: each message costs
- * both threads a turn, and at the end of every turn (as before) they went in small ones. The
- * lanes' window (HANDED_OVER) covers the wait.
+ * How long requests gather before they go to the delivery thread in one message: each message
+ * costs both threads a turn, and one at the end of every turn of the node's busy loop would carry
+ * only a few requests. The lanes' window (HANDED_OVER) covers the wait.
  */
 const HAND_OVER_EVERY_MS = 2;
 
