@@ -125,7 +125,6 @@ const fanoutSection: Section = async (r, chart) => {
   ].join('\n');
 };
 
-
 /**
  * The sends/s ratio of each round's pair (with the endpoint ÷ without), lowest to highest: how far
  * single rounds stray from the mean on this shared machine.

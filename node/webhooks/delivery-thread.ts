@@ -29,8 +29,9 @@ interface Filling extends Omit<RequestGroup, 'ids' | 'idLengths' | 'bodies' | 'b
 }
 
 /**
- * Answers of one turn of the thread: successes as one column of numbers, `[n, status, ms]` each
- * (a typed array crosses threads as one copy of its bytes), failures one by one.
+ * Answers the thread gathered (see delivery-worker.ts): successes as one column of numbers,
+ * `[n, status, ms]` each (a typed array crosses threads as one copy of its bytes), failures one by
+ * one.
  */
 export interface Answers {
   ok: Float64Array;

@@ -45,15 +45,6 @@ const MAX_LOG_BUFFER = 10_000;
  */
 const HANDED_OVER = 1024;
 
-const typeJson = new Map<string, string>();
-
-/** The JSON of an event type (a few dozen in all: each made once). */
-function jsonOf(type: string): string {
-  let json = typeJson.get(type);
-  if (json === undefined) typeJson.set(type, (json = JSON.stringify(type)));
-  return json;
-}
-
 /** Event data already in JSON text (WebhookDispatcher.make). */
 export class Raw {
   constructor(readonly json: string) {}
@@ -110,9 +101,6 @@ export class WebhookDispatcher {
   private scanning = false;
   private isoMs = 0;
   private iso = '';
-  /** The JSON of the last application `make` saw (a write's events are all of one). */
-  private appId = '';
-  private appJson = '""';
   private warnedAt = 0;
   private closed = false;
 
@@ -146,12 +134,8 @@ export class WebhookDispatcher {
       this.iso = new Date(now).toISOString();
     }
     const json = data instanceof Raw ? data.json : JSON.stringify(data);
-    if (appId !== this.appId) {
-      this.appId = appId;
-      this.appJson = JSON.stringify(appId);
-    }
     // Ids and timestamps are made here of characters JSON never escapes.
-    const body = `{"type":${jsonOf(type)},"id":"${id}","timestamp":"${this.iso}","appId":${this.appJson}${json === undefined ? '' : `,"data":${json}`}}`;
+    const body = `{"type":${JSON.stringify(type)},"id":"${id}","timestamp":"${this.iso}","appId":${JSON.stringify(appId)}${json === undefined ? '' : `,"data":${json}`}}`;
     this.selfQueue().appending.add(id);
     return check ? { id, appId, type, body, check } : { id, appId, type, body };
   }
@@ -195,7 +179,7 @@ export class WebhookDispatcher {
   }
 
   private track(q: OwnerQueue, p: PendingEvent): void {
-    const t: Tracked = { event: p.event, done: p.done.length === 0 ? [] : [...p.done], waiting: 0, queue: q };
+    const t: Tracked = { event: p.event, done: [...p.done], waiting: 0, queue: q };
     q.tracked.set(p.event.id, t);
     this.dispatchSoon(t, 0);
   }

@@ -27,7 +27,10 @@ export interface ChatWebhooks {
   prepare(appId: string, items: ChangeEventItem[]): Promise<OutboxEvent[]>;
   /** Events not made by a store write (presence, `message.unread`): resolves once they are durable. */
   emit(appId: string, items: { type: string; data: unknown }[]): Promise<void>;
-  /** New messages of a chat are durable: members with no live connection get `message.unread`. */
+  /**
+   * New messages of a chat are durable: members with no live connection get `message.unread`.
+   * `members`: the chat's now, by user id (read at once, not kept).
+   */
   stored(appId: string, chatId: string, messages: MessageView[], members: ReadonlyMap<string, unknown>): void;
 }
 
@@ -167,19 +170,20 @@ export class NodeWebhooks implements ChatWebhooks {
       const wanted = this.wants(appId, 'message.unread');
       if (wanted === false) return;
       const online = wanted === true ? this.o.usersOnline(appId) : undefined;
-      if (online !== undefined && !(online instanceof Promise)) return this.unreadFor(appId, chatId, messages, members, online);
+      if (online !== undefined && !(online instanceof Promise)) return this.unreadFor(appId, chatId, messages, members.keys(), online);
+      // The members now: the actor's map may change before who is online is known.
+      const memberIds = [...members.keys()];
       void (async () => {
         if (!(await wanted)) return;
-        this.unreadFor(appId, chatId, messages, members, await (online ?? this.o.usersOnline(appId)));
+        this.unreadFor(appId, chatId, messages, memberIds, await (online ?? this.o.usersOnline(appId)));
       })().catch(failed);
     } catch (error) {
       failed(error);
     }
   }
 
-  /** `members`: the chat's, by user id, as its actor holds them. */
-  private unreadFor(appId: string, chatId: string, messages: MessageView[], members: ReadonlyMap<string, unknown>, online: ReadonlySet<string>): void {
-    for (const userId of members.keys()) {
+  private unreadFor(appId: string, chatId: string, messages: MessageView[], memberIds: Iterable<string>, online: ReadonlySet<string>): void {
+    for (const userId of memberIds) {
       if (online.has(userId)) continue;
       for (const m of messages) if (userId !== m.senderId) this.unread.add(appId, chatId, userId, m);
     }

@@ -47,8 +47,7 @@ export class OwnerQueue {
   finish(t: Tracked): void {
     if (this.tracked.get(t.event.id) !== t) return;
     this.tracked.delete(t.event.id);
-    // Most events finish with every endpoint at once: no lookup in an empty set.
-    if (this.partial.size > 0) this.partial.delete(t);
+    this.partial.delete(t);
     this.finished.push(t.event.id);
   }
 
