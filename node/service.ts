@@ -209,7 +209,10 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       // A Cassandra request costs far more than a row: busy chats write fewer, larger batches.
       ...(config.STORE === 'cassandra' ? { linger: { ms: CHAT_LIMITS.lingerMs, minBatch: CHAT_LIMITS.lingerMinBatch } } : {}),
     },
-    { idleMs: config.ACTOR_IDLE_SECONDS * 1000, ...(placement ? { owns: (appId: string, chatId: string) => placement.owns(appId, chatId) } : {}) },
+    {
+      idleMs: config.ACTOR_IDLE_SECONDS * 1000,
+      ...(placement ? { placedElsewhere: (appId: string, chatId: string) => placement.placedElsewhere(appId, chatId) } : {}),
+    },
   );
   const chats = new ChatService(store, actors, now);
   const appActions = new AppActionBudget(config.APP_ACTIONS_PER_SECOND);

@@ -1,10 +1,14 @@
+import { FencedError, type WriterId } from '../store/index.ts';
 import { ChatActor, type ActorDeps } from './actor.ts';
 
 export interface RegistryOptions {
   /** An actor with nothing pending and unused this long is evicted. */
   idleMs: number;
-  /** In a cluster: an idle actor of a chat owned elsewhere (loaded for a caller with an older node list) is dropped by the sweep. */
-  owns?: (appId: string, chatId: string) => boolean;
+  /**
+   * In a cluster: the node a chat is placed on when that is not this node (undefined when it is
+   * this one, or while the node list is unknown). A chat placed elsewhere gets no actor here.
+   */
+  placedElsewhere?: (appId: string, chatId: string) => WriterId | undefined;
 }
 
 /** Whether this node owns a chat (in a cluster); an actor of a chat owned elsewhere is dropped. */
@@ -31,10 +35,23 @@ export class ActorRegistry {
     return this.actors.size;
   }
 
-  /** The chat's actor, or undefined when the chat does not exist in this application. */
+  /**
+   * The chat's actor, or undefined when the chat does not exist in this application. Throws
+   * FencedError naming the chat's node when the node list places it on another one: only the
+   * node it is placed on takes a chat. Otherwise, under steady load, a node that held the chat
+   * before the list changed takes it back each time it hands it over (the operations the new
+   * owner's fenced writes send here bring its actor back), and the owner's writes keep being
+   * refused. An actor still here for such a chat is evicted: its queued operations still run,
+   * then the chat is handed back, and the owner takes it at its next write.
+   */
   async get(appId: string, chatId: string): Promise<ChatActor | undefined> {
     const key = `${appId}/${chatId}`;
     const existing = this.actors.get(key);
+    const placed = this.options.placedElsewhere?.(appId, chatId);
+    if (placed) {
+      if (existing) this.evict(key, existing);
+      throw new FencedError(appId, chatId, { seq: 0, rev: 0 }, placed);
+    }
     if (existing?.status === 'live') return existing;
     if (existing) this.actors.delete(key);
     let pending = this.loading.get(key);
@@ -60,13 +77,12 @@ export class ActorRegistry {
   }
 
   /**
-   * Evicts actors unused for `idleMs`, and actors of chats placed on another node even while busy:
-   * an operation forwarded here because this node still held such a chat brings its actor back,
-   * and evicting it again hands the chat to its owner once that owner writes first.
+   * Evicts actors unused for `idleMs`, and actors of chats placed on another node even while busy
+   * (the node list changed with nothing asked of them since), so the owner takes those chats.
    */
   sweep(now = Date.now()): void {
     for (const [key, actor] of this.actors) {
-      const unowned = this.options.owns !== undefined && !this.options.owns(actor.appId, actor.chatId);
+      const unowned = this.options.placedElsewhere?.(actor.appId, actor.chatId) !== undefined;
       if (actor.status !== 'live') this.actors.delete(key);
       else if (unowned || (actor.idle && now - actor.lastUsed > this.options.idleMs)) this.evict(key, actor);
     }
@@ -75,8 +91,8 @@ export class ActorRegistry {
   /**
    * Drops an actor and, once its writes have settled, hands its chat back (ChatWriters.release), so
    * the next node to write the chat does not wait for this one's hold to time out. An actor made
-   * for the chat meanwhile (an operation forwarded here) takes the chat again with its next write
-   * if it is still free, or finds its new holder.
+   * for the chat meanwhile (it is placed here again) takes the chat again with its next write if
+   * it is still free, or finds its new holder.
    */
   private evict(key: string, actor: ChatActor): void {
     this.actors.delete(key);

@@ -1,7 +1,7 @@
 import { BackendUnavailableError } from '../../common/index.ts';
 import { ownerOf, type Membership, type NodeInfo } from '../bus/index.ts';
 import type { ChatOpArgs, ChatOpName, ChatOpResult, ChatRouter } from '../chat/index.ts';
-import { FencedError } from '../store/index.ts';
+import { FencedError, type WriterId } from '../store/index.ts';
 import { HeldElsewhereError, NodeUnreachableError } from './rpc.ts';
 import type { RpcCaller } from './rpc-client.ts';
 
@@ -52,6 +52,12 @@ export class ChatPlacement {
     return id === undefined || id === this.selfId ? undefined : this.byId.get(id);
   }
 
+  /** The chat's owner as a writer of the store names it (its id and node-to-node address), or undefined when it is this node. */
+  placedElsewhere(appId: string, chatId: string): WriterId | undefined {
+    const owner = this.owner(appId, chatId);
+    return owner && { id: owner.nodeId, address: owner.rpc };
+  }
+
   owns(appId: string, chatId: string): boolean {
     return this.owner(appId, chatId) === undefined;
   }
@@ -94,7 +100,8 @@ const MAX_REDIRECTS = 4;
  * (here, or forwarded to its node-to-node address over the connection the RpcClient keeps to it);
  * but the store has the last word. When the node tried finds that another node holds the chat
  * (two nodes briefly disagree about the node list, or a chat is still held by its previous owner),
- * nothing ran there and the operation follows to the holder, a few times at most. A holder that
+ * nothing ran there and the operation follows to the holder, a few times at most; so it does when
+ * the node tried places the chat on another node (it takes no chat placed elsewhere). A holder that
  * cannot be reached (it crashed) is tried again until its hold times out, within `failoverMs`.
  */
 export class ClusterRouter implements ChatRouter {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ApiError, BackendUnavailableError } from '../../common/index.ts';
 import { migrate } from '../../common/cassandra/index.ts';
-import type { Membership } from '../../node/bus/index.ts';
+import { ownerOf, type Membership, type MembershipListener, type NodeInfo } from '../../node/bus/index.ts';
 import type { SendResult } from '../../node/chat/actor.ts';
 import type { ChatEvent, EventSink } from '../../node/chat/events.ts';
 import { ActorRegistry } from '../../node/chat/registry.ts';
@@ -40,8 +40,26 @@ interface TestNode {
   forwarded: number;
 }
 
+/** A node list the test sets, heard by every node at once. */
+class SetMembership implements Membership {
+  private readonly listeners = new Set<MembershipListener>();
+  join = async () => undefined;
+  live = async () => [];
+  refresh = async () => undefined;
+  leave = async () => undefined;
+  close = async () => undefined;
+  onChange(listener: MembershipListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  set(ids: string[]): void {
+    const nodes: NodeInfo[] = ids.map((nodeId) => ({ nodeId, url: nodeId, rpc: nodeId, version: 'test', joinedAt: NOW.toISOString() }));
+    for (const listener of this.listeners) listener(nodes);
+  }
+}
+
 /** Every event either node published, in the order they were published. */
-function startNode(id: string, store: NodeStore, peers: Map<string, TestNode>, timeline: ChatEvent[]): TestNode {
+function startNode(id: string, store: NodeStore, peers: Map<string, TestNode>, timeline: ChatEvent[], membership: Membership = noMembership): TestNode {
   store.writers.announce({ id, address: id });
   const events: ChatEvent[] = [];
   const sink: EventSink = {
@@ -52,7 +70,8 @@ function startNode(id: string, store: NodeStore, peers: Map<string, TestNode>, t
     userEvent: () => undefined,
     membershipMoved: () => undefined,
   };
-  const registry = new ActorRegistry({ store, events: sink, now: () => NOW }, { idleMs: 60_000 });
+  const placement = new ChatPlacement(id, membership);
+  const registry = new ActorRegistry({ store, events: sink, now: () => NOW }, { idleMs: 60_000, placedElsewhere: (appId, chatId) => placement.placedElsewhere(appId, chatId) });
   const chats = new ChatService(store, registry, () => NOW);
   // What the node-to-node server does with a forwarded call: run it here; a chat held by yet
   // another node is answered `held`, which the caller gets as HeldElsewhereError.
@@ -65,7 +84,7 @@ function startNode(id: string, store: NodeStore, peers: Map<string, TestNode>, t
       });
     },
   };
-  chats.router = new ClusterRouter(new ChatPlacement(id, noMembership), { failoverMs: 10_000, rpc, local: (op, args) => runHere(chats.local, op, args) });
+  chats.router = new ClusterRouter(placement, { failoverMs: 10_000, rpc, local: (op, args) => runHere(chats.local, op, args) });
   const node: TestNode = { id, chats, events, registry, forwarded: 0 };
   peers.set(id, node);
   return node;
@@ -84,21 +103,27 @@ async function retrying<T>(op: () => Promise<T>): Promise<T> {
   }
 }
 
-async function splitOwners(t: Test, open: () => Promise<NodeStore>) {
+/** Two nodes, each over a store instance of its own, and a group chat of the first `members` of `userCount` users. */
+async function twoNodes(t: Test, open: () => Promise<NodeStore>, userCount: number, members: number, membership?: Membership) {
   const [storeA, storeB] = [await open(), await open()];
   const peers = new Map<string, TestNode>();
   const timeline: ChatEvent[] = [];
-  const [a, b] = [startNode('node-a', storeA, peers, timeline), startNode('node-b', storeB, peers, timeline)];
+  const [a, b] = [startNode('node-a', storeA, peers, timeline, membership), startNode('node-b', storeB, peers, timeline, membership)];
   t.teardown(() => {
     a.registry.close();
     b.registry.close();
   });
   const appId = randomUUID();
-  const users = Array.from({ length: 10 }, (_, i) => ({ appId, id: randomUUID(), username: `u${i}`, displayName: `U${i}`, createdAt: NOW.toISOString(), updatedAt: NOW.toISOString() }));
+  const users = Array.from({ length: userCount }, (_, i) => ({ appId, id: randomUUID(), username: `u${i}`, displayName: `U${i}`, createdAt: NOW.toISOString(), updatedAt: NOW.toISOString() }));
   for (const u of users) await storeA.users.create(u);
   const chat: Chat = { appId, id: randomUUID(), kind: 'group', name: 'split', createdBy: users[0]!.id, createdAt: NOW.toISOString(), updatedAt: NOW.toISOString(), lastSeq: 0, lastActivityAt: NOW.toISOString() };
-  const initial = users.slice(0, 6);
+  const initial = users.slice(0, members);
   await storeA.chats.create(chat, initial.map((u, i) => ({ appId, chatId: chat.id, userId: u.id, role: i === 0 ? 'owner' : 'member', joinedAt: NOW.toISOString(), readSeq: 0 })));
+  return { a, b, storeA, storeB, timeline, appId, users, chat, initial };
+}
+
+async function splitOwners(t: Test, open: () => Promise<NodeStore>) {
+  const { a, b, storeA, storeB, timeline, appId, users, chat, initial } = await twoNodes(t, open, 10, 6);
   const owner = { appId, userId: users[0]!.id };
   const as = (i: number) => ({ appId, userId: users[i]!.id });
 
@@ -161,6 +186,52 @@ async function splitOwners(t: Test, open: () => Promise<NodeStore>) {
   t.ok(a.events.some((e) => e.type === 'message.new') && b.events.some((e) => e.type === 'message.new'), 'and both wrote the chat, each while it held it');
 }
 
+/**
+ * The node list settles on an owner while the chat is still held by the node that wrote it before
+ * (its actor still live: it got operations since the change). Under steady load from both nodes,
+ * the owner must take the chat within about a second and keep it: the previous holder stops at
+ * the first operation it gets, hands the chat back, and refuses to take it again.
+ */
+async function ownerTakesOver(t: Test, open: () => Promise<NodeStore>) {
+  const membership = new SetMembership();
+  const { a, b, storeA, appId, users, chat } = await twoNodes(t, open, 4, 4, membership);
+  const as = (i: number) => ({ appId, userId: users[i]!.id });
+  const owner = ownerOf(`${appId}/${chat.id}`, [a.id, b.id]) === a.id ? a : b;
+  const previous = owner === a ? b : a;
+
+  // With no node list yet each node places every chat on itself: the previous holder writes first.
+  const first = await retrying(() => previous.chats.send(as(0), chat.id, { content: 'before', clientKey: 'before' }));
+  t.notOk(first instanceof ApiError, 'the previous holder writes the chat');
+  membership.set([a.id, b.id]);
+  const changedAt = Date.now();
+  let tookOverMs: number | undefined;
+  const watch = setInterval(() => {
+    if (tookOverMs === undefined && owner.events.some((e) => e.type === 'message.new')) tookOverMs = Date.now() - changedAt;
+  }, 10);
+  const acked = new Map<string, number>([['before', (first as SendResult).message.seq]]);
+  const sender = (node: TestNode, i: number) => async () => {
+    for (let n = 0; n < 30; n++) {
+      const content = `${node.id}/u${i}/${n}`;
+      const r = await retrying(() => node.chats.send(as(i), chat.id, { content, clientKey: content }));
+      if (r instanceof ApiError) throw new Error(`${content}: ${r.code}`);
+      acked.set(content, (r as SendResult).message.seq);
+    }
+  };
+  await Promise.all([sender(a, 0)(), sender(a, 1)(), sender(b, 2)(), sender(b, 3)()]);
+  clearInterval(watch);
+  t.equal(acked.size, 121, 'every send was acknowledged');
+
+  const ownerSeqs = owner.events.filter((e) => e.type === 'message.new').map((e) => (e as { seq: number }).seq);
+  const previousSeqs = previous.events.filter((e) => e.type === 'message.new').map((e) => (e as { seq: number }).seq);
+  t.ok(tookOverMs !== undefined && tookOverMs < 1500, `the owner wrote the chat ${tookOverMs ?? 'never'} ms after the list settled (under 1,500)`);
+  t.ok(ownerSeqs.length >= 100, `and wrote most of what followed (${ownerSeqs.length} of 120)`);
+  t.same(previousSeqs.filter((seq) => seq > Math.min(...ownerSeqs)), [], 'the previous holder wrote nothing once the owner had');
+  const stored = await storeA.messages.afterSeq(appId, chat.id, 0, 1000);
+  const storedSeq = new Map(stored.map((m) => [m.content, m.seq]));
+  t.equal(stored.length, 121, 'each stored once');
+  t.same([...acked].filter(([c, seq]) => storedSeq.get(c) !== seq), [], 'each stored with the seq it was acknowledged with');
+}
+
 const cassandra = await requireService('cassandra', (line) => t.comment(line));
 if (!cassandra) t.pass('skipped: cassandra not running');
 else {
@@ -169,18 +240,32 @@ else {
     await migrate(client, keyspace, nodeMigrations);
     await splitOwners(t, async () => CassandraNodeStore.open(client, keyspace));
   });
+  t.test('cassandra: once the node list settles, the chat moves to its owner and stays there under load', async (t) => {
+    const { client, keyspace } = await testKeyspace(t, cassandra, 'chat_takeover');
+    await migrate(client, keyspace, nodeMigrations);
+    await ownerTakesOver(t, async () => CassandraNodeStore.open(client, keyspace));
+  });
 }
 
-t.test('lmdb: the same with two store instances over one environment', async (t) => {
+/** Store instances over one LMDB environment (each its own writer), closed and removed after the test. */
+async function lmdbStores(t: Test): Promise<() => Promise<NodeStore>> {
   const dir = await mkdtemp(join(tmpdir(), 'split-'));
   const opened: LmdbNodeStore[] = [];
   t.teardown(async () => {
     for (const s of opened) await s.close();
     await rm(dir, { recursive: true, force: true });
   });
-  await splitOwners(t, async () => {
+  return async () => {
     const store = LmdbNodeStore.open(dir);
     opened.push(store);
     return store;
-  });
+  };
+}
+
+t.test('lmdb: the same with two store instances over one environment', async (t) => {
+  await splitOwners(t, await lmdbStores(t));
+});
+
+t.test('lmdb: once the node list settles, the chat moves to its owner and stays there under load', async (t) => {
+  await ownerTakesOver(t, await lmdbStores(t));
 });
