@@ -1,3 +1,5 @@
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { deliverPooled, deliveryPool, type DeliveryResult } from '../../common/webhooks/index.ts';
 import { CANCELLED, type Answers, type AttemptRequest, type ThreadMessage } from './delivery-thread.ts';
@@ -9,7 +11,8 @@ import { CANCELLED, type Answers, type AttemptRequest, type ThreadMessage } from
  * (one message every 2 ms at most, each way). So a lane's window refills at this thread's pace,
  * not at the pace of the node's busy event loop.
  */
-const { allowInsecure, connections, inFlight } = workerData as { allowInsecure: boolean; connections: number; inFlight: number };
+const { allowInsecure, connections, inFlight, niceStep } = workerData as { allowInsecure: boolean; connections: number; inFlight: number; niceStep: number };
+lowerPriority(niceStep);
 const pool = deliveryPool(allowInsecure, connections);
 interface Held {
   n: number;
@@ -86,3 +89,17 @@ parentPort!.on('message', (message: ThreadMessage) => {
   }
   for (const key of touched) pump(key);
 });
+
+/**
+ * Lowers this thread's scheduling priority by `step` nice levels (19 at most), not the process's:
+ * on Linux each thread has a nice value of its own, set through its thread id. Elsewhere (no
+ * /proc/thread-self) the thread keeps the node's priority.
+ */
+function lowerPriority(step: number): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0 && tid !== process.pid) setPriority(tid, Math.min(19, getPriority(tid) + step));
+  } catch {
+    // Not Linux: the node's priority.
+  }
+}

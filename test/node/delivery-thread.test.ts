@@ -1,8 +1,9 @@
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import type { DeliveryResult } from '../../common/webhooks/index.ts';
-import { CANCELLED, DeliveryThread, type AttemptRequest } from '../../node/webhooks/delivery-thread.ts';
+import { CANCELLED, DELIVERY_THREAD_NICE_STEP, DeliveryThread, type AttemptRequest } from '../../node/webhooks/delivery-thread.ts';
 
 // The delivery thread (node/webhooks/delivery-thread.ts, delivery-worker.ts) against a real HTTP
 // receiver: each lane's requests are sent at most `inFlight` at a time, the rest held in order;
@@ -75,4 +76,29 @@ t.test('each request arrives with its own id and body, whatever their lengths an
   );
   t.ok(results.every((r) => r.ok), 'all delivered');
   t.same(Object.fromEntries(got), Object.fromEntries(sent.map((s) => [s.id, s.body])), 'every id with its own body, byte for byte');
+});
+
+/** The nice value of each of this process's threads, by thread id (Linux: /proc/self/task). */
+async function threadNices(): Promise<Map<number, number>> {
+  const nices = new Map<number, number>();
+  for (const tid of await readdir('/proc/self/task')) {
+    const stat = await readFile(`/proc/self/task/${tid}/stat`, 'utf8').catch(() => undefined);
+    // Fields after the command name (which may hold spaces and parentheses): state is field 3, nice 19.
+    if (stat) nices.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return nices;
+}
+
+t.test('the thread runs at a lower CPU priority than the node: under contention, the event loop comes first', async (t) => {
+  const before = await threadNices();
+  const want = Math.min(19, before.get(process.pid)! + DELIVERY_THREAD_NICE_STEP);
+  const thread = new DeliveryThread({ allowInsecure: true, connections: 1, inFlight: 1 });
+  t.teardown(() => thread.close());
+  let lowered: number[] = [];
+  for (let i = 0; i < 200 && lowered.length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    lowered = [...(await threadNices())].filter(([tid, nice]) => !before.has(tid) && nice === want).map(([tid]) => tid);
+  }
+  t.equal(lowered.length, 1, `one new thread at nice ${want}, ${DELIVERY_THREAD_NICE_STEP} below the node's ${before.get(process.pid)}`);
+  t.equal((await threadNices()).get(process.pid), before.get(process.pid), "the node's own thread keeps its priority");
 });
