@@ -173,8 +173,10 @@ export async function webhooks(ctx: Context, o: ScenarioOptions): Promise<Scenar
     await target?.stop();
     await receiver.stop();
   }
-  const sendsRatio = round(mean(byMode.one!.acked) / mean(byMode.none!.acked), 2);
-  const p99Ratio = round(mean(byMode.one!.p99) / mean(byMode.none!.p99), 2);
+  // Three digits, and the goal judged on the exact ratio: 0.797 is not 0.8.
+  const exactRatio = mean(byMode.one!.acked) / mean(byMode.none!.acked);
+  const sendsRatio = round(exactRatio, 3);
+  const p99Ratio = round(mean(byMode.one!.p99) / mean(byMode.none!.p99), 3);
   return {
     parameters: { senders, window, rounds, seconds, workers: ctx.pool.size },
     rows,
@@ -184,7 +186,7 @@ export async function webhooks(ctx: Context, o: ScenarioOptions): Promise<Scenar
       ratios: { sends: sendsRatio, p99: p99Ratio },
       forgedDeliveries: receiver.forged,
       verifiedDeliveries: receiver.verified,
-      goal: { want: '≥ 0.8× sends/s with one endpoint', got: sendsRatio, met: Number(sendsRatio) >= 0.8 },
+      goal: { want: '≥ 0.8× sends/s with one endpoint', got: sendsRatio, met: exactRatio >= 0.8 },
     },
     notes: [
       'Closed-loop WebSocket sends, each acknowledged once durable; with the endpoint, the message.new of each send is in the outbox before its ack and is POSTed to a loopback receiver (uWebSockets.js, keep-alive), which answers 204 and verifies 1 request in 100; receiver CPU µs / request is the CPU of the bench process (the receiver, mostly) over the run and its catch-up, per request it got.',
