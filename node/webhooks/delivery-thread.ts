@@ -54,8 +54,9 @@ const HAND_OVER_EVERY_MS = 2;
  * while the node's event loop (acks, realtime frames) and the deliveries both want CPU, the
  * scheduler gives the event loop the larger share: 10 levels lower, a thread weighs about a ninth
  * of one at the node's level; on a core no one else wants it still runs at full speed.
- * `npm run bench -- webhooks`: sends with one endpoint 0.80× of none, against 0.77× at the node's
- * level (means of 4 and 5 runs alternating), and a lower p99.
+ * `npm run bench -- webhooks` on 2 cores: sends with one endpoint 0.796× of none (mean of 7 runs,
+ * 0.78–0.81), against 0.772× at the node's level (4 runs, alternating with the first ones), and a
+ * p99 1.22–1.40× of none's, against 1.43–1.48×.
  */
 export const DELIVERY_THREAD_NICE_STEP = 10;
 
