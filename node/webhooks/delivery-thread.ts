@@ -89,7 +89,7 @@ export class DeliveryThread {
     const entry = new URL('./delivery-worker.ts', import.meta.url).href;
     const tsx = import.meta.resolve('tsx/esm/api');
     const bootstrap = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
-    const worker = new Worker(bootstrap, { eval: true, workerData: { ...this.options, niceStep: DELIVERY_THREAD_NICE_STEP } });
+    const worker = new Worker(bootstrap, { eval: true, workerData: this.options });
     worker.unref();
     worker.on('message', (a: Answers) => this.answered(a));
     worker.on('error', (error) => this.failAll(`delivery thread failed: ${error.message}`));

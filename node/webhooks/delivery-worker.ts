@@ -2,7 +2,7 @@ import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { deliverPooled, deliveryPool, type DeliveryResult } from '../../common/webhooks/index.ts';
-import { CANCELLED, type Answers, type AttemptRequest, type ThreadMessage } from './delivery-thread.ts';
+import { CANCELLED, DELIVERY_THREAD_NICE_STEP, type Answers, type AttemptRequest, type ThreadMessage } from './delivery-thread.ts';
 
 /**
  * The delivery thread: signs and POSTs what the node's lanes hand it, over its own kept-open
@@ -11,8 +11,8 @@ import { CANCELLED, type Answers, type AttemptRequest, type ThreadMessage } from
  * (one message every 2 ms at most, each way). So a lane's window refills at this thread's pace,
  * not at the pace of the node's busy event loop.
  */
-const { allowInsecure, connections, inFlight, niceStep } = workerData as { allowInsecure: boolean; connections: number; inFlight: number; niceStep: number };
-lowerPriority(niceStep);
+const { allowInsecure, connections, inFlight } = workerData as { allowInsecure: boolean; connections: number; inFlight: number };
+lowerPriority(DELIVERY_THREAD_NICE_STEP);
 const pool = deliveryPool(allowInsecure, connections);
 interface Held {
   n: number;

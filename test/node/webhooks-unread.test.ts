@@ -26,10 +26,16 @@ t.test('message.unread: the members when the message was stored, even when who i
   await store.chats.create(chat, [member(sender), member(bob), member(carol)]);
   const endpoint: HookEndpoint = { id: randomUUID(), appId, url: 'http://127.0.0.1:9/hooks', events: ['message.unread'], status: 'ACTIVE', secret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=', createdAt: now, updatedAt: now };
   let online!: (users: ReadonlySet<string>) => void;
+  let asked!: () => void;
+  const askedOnline = new Promise<void>((resolve) => (asked = resolve));
   const webhooks = new NodeWebhooks({
     store,
     source: { list: async () => [endpoint], get: async () => endpoint, update: async () => 'updated', recordDeliveries: async () => {} },
-    usersOnline: () => new Promise((resolve) => (online = resolve)),
+    usersOnline: () =>
+      new Promise((resolve) => {
+        online = resolve;
+        asked();
+      }),
     adopts: () => false,
     changed: () => {},
     allowInsecure: true,
@@ -47,7 +53,7 @@ t.test('message.unread: the members when the message was stored, even when who i
   webhooks.stored(appId, chatId, [message], members);
   // Carol joins while who is online is still being read.
   members.set(carol, member(carol));
-  while (!online) await new Promise((resolve) => setImmediate(resolve));
+  await askedOnline;
   online(new Set());
   await new Promise((resolve) => setImmediate(resolve));
   await webhooks.close();
