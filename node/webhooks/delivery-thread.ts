@@ -22,11 +22,40 @@ export interface RequestGroup {
   bodyLengths: number[];
 }
 
-/** A group as it is filled, before its ids and bodies are joined. */
-interface Filling extends Omit<RequestGroup, 'ids' | 'idLengths' | 'bodies' | 'bodyLengths'> {
+/**
+ * Who hears how a request ended: one object for many requests (a `token` tells them apart), so
+ * handing a request over allocates nothing of its own on the node's thread: every message of an
+ * application with an endpoint makes one.
+ */
+export interface DeliverySink<T> {
+  /** A 2xx came back. */
+  delivered(token: T, statusCode: number, durationMs: number): void;
+  /** It failed (or was never sent: cancelled, or the thread stopped). */
+  failed(token: T, result: DeliveryResult): void;
+}
+
+/** `send`'s requests: the token is the callback. */
+const CALLBACK_SINK: DeliverySink<(r: DeliveryResult) => void> = {
+  delivered: (done, statusCode, durationMs) => done({ ok: true, statusCode, durationMs }),
+  failed: (done, result) => done(result),
+};
+
+/**
+ * A group as it is filled, then until every request in it is answered: its requests are numbered
+ * `seq * GROUP_SIZE + i` (so an answer finds its request without a map entry of its own).
+ */
+interface Group extends Omit<RequestGroup, 'n' | 'ids' | 'idLengths' | 'bodies' | 'bodyLengths'> {
+  seq: number;
   id: string[];
   body: string[];
+  sinks: DeliverySink<any>[];
+  tokens: unknown[];
+  /** Requests not answered yet. */
+  left: number;
 }
+
+/** Requests in one group at most (a group is one lane's requests of one hand-over). */
+const GROUP_SIZE = 65_536;
 
 /**
  * Answers the thread gathered (see delivery-worker.ts): successes as one column of numbers,
@@ -73,10 +102,13 @@ export const CANCELLED = 'cancelled: the endpoint is no longer delivered to';
  */
 export class DeliveryThread {
   private worker: Worker;
-  private readonly waiting = new Map<number, (r: DeliveryResult) => void>();
-  private next = 0;
-  private groups: Filling[] = [];
-  private last: Filling | undefined;
+  /** Groups handed over with requests not answered yet, by seq. */
+  private readonly waiting = new Map<number, Group>();
+  private nextSeq = 0;
+  private groups: Group[] = [];
+  private last: Group | undefined;
+  /** The group the last answer was for: answers come mostly in order, a group's together. */
+  private answering: Group | undefined;
   private closed = false;
 
   constructor(private readonly options: { allowInsecure: boolean; connections: number; inFlight: number }) {
@@ -101,37 +133,67 @@ export class DeliveryThread {
   }
 
   private answered(a: Answers): void {
-    for (let i = 0; i + 2 < a.ok.length; i += 3) this.take(a.ok[i]!)?.({ ok: true, statusCode: a.ok[i + 1]!, durationMs: a.ok[i + 2]! });
-    for (const { n, result } of a.failed) this.take(n)?.(result);
+    for (let i = 0; i + 2 < a.ok.length; i += 3) {
+      const found = this.take(a.ok[i]!);
+      if (found) found.sink.delivered(found.token, a.ok[i + 1]!, a.ok[i + 2]!);
+    }
+    for (const { n, result } of a.failed) {
+      const found = this.take(n);
+      if (found) found.sink.failed(found.token, result);
+    }
   }
 
-  private take(n: number): ((r: DeliveryResult) => void) | undefined {
-    const done = this.waiting.get(n);
-    this.waiting.delete(n);
-    return done;
+  /** Request `n`'s sink and token, forgotten here (each request is answered once). */
+  private take(n: number): { sink: DeliverySink<unknown>; token: unknown } | undefined {
+    const seq = Math.floor(n / GROUP_SIZE);
+    const i = n - seq * GROUP_SIZE;
+    let g = this.answering;
+    if (g?.seq !== seq) this.answering = g = this.waiting.get(seq);
+    const sink = g?.sinks[i];
+    if (!g || !sink) return undefined;
+    const token = g.tokens[i];
+    g.sinks[i] = undefined!;
+    g.tokens[i] = undefined;
+    if (--g.left === 0) {
+      this.waiting.delete(seq);
+      this.answering = undefined;
+    }
+    return { sink, token };
   }
 
   private failAll(error: string): void {
-    const waiting = [...this.waiting.values()];
+    const groups = [...this.waiting.values()];
     this.waiting.clear();
-    for (const done of waiting) done({ ok: false, error, durationMs: 0 });
+    this.answering = undefined;
+    for (const g of groups) {
+      for (let i = 0; i < g.sinks.length; i++) if (g.sinks[i]) g.sinks[i]!.failed(g.tokens[i], { ok: false, error, durationMs: 0 });
+    }
   }
 
   /** Hands `req` over; `done` is called once with how it ended. */
   send(lane: string, req: AttemptRequest, done: (r: DeliveryResult) => void): void {
-    if (this.closed) return done({ ok: false, error: 'shutting down', durationMs: 0 });
-    const n = this.next++;
-    this.waiting.set(n, done);
+    this.submit(lane, req.url, req.secret, req.timeoutMs, req.allowInsecure, req.id, req.body, CALLBACK_SINK, done);
+  }
+
+  /**
+   * Hands over one request: a POST of `body` as event `id`; `sink` is told once how it ended,
+   * with `token`. What `send` does, without an object made for the request: the dispatcher's
+   * first attempts of every event come this way.
+   */
+  submit<T>(lane: string, url: string, secret: string, timeoutMs: number, allowInsecure: boolean, id: string, body: string, sink: DeliverySink<T>, token: T): void {
+    if (this.closed) return sink.failed(token, { ok: false, error: 'shutting down', durationMs: 0 });
     if (this.groups.length === 0) setTimeout(() => this.flush(), HAND_OVER_EVERY_MS);
     let g = this.last;
-    if (!g || g.lane !== lane || g.url !== req.url || g.secret !== req.secret || g.timeoutMs !== req.timeoutMs || g.allowInsecure !== req.allowInsecure) {
-      g = { lane, url: req.url, secret: req.secret, timeoutMs: req.timeoutMs, allowInsecure: req.allowInsecure, n: [], id: [], body: [] };
+    if (!g || g.lane !== lane || g.url !== url || g.secret !== secret || g.timeoutMs !== timeoutMs || g.allowInsecure !== allowInsecure || g.id.length === GROUP_SIZE) {
+      g = { seq: this.nextSeq++, lane, url, secret, timeoutMs, allowInsecure, id: [], body: [], sinks: [], tokens: [], left: 0 };
       this.groups.push(g);
       this.last = g;
     }
-    g.n.push(n);
-    g.id.push(req.id);
-    g.body.push(req.body);
+    g.id.push(id);
+    g.body.push(body);
+    g.sinks.push(sink);
+    g.tokens.push(token);
+    g.left++;
   }
 
   /** Drops the lane's requests not sent yet: each is answered as failed with CANCELLED. */
@@ -146,7 +208,26 @@ export class DeliveryThread {
     this.groups = [];
     this.last = undefined;
     if (groups.length === 0) return;
-    const joined = groups.map(({ id, body, ...g }): RequestGroup => ({ ...g, ids: id.join(''), idLengths: id.map((s) => s.length), bodies: body.join(''), bodyLengths: body.map((s) => s.length) }));
+    const joined: RequestGroup[] = [];
+    for (const g of groups) {
+      this.waiting.set(g.seq, g);
+      const base = g.seq * GROUP_SIZE;
+      joined.push({
+        lane: g.lane,
+        url: g.url,
+        secret: g.secret,
+        timeoutMs: g.timeoutMs,
+        allowInsecure: g.allowInsecure,
+        n: g.id.map((_, i) => base + i),
+        ids: g.id.join(''),
+        idLengths: g.id.map((s) => s.length),
+        bodies: g.body.join(''),
+        bodyLengths: g.body.map((s) => s.length),
+      });
+      // Sent: the thread has them now, and only the sinks and tokens are needed here.
+      g.id = [];
+      g.body = [];
+    }
     this.worker.postMessage({ groups: joined } satisfies ThreadMessage);
   }
 

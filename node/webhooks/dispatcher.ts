@@ -1,8 +1,9 @@
-import { EventIds, type DeliveryResult } from '../../common/webhooks/index.ts';
+import { DELIVERY_TIMEOUT_MS, EventIds, type DeliveryResult } from '../../common/webhooks/index.ts';
 import { DeliveryThread } from './delivery-thread.ts';
 import type { Logger } from '../../common/index.ts';
 import type { OutboxEvent, PendingEvent, WebhookOutbox } from '../store/index.ts';
 import { anySubscribed, EndpointCache } from './endpoints.ts';
+import { EndpointTask, endpointIn, FirstAttempts, NONE_DONE, wants } from './endpoint-tasks.ts';
 import { Lane, type Task } from './lane.ts';
 import { IN_MEMORY_EVENTS, OwnerQueue, type Tracked } from './owner-queue.ts';
 import type { DeliveryRecord, HookEndpoint, WebhookSource } from './source.ts';
@@ -36,7 +37,8 @@ const LOGGED_SUCCESSES_PER_SECOND = 10;
 const MAX_LOG_BUFFER = 10_000;
 /**
  * Deliveries a lane hands the delivery thread at once, per endpoint (the thread sends
- * `concurrency` of them at a time). Under load this thread's event loop answers late (a turn can
+ * `concurrency` of them at a time): the lane's own attempts, those of a failing endpoint (while
+ * it answers, first attempts go to the thread without the lane: FirstAttempts). Under load this thread's event loop answers late (a turn can
  * take tens of ms), and a place in the window comes back only once its answer is taken here: the
  * window must cover that round trip at the rate the thread sends, or it bounds the endpoint. At
  * 256 it did (webhooks bench: 12,000-15,000 deliveries a second against 15,000-17,000 sends, the
@@ -50,36 +52,11 @@ export class Raw {
   constructor(readonly json: string) {}
 }
 
-/** Whether `e` is to get `t` (active, subscribed, and not done with it yet). */
-function wants(e: HookEndpoint, t: Tracked): boolean {
-  return e.status === 'ACTIVE' && e.events.includes(t.event.type) && !t.done.includes(e.id);
-}
-
-/**
- * An event's delivery to one endpoint (a lane's Task): when every endpoint of the event is done
- * with it, its queue finishes it. A class, not closures: one is made per event and endpoint.
- */
-class EndpointTask implements Task {
-  failures = 0;
-  readonly event: OutboxEvent;
-
-  constructor(
-    private readonly t: Tracked,
-    private readonly endpointId: string,
-  ) {
-    this.event = t.event;
-  }
-
-  live(): boolean {
-    return !this.t.queue.stopped;
-  }
-
-  settle(): void {
-    const t = this.t;
-    t.done.push(this.endpointId);
-    if (--t.waiting === 0) t.queue.finish(t);
-    else t.queue.progressed(t);
-  }
+/** An endpoint's lane, its first attempts, and its application. */
+interface LaneEntry {
+  lane: Lane;
+  first: FirstAttempts;
+  appId: string;
 }
 
 /**
@@ -93,7 +70,7 @@ class EndpointTask implements Task {
 export class WebhookDispatcher {
   readonly ids = new EventIds();
   private readonly queues = new Map<string, OwnerQueue>();
-  private readonly lanes = new Map<string, Lane>();
+  private readonly lanes = new Map<string, LaneEntry>();
   private readonly thread: DeliveryThread;
   private log: DeliveryRecord[] = [];
   private readonly logged = new Map<string, { second: number; n: number }>();
@@ -147,7 +124,7 @@ export class WebhookDispatcher {
     if (!ok) return q.discard(events.map((e) => e.id));
     for (const e of events) {
       if (q.tracked.size >= IN_MEMORY_EVENTS) q.overflow(e.id);
-      else this.track(q, { event: e, done: [] });
+      else this.track(q, e, NONE_DONE);
     }
   }
 
@@ -178,9 +155,9 @@ export class WebhookDispatcher {
     this.written(events, true);
   }
 
-  private track(q: OwnerQueue, p: PendingEvent): void {
-    const t: Tracked = { event: p.event, done: [...p.done], waiting: 0, queue: q };
-    q.tracked.set(p.event.id, t);
+  private track(q: OwnerQueue, event: OutboxEvent, done: readonly string[]): void {
+    const t: Tracked = { event, done, waiting: 0, queue: q };
+    q.tracked.set(event.id, t);
     this.dispatchSoon(t, 0);
   }
 
@@ -211,19 +188,48 @@ export class WebhookDispatcher {
     if (n === 0) return t.queue.finish(t);
     // Counted before any lane has it: a lane may settle at once (closed, or the endpoint gone).
     t.waiting = n;
-    for (const endpoint of list) if (wants(endpoint, t)) this.lane(endpoint).push(new EndpointTask(t, endpoint.id));
+    for (const endpoint of list) {
+      if (!wants(endpoint, t)) continue;
+      const { lane, first } = this.lane(endpoint);
+      if (lane.healthy) this.thread.submit(endpoint.id, endpoint.url, endpoint.secret, DELIVERY_TIMEOUT_MS, this.o.allowInsecure, t.event.id, t.event.body, first, t);
+      else lane.push(new EndpointTask(t, endpoint.id));
+    }
   }
 
-  private lane(endpoint: HookEndpoint): Lane {
-    let lane = this.lanes.get(endpoint.id);
-    if (lane && !lane.closed) return lane;
+  /**
+   * The application's endpoints changed (NodeWebhooks.invalidate): the lanes of those deleted or
+   * no longer active close, and what the delivery thread holds for them is dropped. (A lane finds
+   * out by itself before each of its own attempts; first attempts are not the lane's.)
+   */
+  endpointsChanged(appId: string): void {
+    const closeGone = (list: HookEndpoint[]) => {
+      for (const [id, entry] of this.lanes) {
+        if (entry.appId !== appId || endpointIn(list, id)?.status === 'ACTIVE') continue;
+        this.lanes.delete(id);
+        entry.lane.close();
+      }
+    };
+    let list: HookEndpoint[] | Promise<HookEndpoint[]>;
+    try {
+      list = this.o.endpoints.get(appId);
+    } catch {
+      return;
+    }
+    // Unreadable: the lanes find out at their next attempt, or at the next change.
+    if (Array.isArray(list)) closeGone(list);
+    else list.then(closeGone, () => {});
+  }
+
+  private lane(endpoint: HookEndpoint): LaneEntry {
+    const entry = this.lanes.get(endpoint.id);
+    if (entry && !entry.lane.closed) return entry;
     const { appId, id } = endpoint;
-    lane = new Lane(
+    const lane = new Lane(
       id,
       {
         current: () => {
           const list = this.o.endpoints.get(appId);
-          return Array.isArray(list) ? list.find((e) => e.id === id) : list.then((l) => l.find((e) => e.id === id));
+          return Array.isArray(list) ? endpointIn(list, id) : list.then((l) => endpointIn(l, id));
         },
         attempted: (task, result, attempt, nextRetryAt) => this.attempted(endpoint, task, result, attempt, nextRetryAt),
         disable: (e, reason) => void this.disable(e, reason),
@@ -234,25 +240,37 @@ export class WebhookDispatcher {
       },
       HANDED_OVER,
     );
-    this.lanes.set(id, lane);
-    return lane;
+    const first = new FirstAttempts(lane, endpoint, (e, event, statusCode, durationMs) => {
+      if (this.successLogged(e.id)) this.record(e, event, { ok: true, statusCode, durationMs }, 1, undefined);
+    });
+    const made = { lane, first, appId };
+    this.lanes.set(id, made);
+    return made;
+  }
+
+  /** Whether a success at the endpoint is logged now: every failure is, successes up to a rate. */
+  private successLogged(endpointId: string): boolean {
+    const second = Math.floor(Date.now() / 1000);
+    const seen = this.logged.get(endpointId);
+    if (seen?.second === second && seen.n >= LOGGED_SUCCESSES_PER_SECOND) return false;
+    if (seen?.second === second) seen.n++;
+    else this.logged.set(endpointId, { second, n: 1 });
+    return true;
   }
 
   private attempted(endpoint: HookEndpoint, task: Task, result: DeliveryResult, attempt: number, nextRetryAt: number | undefined): void {
-    if (result.ok) {
-      const second = Math.floor(Date.now() / 1000);
-      const seen = this.logged.get(endpoint.id);
-      if (seen?.second === second && seen.n >= LOGGED_SUCCESSES_PER_SECOND) return;
-      if (seen?.second === second) seen.n++;
-      else this.logged.set(endpoint.id, { second, n: 1 });
-    }
+    if (result.ok && !this.successLogged(endpoint.id)) return;
+    this.record(endpoint, task.event, result, attempt, nextRetryAt);
+  }
+
+  private record(endpoint: HookEndpoint, event: OutboxEvent, result: DeliveryResult, attempt: number, nextRetryAt: number | undefined): void {
     if (this.log.length >= MAX_LOG_BUFFER) this.log.shift();
     this.log.push({
       id: crypto.randomUUID(),
       appId: endpoint.appId,
       endpointId: endpoint.id,
-      eventId: task.event.id,
-      type: task.event.type,
+      eventId: event.id,
+      type: event.type,
       attempt,
       status: result.ok ? 'succeeded' : 'failed',
       ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}),
@@ -260,7 +278,7 @@ export class WebhookDispatcher {
       ...(result.error ? { error: result.error } : {}),
       ...(nextRetryAt !== undefined ? { nextRetryAt: new Date(nextRetryAt).toISOString() } : {}),
       at: new Date().toISOString(),
-      body: task.event.body,
+      body: event.body,
     });
   }
 
@@ -303,7 +321,7 @@ export class WebhookDispatcher {
     }
     const checked = await Promise.all(read.map(async (p) => ({ p, ok: p.event.check === undefined || (await this.o.verify(p.event)) })));
     for (const { p, ok } of checked) {
-      if (ok) this.track(q, p);
+      if (ok) this.track(q, p.event, p.done.length === 0 ? NONE_DONE : [...p.done]);
       else q.discard([p.event.id]);
     }
   }
@@ -345,7 +363,7 @@ export class WebhookDispatcher {
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
     await this.report().catch(() => {});
-    for (const lane of this.lanes.values()) lane.close();
+    for (const { lane } of this.lanes.values()) lane.close();
     await this.thread.close();
   }
 }

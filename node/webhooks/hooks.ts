@@ -202,6 +202,7 @@ export class NodeWebhooks implements ChatWebhooks {
 
   invalidate(appId: string): void {
     this.endpoints.invalidate(appId);
+    this.dispatcher.endpointsChanged(appId);
   }
 
   async close(): Promise<void> {

@@ -58,6 +58,20 @@ export class Lane {
     return this.active === 0 && this.head >= this.ready.length && this.timers.size === 0;
   }
 
+  /**
+   * Open, and its endpoint not failing: a first attempt may then go to the delivery thread
+   * straight away, without this lane's window (the thread holds what it cannot send yet). While
+   * the endpoint fails, new events wait their turn here instead, behind the retries.
+   */
+  get healthy(): boolean {
+    return !this.closed && this.failingSince === undefined;
+  }
+
+  /** An attempt made without this lane (see `healthy`) succeeded: the endpoint answers. */
+  delivered(): void {
+    this.failingSince = undefined;
+  }
+
   push(task: Task): void {
     if (this.closed) return task.settle('dropped');
     this.ready.push(task);
@@ -132,7 +146,11 @@ export class Lane {
     });
   }
 
-  private answered(task: Task, endpoint: HookEndpoint, result: DeliveryResult): void {
+  /**
+   * How an attempt of `task` ended: the lane's own, or one made without it (a first attempt of
+   * a healthy lane), which from a failure on is the lane's to retry.
+   */
+  answered(task: Task, endpoint: HookEndpoint, result: DeliveryResult): void {
     // Dropped unsent, or failed after the lane closed (disabled): nothing to log or retry.
     if (this.closed && !result.ok) return task.settle('dropped');
     const now = this.hooks.now();

@@ -4,8 +4,8 @@ import type { OutboxEvent, PendingEvent, WebhookOutbox } from '../store/index.ts
 /** An outbox event being delivered: the endpoints done with it, and how many still work on it. */
 export interface Tracked {
   event: OutboxEvent;
-  /** Ids of the endpoints done with it (at most a handful). */
-  done: string[];
+  /** Ids of the endpoints done with it (at most a handful); replaced, never pushed to. */
+  done: readonly string[];
   waiting: number;
   queue: OwnerQueue;
 }

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import type { DeliveryResult } from '../../common/webhooks/index.ts';
-import { CANCELLED, DELIVERY_THREAD_NICE_STEP, DeliveryThread, type AttemptRequest } from '../../node/webhooks/delivery-thread.ts';
+import { CANCELLED, DELIVERY_THREAD_NICE_STEP, DeliveryThread, type AttemptRequest, type DeliverySink } from '../../node/webhooks/delivery-thread.ts';
 
 // The delivery thread (node/webhooks/delivery-thread.ts, delivery-worker.ts) against a real HTTP
 // receiver: each lane's requests are sent at most `inFlight` at a time, the rest held in order;
@@ -76,6 +76,37 @@ t.test('each request arrives with its own id and body, whatever their lengths an
   );
   t.ok(results.every((r) => r.ok), 'all delivered');
   t.same(Object.fromEntries(got), Object.fromEntries(sent.map((s) => [s.id, s.body])), 'every id with its own body, byte for byte');
+});
+
+t.test('submit: one sink hears how each request ended, once, by its token', async (t) => {
+  const server = createServer((req: IncomingMessage, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(req.url === '/bad' ? 500 : 204).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const thread = new DeliveryThread({ allowInsecure: true, connections: 4, inFlight: 4 });
+  t.teardown(async () => {
+    await thread.close();
+    server.closeAllConnections();
+    server.close();
+  });
+  const heard: string[][] = Array.from({ length: 300 }, () => []);
+  let answers = 0;
+  const sink: DeliverySink<number> = {
+    delivered: (i, statusCode, durationMs) => (answers++, heard[i]!.push(`delivered ${statusCode}${durationMs >= 0 ? '' : ' (no time)'}`)),
+    failed: (i, result) => (answers++, heard[i]!.push(`failed ${result.statusCode}`)),
+  };
+  // Three lanes, requests interleaved: every hand-over holds groups of each.
+  for (let i = 0; i < 300; i++) thread.submit(`lane-${i % 3}`, `${base}/${i % 7 === 0 ? 'bad' : 'ok'}`, 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=', 10_000, true, `evt_${i}`, '{}', sink, i);
+  for (let waited = 0; answers < 300 && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.same(
+    heard,
+    heard.map((_, i) => [i % 7 === 0 ? 'failed 500' : 'delivered 204']),
+    'each token heard once, with its own outcome',
+  );
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.equal(answers, 300, 'and nothing heard twice');
 });
 
 /** The nice value of each of this process's threads, by thread id (Linux: /proc/self/task). */

@@ -166,3 +166,20 @@ t.test('410 Gone disables the endpoint; nothing more is sent to it', async (t) =
   await new Promise((resolve) => setTimeout(resolve, 1500));
   t.equal(receiver.attempts.length, 1, 'no attempt after the 410 (and no retry of it)');
 });
+
+t.test('a deleted endpoint gets nothing more: what the delivery thread holds for it is dropped', async (t) => {
+  const svc = await startService(env);
+  t.teardown(() => svc.stop());
+  const { it, receiver, webhookId } = await setup(t, svc, ['user.created']);
+  const held: (() => void)[] = [];
+  receiver.answer = () => new Promise<number>((resolve) => held.push(() => resolve(200)));
+  for (let i = 0; i < 30; i++) await it.user(`held-${i}`);
+  // At most 8 requests at a time per endpoint: the other 22 wait in the delivery thread.
+  await receiver.until(() => receiver.attempts.length === 8, 10_000, 'the first 8 requests');
+  t.equal((await it.control.del(`/api/client/apps/${it.appId}/webhooks/${webhookId}`, it.accessToken)).status, 204);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  for (const release of held.splice(0)) release();
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.equal(receiver.attempts.length, 8, 'only the 8 sent before the delete arrived; the 22 waiting were dropped');
+  t.equal(held.length, 0, 'nothing was sent after the delete');
+});
