@@ -15,7 +15,8 @@ export interface RequestGroup {
   secret: string;
   timeoutMs: number;
   allowInsecure: boolean;
-  n: number[];
+  /** The number of the first request; the others follow it, one apart. */
+  first: number;
   ids: string;
   idLengths: number[];
   bodies: string;
@@ -44,7 +45,7 @@ const CALLBACK_SINK: DeliverySink<(r: DeliveryResult) => void> = {
  * A group as it is filled, then until every request in it is answered: its requests are numbered
  * `seq * GROUP_SIZE + i` (so an answer finds its request without a map entry of its own).
  */
-interface Group extends Omit<RequestGroup, 'n' | 'ids' | 'idLengths' | 'bodies' | 'bodyLengths'> {
+interface Group extends Omit<RequestGroup, 'first' | 'ids' | 'idLengths' | 'bodies' | 'bodyLengths'> {
   seq: number;
   id: string[];
   body: string[];
@@ -211,18 +212,23 @@ export class DeliveryThread {
     const joined: RequestGroup[] = [];
     for (const g of groups) {
       this.waiting.set(g.seq, g);
-      const base = g.seq * GROUP_SIZE;
+      const idLengths: number[] = [];
+      const bodyLengths: number[] = [];
+      for (let i = 0; i < g.id.length; i++) {
+        idLengths.push(g.id[i]!.length);
+        bodyLengths.push(g.body[i]!.length);
+      }
       joined.push({
         lane: g.lane,
         url: g.url,
         secret: g.secret,
         timeoutMs: g.timeoutMs,
         allowInsecure: g.allowInsecure,
-        n: g.id.map((_, i) => base + i),
+        first: g.seq * GROUP_SIZE,
         ids: g.id.join(''),
-        idLengths: g.id.map((s) => s.length),
+        idLengths,
         bodies: g.body.join(''),
-        bodyLengths: g.body.map((s) => s.length),
+        bodyLengths,
       });
       // Sent: the thread has them now, and only the sinks and tokens are needed here.
       g.id = [];

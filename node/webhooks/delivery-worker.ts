@@ -80,10 +80,10 @@ parentPort!.on('message', (message: ThreadMessage) => {
     if (!lane) lanes.set(g.lane, (lane = { active: 0, queue: [], head: 0 }));
     let idAt = 0;
     let bodyAt = 0;
-    for (let i = 0; i < g.n.length; i++) {
+    for (let i = 0; i < g.idLengths.length; i++) {
       const id = g.ids.slice(idAt, (idAt += g.idLengths[i]!));
       const body = g.bodies.slice(bodyAt, (bodyAt += g.bodyLengths[i]!));
-      lane.queue.push({ n: g.n[i]!, req: { url: g.url, secret: g.secret, id, body, timeoutMs: g.timeoutMs, allowInsecure: g.allowInsecure } });
+      lane.queue.push({ n: g.first + i, req: { url: g.url, secret: g.secret, id, body, timeoutMs: g.timeoutMs, allowInsecure: g.allowInsecure } });
     }
     touched.add(g.lane);
   }

@@ -156,8 +156,8 @@ export class WebhookDispatcher {
   }
 
   private track(q: OwnerQueue, event: OutboxEvent, done: readonly string[]): void {
-    const t: Tracked = { event, done, waiting: 0, queue: q };
-    q.tracked.set(event.id, t);
+    const t: Tracked = { event, done, waiting: 0, queue: q, slot: 0 };
+    q.tracked.add(t);
     this.dispatchSoon(t, 0);
   }
 

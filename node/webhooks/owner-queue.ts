@@ -1,5 +1,6 @@
 import { justAfter } from '../../common/webhooks/index.ts';
 import type { OutboxEvent, PendingEvent, WebhookOutbox } from '../store/index.ts';
+import { TrackedEvents } from './tracked-events.ts';
 
 /** An outbox event being delivered: the endpoints done with it, and how many still work on it. */
 export interface Tracked {
@@ -8,6 +9,8 @@ export interface Tracked {
   done: readonly string[];
   waiting: number;
   queue: OwnerQueue;
+  /** Where the queue's TrackedEvents keeps it. */
+  slot: number;
 }
 
 /** Events of one owner tracked in memory at most; the rest wait in the store until there is room. */
@@ -23,7 +26,7 @@ export const IN_MEMORY_EVENTS = 10_000;
  * above the stored mark, where a recovery reads.
  */
 export class OwnerQueue {
-  readonly tracked = new Map<string, Tracked>();
+  readonly tracked = new TrackedEvents();
   /** Ids of events made and not yet written (each id is made once). */
   readonly appending = new Set<string>();
   private finished: string[] = [];
@@ -45,9 +48,8 @@ export class OwnerQueue {
   }
 
   finish(t: Tracked): void {
-    if (this.tracked.get(t.event.id) !== t) return;
-    this.tracked.delete(t.event.id);
-    this.partial.delete(t);
+    if (!this.tracked.remove(t)) return;
+    if (this.partial.size > 0) this.partial.delete(t);
     this.finished.push(t.event.id);
   }
 
@@ -68,7 +70,7 @@ export class OwnerQueue {
 
   private low(): string | undefined {
     let low: string | undefined = this.unreadFrom;
-    for (const id of this.tracked.keys()) if (low === undefined || id < low) low = id;
+    for (const { event } of this.tracked.values()) if (low === undefined || event.id < low) low = event.id;
     for (const id of this.appending) if (low === undefined || id < low) low = id;
     if (low !== undefined) return low;
     return this.self ? this.floor() : undefined;
@@ -109,7 +111,8 @@ export class OwnerQueue {
       throw error;
     });
     if (read.length >= room) this.overflow(justAfter(read.at(-1)!.event.id));
-    return read.filter((p) => !this.tracked.has(p.event.id));
+    const tracked = this.tracked.ids();
+    return read.filter((p) => !tracked.has(p.event.id));
   }
 
   /** Whether nothing is left: nothing tracked, appending or unread. */
