@@ -202,6 +202,10 @@ export class WebhookDispatcher {
    * out by itself before each of its own attempts; first attempts are not the lane's.)
    */
   endpointsChanged(appId: string): void {
+    // Read again only where this node delivers to the application.
+    let delivering = false;
+    for (const entry of this.lanes.values()) if (entry.appId === appId) delivering = true;
+    if (!delivering) return;
     const closeGone = (list: HookEndpoint[]) => {
       for (const [id, entry] of this.lanes) {
         if (entry.appId !== appId || endpointIn(list, id)?.status === 'ACTIVE') continue;

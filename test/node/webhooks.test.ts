@@ -171,6 +171,11 @@ t.test('a deleted endpoint gets nothing more: what the delivery thread holds for
   const svc = await startService(env);
   t.teardown(() => svc.stop());
   const { it, receiver, webhookId } = await setup(t, svc, ['user.created']);
+  // Another endpoint of the application, which stays.
+  const other = await WebhookReceiver.start();
+  t.teardown(() => other.stop());
+  const created = await it.control.post(`/api/client/apps/${it.appId}/webhooks`, { url: other.url, events: ['user.created'] }, it.accessToken);
+  other.secret = created.body.secret;
   const held: (() => void)[] = [];
   receiver.answer = () => new Promise<number>((resolve) => held.push(() => resolve(200)));
   for (let i = 0; i < 30; i++) await it.user(`held-${i}`);
@@ -182,4 +187,7 @@ t.test('a deleted endpoint gets nothing more: what the delivery thread holds for
   await new Promise((resolve) => setTimeout(resolve, 1500));
   t.equal(receiver.attempts.length, 8, 'only the 8 sent before the delete arrived; the 22 waiting were dropped');
   t.equal(held.length, 0, 'nothing was sent after the delete');
+  await it.user('after');
+  await other.until(() => other.events.size === 31, 10_000);
+  t.equal(other.events.size, 31, 'the endpoint that stays gets every event, before the delete and after');
 });
