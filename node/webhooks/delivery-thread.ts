@@ -49,7 +49,8 @@ interface Group extends Omit<RequestGroup, 'first' | 'ids' | 'idLengths' | 'bodi
   seq: number;
   id: string[];
   body: string[];
-  sinks: DeliverySink<any>[];
+  /** Each request's sink and token, until it is answered. */
+  sinks: (DeliverySink<any> | undefined)[];
   tokens: unknown[];
   /** Requests not answered yet. */
   left: number;
@@ -98,7 +99,7 @@ export const CANCELLED = 'cancelled: the endpoint is no longer delivered to';
  * the node's event loop (where chats' actors and sockets run) only the hand-off, one message for
  * all the requests of HAND_OVER_EVERY_MS. The thread keeps each lane to `inFlight` requests at a
  * time and queues the rest (see delivery-worker.ts). Every request is answered once, through its
- * callback: a thread that failed answers every request it held as a failed attempt (retried on
+ * sink (or callback): a thread that failed answers every request it held as a failed attempt (retried on
  * the schedule) and is started again.
  */
 export class DeliveryThread {
@@ -134,32 +135,30 @@ export class DeliveryThread {
   }
 
   private answered(a: Answers): void {
-    for (let i = 0; i + 2 < a.ok.length; i += 3) {
-      const found = this.take(a.ok[i]!);
-      if (found) found.sink.delivered(found.token, a.ok[i + 1]!, a.ok[i + 2]!);
-    }
-    for (const { n, result } of a.failed) {
-      const found = this.take(n);
-      if (found) found.sink.failed(found.token, result);
-    }
+    for (let i = 0; i + 2 < a.ok.length; i += 3) this.answer(a.ok[i]!, a.ok[i + 1]!, a.ok[i + 2]!, undefined);
+    for (const { n, result } of a.failed) this.answer(n, 0, 0, result);
   }
 
-  /** Request `n`'s sink and token, forgotten here (each request is answered once). */
-  private take(n: number): { sink: DeliverySink<unknown>; token: unknown } | undefined {
+  /**
+   * Tells request `n`'s sink how it ended (a 2xx when `failure` is undefined) and forgets it
+   * here: each request is answered once.
+   */
+  private answer(n: number, statusCode: number, durationMs: number, failure: DeliveryResult | undefined): void {
     const seq = Math.floor(n / GROUP_SIZE);
     const i = n - seq * GROUP_SIZE;
     let g = this.answering;
     if (g?.seq !== seq) this.answering = g = this.waiting.get(seq);
     const sink = g?.sinks[i];
-    if (!g || !sink) return undefined;
+    if (!g || !sink) return;
     const token = g.tokens[i];
-    g.sinks[i] = undefined!;
+    g.sinks[i] = undefined;
     g.tokens[i] = undefined;
     if (--g.left === 0) {
       this.waiting.delete(seq);
       this.answering = undefined;
     }
-    return { sink, token };
+    if (failure) sink.failed(token, failure);
+    else sink.delivered(token, statusCode, durationMs);
   }
 
   private failAll(error: string): void {
@@ -167,7 +166,7 @@ export class DeliveryThread {
     this.waiting.clear();
     this.answering = undefined;
     for (const g of groups) {
-      for (let i = 0; i < g.sinks.length; i++) if (g.sinks[i]) g.sinks[i]!.failed(g.tokens[i], { ok: false, error, durationMs: 0 });
+      for (let i = 0; i < g.sinks.length; i++) g.sinks[i]?.failed(g.tokens[i], { ok: false, error, durationMs: 0 });
     }
   }
 
