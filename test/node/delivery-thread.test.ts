@@ -1,9 +1,22 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { DeliveryResult } from '../../common/webhooks/index.ts';
 import { CANCELLED, DELIVERY_THREAD_NICE_STEP, DeliveryThread, type AttemptRequest, type DeliverySink } from '../../node/webhooks/delivery-thread.ts';
+
+/** A receiver on loopback answering with `handle`, and a delivery thread; both stop when `t` ends. */
+async function receiverAndThread(t: Test, handle: (req: IncomingMessage, res: ServerResponse) => void, options: { connections: number; inFlight: number }) {
+  const server = createServer(handle);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const thread = new DeliveryThread({ allowInsecure: true, ...options });
+  t.teardown(async () => {
+    await thread.close();
+    server.closeAllConnections();
+    server.close();
+  });
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, thread };
+}
 
 // The delivery thread (node/webhooks/delivery-thread.ts, delivery-worker.ts) against a real HTTP
 // receiver: each lane's requests are sent at most `inFlight` at a time, the rest held in order;
@@ -12,25 +25,21 @@ t.test('per lane at most inFlight requests at once, the rest held; lanes do not 
   const held: { path: string; res: ServerResponse }[] = [];
   const open = new Map<string, number>();
   const most = new Map<string, number>();
-  const server = createServer((req: IncomingMessage, res) => {
-    req.resume();
-    req.on('end', () => {
-      const path = req.url!;
-      open.set(path, (open.get(path) ?? 0) + 1);
-      most.set(path, Math.max(most.get(path) ?? 0, open.get(path)!));
-      res.on('finish', () => open.set(path, open.get(path)! - 1));
-      if (path === '/slow') held.push({ path, res });
-      else res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const thread = new DeliveryThread({ allowInsecure: true, connections: 8, inFlight: 3 });
-  t.teardown(async () => {
-    await thread.close();
-    server.closeAllConnections();
-    server.close();
-  });
+  const { base, thread } = await receiverAndThread(
+    t,
+    (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const path = req.url!;
+        open.set(path, (open.get(path) ?? 0) + 1);
+        most.set(path, Math.max(most.get(path) ?? 0, open.get(path)!));
+        res.on('finish', () => open.set(path, open.get(path)! - 1));
+        if (path === '/slow') held.push({ path, res });
+        else res.writeHead(204).end();
+      });
+    },
+    { connections: 8, inFlight: 3 },
+  );
   const deliver = (lane: string, r: AttemptRequest) => new Promise<DeliveryResult>((resolve) => thread.send(lane, r, resolve));
   const req = (path: string, i: number) => ({ url: `${base}${path}`, secret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=', id: `evt_${path.slice(1)}_${i}`, body: '{}', timeoutMs: 10_000, allowInsecure: true });
 
@@ -53,22 +62,19 @@ t.test('per lane at most inFlight requests at once, the rest held; lanes do not 
 
 t.test('each request arrives with its own id and body, whatever their lengths and characters', async (t) => {
   const got = new Map<string, string>();
-  const server = createServer((req: IncomingMessage, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      got.set(String(req.headers['webhook-id']), Buffer.concat(chunks).toString('utf8'));
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  const thread = new DeliveryThread({ allowInsecure: true, connections: 4, inFlight: 4 });
-  t.teardown(async () => {
-    await thread.close();
-    server.closeAllConnections();
-    server.close();
-  });
+  const { base, thread } = await receiverAndThread(
+    t,
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.set(String(req.headers['webhook-id']), Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(204).end();
+      });
+    },
+    { connections: 4, inFlight: 4 },
+  );
+  const url = `${base}/`;
   const pieces = ['', 'a', 'ünïcödé', '\ud83d\ude00\ud83d\ude00', '"quoted"', 'x'.repeat(5000)];
   const sent = Array.from({ length: 60 }, (_, i) => ({ id: `evt_${'i'.repeat(i % 7)}${i}`, body: JSON.stringify({ i, text: pieces[i % pieces.length]!.repeat(1 + (i % 3)) }) }));
   const results = await Promise.all(
@@ -79,27 +85,29 @@ t.test('each request arrives with its own id and body, whatever their lengths an
 });
 
 t.test('submit: one sink hears how each request ended, once, by its token', async (t) => {
-  const server = createServer((req: IncomingMessage, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(req.url === '/bad' ? 500 : 204).end());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const thread = new DeliveryThread({ allowInsecure: true, connections: 4, inFlight: 4 });
-  t.teardown(async () => {
-    await thread.close();
-    server.closeAllConnections();
-    server.close();
-  });
+  const { base, thread } = await receiverAndThread(
+    t,
+    (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(req.url === '/bad' ? 500 : 204).end());
+    },
+    { connections: 4, inFlight: 4 },
+  );
   const heard: string[][] = Array.from({ length: 300 }, () => []);
   let answers = 0;
+  let allHeard!: () => void;
+  const all = new Promise<void>((resolve) => (allHeard = resolve));
+  const hear = (i: number, what: string) => {
+    heard[i]!.push(what);
+    if (++answers === 300) allHeard();
+  };
   const sink: DeliverySink<number> = {
-    delivered: (i, statusCode, durationMs) => (answers++, heard[i]!.push(`delivered ${statusCode}${durationMs >= 0 ? '' : ' (no time)'}`)),
-    failed: (i, result) => (answers++, heard[i]!.push(`failed ${result.statusCode}`)),
+    delivered: (i, statusCode, durationMs) => hear(i, `delivered ${statusCode}${durationMs >= 0 ? '' : ' (no time)'}`),
+    failed: (i, result) => hear(i, `failed ${result.statusCode}`),
   };
   // Three lanes, requests interleaved: every hand-over holds groups of each.
   for (let i = 0; i < 300; i++) thread.submit(`lane-${i % 3}`, `${base}/${i % 7 === 0 ? 'bad' : 'ok'}`, 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=', 10_000, true, `evt_${i}`, '{}', sink, i);
-  for (let waited = 0; answers < 300 && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+  await Promise.race([all, new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
   t.same(
     heard,
     heard.map((_, i) => [i % 7 === 0 ? 'failed 500' : 'delivered 204']),
