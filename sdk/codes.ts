@@ -63,15 +63,17 @@ export type ErrorCode =
   | 'TOO_MANY_CONNECTIONS'
   | 'INTERNAL'
   | 'UNAVAILABLE'
+  | 'OUTCOME_UNKNOWN'
   | 'BEFORE_SEND_FAILED';
 
 /**
  * The codes whose request may succeed later unchanged, after the `retryAfterMs` of the error when
  * it has one: a limit, an overload, a backend that is down. Any other code answers the request
  * itself (sending it again gets the same answer; `INTERNAL` is a bug a retry only repeats). A send
- * retried after one of these is safe with the same idempotency key.
+ * retried after one of these is safe with the same idempotency key; after `OUTCOME_UNKNOWN` (the
+ * write may have been stored) only with it: the retry returns the message if it was stored.
  */
-export const RETRYABLE_CODES = Object.freeze(['RATE_LIMITED', 'UNAVAILABLE', 'BEFORE_SEND_FAILED'] as const);
+export const RETRYABLE_CODES = Object.freeze(['RATE_LIMITED', 'UNAVAILABLE', 'OUTCOME_UNKNOWN', 'BEFORE_SEND_FAILED'] as const);
 
 /** Whether a request answered with `code` may succeed if sent again later (see RETRYABLE_CODES). */
 export function isRetryable(code: string): boolean {

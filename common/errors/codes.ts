@@ -60,6 +60,7 @@ export const errorCodes = {
   TOO_MANY_CONNECTIONS: { status: 429, title: 'Too many open connections for this user' },
   INTERNAL: { status: 500, title: 'Internal error' },
   UNAVAILABLE: { status: 503, title: 'A backend is unavailable', retryable: true },
+  OUTCOME_UNKNOWN: { status: 503, title: 'The write may or may not have been stored; retry it with the same idempotency key', retryable: true },
   BEFORE_SEND_FAILED: { status: 503, title: "The application's before-send hook did not answer", retryable: true },
 } as const satisfies Record<string, { status: number; title: string; retryable?: true }>;
 

@@ -13,6 +13,16 @@ export class BackendUnavailableError extends Error {
 }
 
 /**
+ * A write was sent but its outcome is unknown: the database timed out after some replicas may
+ * have applied it, or the node that ran it stopped answering mid-call. It may be stored, now or
+ * later. The client is told `OUTCOME_UNKNOWN` (503), never that it failed: a retry with the same
+ * idempotency key returns the message if it was stored and stores it once otherwise.
+ */
+export class OutcomeUnknownError extends BackendUnavailableError {
+  override readonly name = 'OutcomeUnknownError';
+}
+
+/**
  * A backend refused work because it is at its bound (calls in flight, queue length): nothing was
  * done, and the same request may succeed after `retryAfterSeconds`. The HTTP layer answers 503
  * with `Retry-After`.

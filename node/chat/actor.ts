@@ -236,6 +236,8 @@ export class ChatActor {
       const queuedBehind = keyId === undefined ? undefined : this.pendingByKey.get(keyId);
       if (queuedBehind) return new Later(queuedBehind.then((r) => ({ ...r, created: false })));
       if (input.clientKey !== undefined) {
+        // A write of this chat whose outcome was unknown is made definite first (ChatWriters.settle).
+        await this.deps.store.writers.settle(this.appId, this.chatId);
         const earlier = await this.deps.store.messages.byClientKey(this.appId, this.chatId, userId, input.clientKey);
         if (earlier) return { message: await this.view(earlier), created: false };
       }

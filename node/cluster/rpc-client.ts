@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { ApiError, BackendUnavailableError, OverloadedError, type Logger } from '../../common/index.ts';
+import { ApiError, BackendUnavailableError, OutcomeUnknownError, OverloadedError, type Logger } from '../../common/index.ts';
 import { throttled } from '../bus/index.ts';
 import { HeldElsewhereError, NodeUnreachableError, parseAddress, RPC_LIMITS, RPC_PROTOCOL_VERSION, secretsOf, type ClusterSecret, type RpcLimits } from './rpc.ts';
 import { encodeFrame, unpackValue, type Handshake, type RpcMessage, type RpcReply } from './rpc-frames.ts';
@@ -33,9 +33,10 @@ export interface RpcCaller {
  * A call resolves with the callee's result, or the ApiError it returned (as a value). It rejects:
  * - NodeUnreachableError when it was never written (no connection, a failed handshake, or the
  *   callee is leaving and refused it): nothing ran, the caller may try again or elsewhere;
- * - BackendUnavailableError when it was written but its outcome is unknown (the connection closed,
- *   or no answer in time): the client retries, with its idempotency key where it has one; also
- *   when a backend of the callee was down;
+ * - OutcomeUnknownError (a BackendUnavailableError) when it was written but its outcome is
+ *   unknown (the connection closed, no answer in time, or the callee's own write timed out): the
+ *   client retries, with its idempotency key where it has one;
+ * - BackendUnavailableError when a backend of the callee was down;
  * - OverloadedError (a BackendUnavailableError) at once, unsent, when `maxInFlight` calls are
  *   already waiting on the connection, or when the callee refused it for the same reason;
  * - Error for a failure the callee logged (a bug there).
@@ -181,7 +182,7 @@ class PeerConnection {
       this.waiting = this.waiting.filter((c) => c !== call);
       return call.reject(new NodeUnreachableError(this.address, { cause: new Error(`no connection within ${timeoutMs} ms`) }));
     }
-    call.reject(new BackendUnavailableError(`node ${this.address}`, { cause: new Error(`no answer within ${timeoutMs} ms`) }));
+    call.reject(new OutcomeUnknownError(`node ${this.address}`, { cause: new Error(`no answer within ${timeoutMs} ms`) }));
     // Nothing at all came back for a long wait: the connection is taken for dead (a frozen or
     // partitioned peer), so the next call dials again instead of waiting out another timeout.
     if (this.lastReceived < call.sentAt && timeoutMs >= SILENT_PEER_MS) this.framed.destroy(new Error(`peer silent for ${timeoutMs} ms`));
@@ -232,6 +233,7 @@ class PeerConnection {
       case 'leaving':
         return call.reject(new NodeUnreachableError(this.address, { cause: new Error('the node is leaving; nothing ran') }));
       case 'unavailable':
+        if (message.outcomeUnknown) return call.reject(new OutcomeUnknownError(node, { cause: new Error('a write of the node has an unknown outcome') }));
         return call.reject(new BackendUnavailableError(node, { cause: new Error('a backend of the node is unavailable') }));
       case 'expired':
         return call.reject(new BackendUnavailableError(node, { cause: new Error('the call arrived after its deadline; nothing ran') }));
@@ -269,7 +271,7 @@ class PeerConnection {
     const cause = error ?? new Error('connection closed');
     for (const call of this.calls.values()) {
       clearTimeout(call.timer);
-      call.reject(call.sentAt === undefined ? new NodeUnreachableError(this.address, { cause }) : new BackendUnavailableError(`node ${this.address}`, { cause }));
+      call.reject(call.sentAt === undefined ? new NodeUnreachableError(this.address, { cause }) : new OutcomeUnknownError(`node ${this.address}`, { cause }));
     }
     this.calls.clear();
     this.waiting = [];

@@ -25,7 +25,9 @@ export type RpcCall = { type: 'call'; id: number; op: string; appId: string; cha
 
 /**
  * Why a call did not run or did not finish, as the caller learns it:
- * - `unavailable`: a backend of the callee is down (the caller gets BackendUnavailableError);
+ * - `unavailable`: a backend of the callee is down (the caller gets BackendUnavailableError); with
+ *   `outcomeUnknown`, a write of the call was sent and may have been stored (OutcomeUnknownError).
+ *   A flag rather than a reason of its own, so a node of the previous version still reads it;
  * - `overloaded`: the callee had too many calls in flight and did not run it (OverloadedError);
  * - `leaving`: the callee is shutting down and did not run it (NodeUnreachableError: go elsewhere);
  * - `expired`: the call's budget was spent when it arrived; it did not run;
@@ -39,7 +41,7 @@ export type RpcReply =
   | { type: 'part'; id: number; data: Uint8Array; last: boolean }
   | { type: 'apiError'; id: number; code: ErrorCode; detail: string; extra: ApiErrorExtra }
   | { type: 'held'; id: number; holder: string; address?: string }
-  | { type: 'failed'; id: number; reason: FailReason; retryAfterSeconds?: number };
+  | { type: 'failed'; id: number; reason: FailReason; retryAfterSeconds?: number; outcomeUnknown?: true };
 
 export type ApiErrorExtra = { errors?: FieldProblem[]; retryAfterSeconds?: number };
 
@@ -96,6 +98,7 @@ export function decodeMessage(body: Uint8Array): RpcMessage | undefined {
       return typeof r.address === 'string' && r.address.length <= 300 ? { type: 'held', id: r.id, holder: r.holder, address: r.address } : { type: 'held', id: r.id, holder: r.holder };
     case 'failed':
       if (!isCallId(r.id) || !isFailReason(r.reason)) return undefined;
+      if (r.reason === 'unavailable' && r.outcomeUnknown === true) return { type: 'failed', id: r.id, reason: r.reason, outcomeUnknown: true };
       return typeof r.retryAfterSeconds === 'number' && r.retryAfterSeconds >= 0
         ? { type: 'failed', id: r.id, reason: r.reason, retryAfterSeconds: r.retryAfterSeconds }
         : { type: 'failed', id: r.id, reason: r.reason };

@@ -1,5 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { ApiError, BackendUnavailableError, ListenError, type Logger } from '../../common/index.ts';
+import { ApiError, BackendUnavailableError, ListenError, OutcomeUnknownError, type Logger } from '../../common/index.ts';
 import { throttled } from '../bus/index.ts';
 import { FencedError } from '../store/index.ts';
 import { RPC_LIMITS, RPC_PROTOCOL_VERSION, secretsOf, type ClusterSecret, type RpcHandler, type RpcLimits } from './rpc.ts';
@@ -149,6 +149,7 @@ export class RpcServer {
       this.reply(call, result, sendFrame);
     } catch (error) {
       if (error instanceof FencedError && error.holder) return send(error.holder.address ? { type: 'held', id: call.id, holder: error.holder.id, address: error.holder.address } : { type: 'held', id: call.id, holder: error.holder.id });
+      if (error instanceof OutcomeUnknownError) return send({ type: 'failed', id: call.id, reason: 'unavailable', outcomeUnknown: true });
       if (error instanceof BackendUnavailableError) return send(failed(call.id, 'unavailable'));
       this.options.log.error({ err: error instanceof Error ? error.stack : String(error), op: call.op }, 'node rpc: forwarded call failed');
       send(failed(call.id, 'internal'));

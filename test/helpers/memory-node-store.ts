@@ -184,7 +184,7 @@ export class MemoryNodeStore {
       changedSince: async (appId, chatId, afterRev, limit) => this.list(appId, chatId).filter((m) => (m.rev ?? 0) > afterRev).sort((a, b) => (a.rev ?? 0) - (b.rev ?? 0)).slice(0, limit),
       byClientKey: async (appId, chatId, senderId, clientKey) => this.list(appId, chatId).find((m) => m.senderId === senderId && m.clientKey === clientKey),
     },
-    writers: { self: { id: randomUUID() }, announce: () => undefined, release: async () => undefined },
+    writers: { self: { id: randomUUID() }, announce: () => undefined, release: async () => undefined, settle: async () => undefined },
     // The actor tests use no webhooks: an outbox that keeps nothing.
     outbox: { append: async () => undefined, pending: async () => [], progress: async () => undefined, confirm: async () => undefined, owners: async () => [], retire: async () => undefined },
     // The actor tests keep chat bans (the actor checks them) and no other moderation: no bans, no log.

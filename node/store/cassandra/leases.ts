@@ -1,7 +1,8 @@
 import cassandra from 'cassandra-driver';
-import { BackendUnavailableError } from '../../../common/index.ts';
+import { BackendUnavailableError, OutcomeUnknownError } from '../../../common/index.ts';
 import { applied, num, opt, timedOut, type Cql } from '../../../common/cassandra/index.ts';
 import { FencedError, type ChatHead, type ChatWriters, type WriterId } from '../types.ts';
+import { settleTail, writeAgain, type InDoubtPut } from './unknown-outcomes.ts';
 
 /** How long a hold lasts and how far ahead it takes numbers; documented in the README. */
 export interface HoldTiming {
@@ -11,6 +12,8 @@ export interface HoldTiming {
   renewBelowMs: number;
   minReserve: number;
   maxReserve: number;
+  /** The most new messages one fenced put writes: what a claim reads back (unknown-outcomes.ts). */
+  putWindow: number;
 }
 
 export const HOLD: Readonly<HoldTiming> = Object.freeze({
@@ -33,6 +36,7 @@ export const HOLD: Readonly<HoldTiming> = Object.freeze({
    */
   minReserve: 64,
   maxReserve: 4096,
+  putWindow: 256,
 });
 
 /** This instance's hold on one chat. */
@@ -53,6 +57,11 @@ export interface Hold {
   readonly inflight: Set<Promise<unknown>>;
   /** A write failed or its outcome is unknown: its numbers may be used in the store. */
   unsettled: boolean;
+  /** Puts whose outcome is unknown, written again before this hold writes or looks up a key. */
+  readonly inDoubt: InDoubtPut[];
+  /** After a claim: the previous writer's numbers taken, whose tail is settled before anything else. */
+  tail: number | undefined;
+  settling: Promise<void> | undefined;
   releasing: Promise<void> | undefined;
 }
 
@@ -127,6 +136,11 @@ export class CassandraLeases implements ChatWriters {
     return this.named;
   }
 
+  /** The most new messages one fenced put may write (what a claim reads back). */
+  get putWindow(): number {
+    return this.timing.putWindow;
+  }
+
   announce(self: WriterId): void {
     this.named = { ...self };
   }
@@ -153,8 +167,35 @@ export class CassandraLeases implements ChatWriters {
       const left = hold.validUntil - performance.now();
       if (left < this.timing.minRemainingMs) await this.renew(hold);
       else if (left < this.timing.renewBelowMs) void this.renew(hold).catch(() => undefined);
+      if (hold.tail !== undefined || hold.inDoubt.length > 0) await this.settleHold(hold);
       if (this.holds.get(k) === hold && !hold.releasing) return hold;
     }
+  }
+
+  /**
+   * Takes the chat and makes definite every earlier write of it whose outcome was unknown (see
+   * unknown-outcomes.ts), so that a lookup by idempotency key that follows finds a message that
+   * landed. The chat's writer calls it before such a lookup.
+   */
+  async settle(appId: string, chatId: string): Promise<void> {
+    await this.writable(appId, chatId);
+  }
+
+  /** Settles the previous writer's tail after a claim, then writes this hold's in-doubt puts again (one at a time). */
+  private settleHold(hold: Hold): Promise<void> {
+    hold.settling ??= (async () => {
+      if (hold.tail !== undefined) {
+        await settleTail(this.db, this.ks, hold.appId, hold.chatId, hold.tail, this.timing.putWindow);
+        hold.tail = undefined;
+      }
+      while (hold.inDoubt.length > 0) {
+        await this.write(hold, () => writeAgain(this.db, hold.inDoubt[0]!));
+        hold.inDoubt.shift();
+      }
+    })().finally(() => {
+      hold.settling = undefined;
+    });
+    return hold.settling;
   }
 
   /** Takes numbers up to at least `upTo` before anything beyond the current ones is written. */
@@ -162,8 +203,13 @@ export class CassandraLeases implements ChatWriters {
     while (upTo.seq > hold.taken.seq || upTo.rev > hold.taken.rev) await this.renew(hold);
   }
 
-  /** Runs a write of `hold`'s chat; resolves once it is known to have landed while the hold was valid. */
-  async write<T>(hold: Hold, run: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a write of `hold`'s chat; resolves once it is known to have landed while the hold was
+   * valid. When it fails, the write may still have landed: with `redo` (a put that can be written
+   * again whole, see unknown-outcomes.ts) the hold keeps it to write it again before anything
+   * else, and the caller gets OutcomeUnknownError.
+   */
+  async write<T>(hold: Hold, run: () => Promise<T>, redo?: InDoubtPut): Promise<T> {
     const pending = run();
     hold.inflight.add(pending);
     try {
@@ -181,7 +227,9 @@ export class CassandraLeases implements ChatWriters {
       return result;
     } catch (error) {
       hold.unsettled = true;
-      throw error;
+      if (!redo) throw error;
+      hold.inDoubt.push(redo);
+      throw new OutcomeUnknownError('cassandra', { cause: error });
     } finally {
       hold.inflight.delete(pending);
     }
@@ -301,8 +349,9 @@ export class CassandraLeases implements ChatWriters {
     }
   }
 
+  /** A hold just claimed, from `head`: the previous writer's tail up to it is settled before use. */
   private newHold(appId: string, chatId: string, epoch: number, head: ChatHead, taken: ChatHead, validUntil: number): Hold {
-    return { appId, chatId, epoch, head, taken, renewedAt: head, validUntil, renewing: undefined, inflight: new Set(), unsettled: false, releasing: undefined };
+    return { appId, chatId, epoch, head, taken, renewedAt: head, validUntil, renewing: undefined, inflight: new Set(), unsettled: false, inDoubt: [], tail: head.seq, settling: undefined, releasing: undefined };
   }
 
   private async adopt(hold: Hold): Promise<Hold> {

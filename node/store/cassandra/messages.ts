@@ -5,6 +5,7 @@ import { FencedError, type ChatHead, type HeadFence, type MessageStore, type Out
 import type { CassandraLeases } from './leases.ts';
 import type { CassandraOutbox } from './outbox.ts';
 import { BLOCK, blockOf, MessageWrites, readMessage, type MessageRow } from './message-rows.ts';
+import { writeAgain, writeTimestamp } from './unknown-outcomes.ts';
 
 const same = (a: ChatHead, b: ChatHead) => a.seq === b.seq && a.rev === b.rev;
 const carriesSeq = (m: StoredMessage) => seqOfMessageId(m.id) === m.seq;
@@ -32,6 +33,7 @@ export class CassandraMessages implements MessageStore {
       return this.putUnfenced(messages);
     }
     const { appId, chatId } = first;
+    if (fence.to.seq - fence.from.seq > this.leases.putWindow) throw new Error(`a fenced put writes at most ${this.leases.putWindow} new messages`);
     const hold = await this.leases.writable(appId, chatId);
     // From here to the first await: the check and the move of the head are one step.
     if (!same(hold.head, fence.from)) throw new FencedError(appId, chatId, hold.head);
@@ -53,7 +55,10 @@ export class CassandraMessages implements MessageStore {
     }
     await this.leases.cover(hold, fence.to);
     await appended;
-    await this.leases.write(hold, () => Promise.all(writes.batches().map((b) => this.db.batch(b))));
+    // Every attempt of this put carries one timestamp, so it can be written again whole when its
+    // outcome is unknown (unknown-outcomes.ts): the hold keeps it, the caller gets OutcomeUnknownError.
+    const put = { batches: writes.batches(), timestamp: writeTimestamp() };
+    await this.leases.write(hold, () => writeAgain(this.db, put), put);
   }
 
   /** Written as given: each message's stored row is read first (for its previous revision). */
@@ -190,6 +195,10 @@ export class CassandraMessages implements MessageStore {
     return rows.map((r) => r.message);
   }
 
+  /**
+   * Finds a message by its sender's idempotency key. A write of the chat whose outcome is unknown
+   * may make a message appear later; the chat's writer settles the chat first (ChatWriters.settle).
+   */
   async byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined> {
     const row = (await this.db.execute(`SELECT seq, id FROM ${this.ks}.send_keys WHERE app_id = ? AND chat_id = ? AND sender_id = ? AND client_key = ?`, [appId, chatId, senderId, clientKey])).first();
     if (!row) return undefined;

@@ -60,6 +60,9 @@ export class LmdbWriters implements ChatWriters {
     if (this.holds.get(k)?.writer.id === this.self.id) this.holds.delete(k);
   }
 
+  /** Nothing is ever in doubt here: a transaction commits or not. */
+  async settle(): Promise<void> {}
+
   /** Hands back every chat this instance holds (on close). */
   releaseAll(): void {
     for (const [k, held] of this.holds) if (held.writer.id === this.self.id) this.holds.delete(k);

@@ -95,6 +95,15 @@ export interface ChatWriters {
    * a later fenced write of this instance takes the chat again (if it is still free).
    */
   release(appId: string, chatId: string): Promise<void>;
+  /**
+   * Makes definite every earlier write of the chat whose outcome was unknown (the store answered
+   * OutcomeUnknownError): each such message is then stored for good, or will never appear. The
+   * chat's writer calls it before it looks a message up by idempotency key, so a retry finds the
+   * message if it landed and a new one is stored only if it did not. Takes the chat for this
+   * instance where writing does (FencedError when another holds it). Nothing to do where writes
+   * are never in doubt (the embedded store: a transaction commits or not).
+   */
+  settle(appId: string, chatId: string): Promise<void>;
 }
 
 /** Messages are bucketed by UTC day of their id's timestamp. */
