@@ -56,7 +56,7 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
         ...common,
         422: { description: "The application's before-send hook rejected the message (MESSAGE_REJECTED; `detail` is its reason); nothing was stored" },
         429: { description: 'Sending too fast, or the chat or node is overloaded (RATE_LIMITED, with Retry-After)' },
-        503: { description: "A backend is unavailable or overloaded (UNAVAILABLE), or the application's before-send hook failed and its policy is closed (BEFORE_SEND_FAILED); nothing was stored" },
+        503: { description: "A backend is unavailable or overloaded (UNAVAILABLE), the write may or may not have been stored (OUTCOME_UNKNOWN: retry with the same idempotencyKey), or the application's before-send hook failed and its policy is closed (BEFORE_SEND_FAILED); nothing was stored" },
       },
       handler: async ({ params, body, auth, request }) => {
         const headerKey = request.headers['idempotency-key'];
