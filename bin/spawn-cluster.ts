@@ -8,6 +8,19 @@ export interface ClusterNode {
   port: number;
   nodeId: string;
   process: Running;
+  /** The address it listens on (public port and node-to-node listener): 127.0.0.1 unless given one of its own. */
+  address: string;
+  /** Its process id (process.pid): a restarted node is a new ClusterNode with a new one. */
+  pid: number;
+}
+
+/**
+ * Loopback addresses of their own for the control service and for each node (as many as the
+ * cluster's size), so that a fault-injection test can tell their traffic apart by address.
+ */
+export interface ClusterAddresses {
+  control: string;
+  nodes: string[];
 }
 
 export interface SpawnedCluster {
@@ -46,8 +59,21 @@ function nodeIdOf(process: Running): string {
 /**
  * Control service plus `size` nodes as separate processes (used by the tests and the benchmarks) on one fresh Cassandra keyspace and one
  * Redis, under a cluster name of their own (so concurrent suites never see each other's nodes).
+ * With `addresses` each node listens on its own address (HOST) and announces its public URL and
+ * its node-to-node listener there, and the control service listens on its own; otherwise all
+ * listen on 127.0.0.1.
  */
-export async function startCluster(options: { size: number; cassandra: string; redisUrl: string; env?: Record<string, string>; nodeArgs?: string[] }): Promise<SpawnedCluster> {
+export async function startCluster(options: {
+  size: number;
+  cassandra: string;
+  redisUrl: string;
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+  addresses?: ClusterAddresses;
+}): Promise<SpawnedCluster> {
+  const { addresses } = options;
+  if (addresses && addresses.nodes.length < options.size) throw new Error(`startCluster: ${options.size} nodes but ${addresses.nodes.length} node addresses`);
+  const nodeAddress = (i: number) => addresses?.nodes[i] ?? '127.0.0.1';
   const suffix = randomBytes(5).toString('hex');
   const env: Record<string, string> = {
     STORE: 'cassandra',
@@ -62,21 +88,24 @@ export async function startCluster(options: { size: number; cassandra: string; r
     WS_ACTIONS_PER_SECOND: '100000',
     ...options.env,
   };
-  const ports = await Promise.all(Array.from({ length: options.size }, () => freePort()));
+  const ports = await Promise.all(Array.from({ length: options.size }, (_, i) => freePort(nodeAddress(i))));
   const nodes: ClusterNode[] = [];
   const startNode = async (i: number): Promise<ClusterNode> => {
     const port = ports[i]!;
-    const url = `http://127.0.0.1:${port}`;
-    // Each node's node-to-node listener takes a free port of its own (whatever the caller's environment says).
-    const process = await startService({ ...env, ROLE: 'node', NODE_PORT: String(port), NODE_PUBLIC_URL: url, NODE_RPC_PORT: '0', NODE_RPC_ADDRESS: '' }, undefined, { services: ['node'], nodeArgs: options.nodeArgs });
-    const node = { url, port, nodeId: nodeIdOf(process), process };
+    const address = nodeAddress(i);
+    const url = `http://${address}:${port}`;
+    // Each node's node-to-node listener takes a free port of its own (whatever the caller's
+    // environment says) on HOST; an empty NODE_RPC_ADDRESS announces it as HOST:<that port>.
+    const host: Record<string, string> = addresses ? { HOST: address } : {};
+    const process = await startService({ ...env, ...host, ROLE: 'node', NODE_PORT: String(port), NODE_PUBLIC_URL: url, NODE_RPC_PORT: '0', NODE_RPC_ADDRESS: '' }, undefined, { services: ['node'], nodeArgs: options.nodeArgs });
+    const node = { url, port, nodeId: nodeIdOf(process), process, address, pid: process.pid };
     nodes[i] = node;
     return node;
   };
   // The first node creates the keyspace; the others then start together.
   await startNode(0);
   await Promise.all(ports.slice(1).map((_, i) => startNode(i + 1)));
-  const control = await startService({ ...env, ROLE: 'control', NODE_PUBLIC_URL: nodes[0]!.url }, undefined, { services: ['control'] });
+  const control = await startService({ ...env, ...(addresses ? { HOST: addresses.control } : {}), ROLE: 'control', NODE_PUBLIC_URL: nodes[0]!.url }, undefined, { services: ['control'] });
   const running = () => nodes.filter((n) => n.process.alive());
   const cluster: SpawnedCluster = {
     control,

@@ -19,7 +19,10 @@ export interface Running {
   output(): string;
   /** Whether the process is still running. */
   alive(): boolean;
-  /** The process id (of the Node process itself, also when started through a shell for `nofile`). */
+  /**
+   * The process id (of the Node process itself, also when started through a shell for `nofile`):
+   * what a fault-injection test signals, pauses or puts in a cgroup of its own.
+   */
   pid: number;
 }
 
@@ -127,15 +130,16 @@ export function removeDir(dir: string): void {
 
 
 /**
- * A currently free loopback port. For restart tests only: a service first bound to port 0 leaves
- * connections whose TIME_WAIT blocks rebinding that port for a minute, while one bound to a fixed
- * port sets SO_REUSEADDR and can be restarted on it at once.
+ * A currently free port on a loopback address (127.0.0.1 unless another is given, for a service
+ * that listens on an address of its own). For restart tests only: a service first bound to port 0
+ * leaves connections whose TIME_WAIT blocks rebinding that port for a minute, while one bound to a
+ * fixed port sets SO_REUSEADDR and can be restarted on it at once.
  */
-export function freePort(): Promise<number> {
+export function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const { port } = server.address() as AddressInfo;
       server.close(() => resolve(port));
     });
