@@ -10,13 +10,22 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-/** Connects to Cassandra/ScyllaDB and creates or migrates the keyspace and every table (idempotent). */
+/**
+ * Connects to Cassandra/ScyllaDB and creates or migrates the keyspace and every table (idempotent).
+ * On failure the client is shut down before the error is thrown: its reconnection timer would
+ * otherwise keep the process (`npm run schema`) alive after it has reported the failure.
+ */
 export async function prepareCassandra(config: Readonly<Config>): Promise<{ client: CassandraClient; applied: string[] }> {
   const client = connectCassandra({ contactPoints: config.CASSANDRA_CONTACT_POINTS, localDataCenter: config.CASSANDRA_LOCAL_DC });
-  await client.connect();
-  await ensureKeyspace(client, config.CASSANDRA_KEYSPACE, config.CASSANDRA_REPLICATION_FACTOR);
-  const applied = await migrate(client, config.CASSANDRA_KEYSPACE, [...controlMigrations, ...nodeMigrations]);
-  return { client, applied };
+  try {
+    await client.connect();
+    await ensureKeyspace(client, config.CASSANDRA_KEYSPACE, config.CASSANDRA_REPLICATION_FACTOR);
+    const applied = await migrate(client, config.CASSANDRA_KEYSPACE, [...controlMigrations, ...nodeMigrations]);
+    return { client, applied };
+  } catch (error) {
+    await client.shutdown().catch(() => undefined);
+    throw error;
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { DDL_OPTIONS, STATEMENT_OPTIONS, type CassandraClient } from './client.ts';
+import { DDL_OPTIONS, STATEMENT_OPTIONS, timedOut, type CassandraClient } from './client.ts';
 
 /** A named, ordered list of DDL statements; each statement is applied once per keyspace. */
 export interface Migration {
@@ -31,9 +31,26 @@ export async function ensureKeyspace(client: CassandraClient, keyspace: string, 
   await client.execute(`CREATE TABLE IF NOT EXISTS ${keyspace}.schema_migrations (name text PRIMARY KEY, applied_at timestamp)`, [], DDL_OPTIONS);
 }
 
+/**
+ * How long the read of the applied migrations is tried again while it times out. It reads the
+ * whole table, a range read that Cassandra does not speculatively retry: right after a replica
+ * dies, until the other nodes' failure detector marks it down (about 20 s on a three-node ring),
+ * a coordinator may still ask it for part of the scan and wait out its range timeout (10 s), and
+ * a schema run with one node of three down would fail where LOCAL_QUORUM can be met.
+ */
+const APPLIED_READ_RETRY_MS = 60_000;
+
 async function appliedNames(client: CassandraClient, keyspace: string): Promise<Set<string>> {
-  const rows = (await client.execute(`SELECT name FROM ${keyspace}.schema_migrations`, [], { ...STATEMENT_OPTIONS })).rows;
-  return new Set(rows.map((r) => String(r.get('name'))));
+  const deadline = Date.now() + APPLIED_READ_RETRY_MS;
+  for (;;) {
+    try {
+      const rows = (await client.execute(`SELECT name FROM ${keyspace}.schema_migrations`, [], { ...STATEMENT_OPTIONS })).rows;
+      return new Set(rows.map((r) => String(r.get('name'))));
+    } catch (error) {
+      if (!timedOut(error) || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }
 
 async function apply(client: CassandraClient, keyspace: string, m: Migration): Promise<void> {
