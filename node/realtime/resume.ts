@@ -106,7 +106,8 @@ async function pageInstead(deps: ResumeDeps, ws: WebSocket<Connection>, chatId: 
   const c = ws.getUserData();
   if (!(await deps.store.chats.member(c.appId, chatId, c.userId)) || c.closed) return null;
   deps.hub.subscribe(ws, chatId);
-  const [toSeq, toRev] = await Promise.all([deps.store.messages.lastSeq(c.appId, chatId), deps.store.messages.lastRev(c.appId, chatId)]);
+  // What is stored, not the numbers a writer took ahead: live delivery continues after toSeq.
+  const { seq: toSeq, rev: toRev } = await deps.store.messages.newest(c.appId, chatId);
   const gap = toSeq > point.seq;
   if (gap) deps.hub.send(ws, { type: 'resume.gap', chatId, fromSeq: point.seq + 1, toSeq });
   return { fromSeq: point.seq + 1, toSeq, gap, toRev, stale: point.rev !== undefined && toRev > point.rev };

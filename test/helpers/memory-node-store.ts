@@ -181,6 +181,7 @@ export class MemoryNodeStore {
       afterSeq: async (appId, chatId, afterSeq, limit) => this.list(appId, chatId).filter((m) => m.seq > afterSeq).slice(0, limit),
       lastSeq: async (appId, chatId) => this.head(appId, chatId).seq,
       lastRev: async (appId, chatId) => this.head(appId, chatId).rev,
+      newest: async (appId, chatId) => this.head(appId, chatId),
       changedSince: async (appId, chatId, afterRev, limit) => this.list(appId, chatId).filter((m) => (m.rev ?? 0) > afterRev).sort((a, b) => (a.rev ?? 0) - (b.rev ?? 0)).slice(0, limit),
       byClientKey: async (appId, chatId, senderId, clientKey) => this.list(appId, chatId).find((m) => m.senderId === senderId && m.clientKey === clientKey),
     },

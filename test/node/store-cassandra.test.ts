@@ -192,6 +192,7 @@ else {
     // `crashed` never releases and never writes again; it took numbers up to 0 + 100 when it claimed.
     const head = await next.messages.lastSeq(appId, chatId);
     t.equal(head, 100, 'the head others see covers every number the holder took');
+    t.same(await next.messages.newest(appId, chatId), { seq: 2, rev: 2 }, 'while the newest message and revision stored are those written');
     const started = Date.now();
     await eventually(() => next.messages.put([message(chatId, 101)], fence(100, 101)), 5000);
     t.ok(Date.now() - started < 4000, `taken over within the hold time (${Date.now() - started} ms)`);

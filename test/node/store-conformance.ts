@@ -433,6 +433,8 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     await store.messages.put(batch);
     t.equal(await store.messages.lastSeq(c.appId, c.id), 30);
     t.equal(await store.messages.lastSeq(randomUUID(), c.id), 0, 'tenancy');
+    t.same(await store.messages.newest(c.appId, c.id), { seq: 30, rev: 0 }, 'the newest message stored (unfenced, no revisions)');
+    t.same(await store.messages.newest(randomUUID(), c.id), { seq: 0, rev: 0 }, 'tenancy');
     t.same((await store.messages.afterSeq(c.appId, c.id, 0, 5)).map((m) => m.seq), [1, 2, 3, 4, 5], 'oldest first, limited');
     t.same((await store.messages.afterSeq(c.appId, c.id, 27, 10)).map((m) => m.seq), [28, 29, 30]);
     t.same(await store.messages.afterSeq(c.appId, c.id, 30, 10), []);

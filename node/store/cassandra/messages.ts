@@ -5,7 +5,7 @@ import { FencedError, type ChatHead, type HeadFence, type MessageStore, type Out
 import type { CassandraLeases } from './leases.ts';
 import type { CassandraOutbox } from './outbox.ts';
 import { BLOCK, blockOf, MessageWrites, readMessage, type MessageRow } from './message-rows.ts';
-import { writeAgain, writeTimestamp } from './unknown-outcomes.ts';
+import { newestAtOrBelow, writeAgain, writeTimestamp } from './unknown-outcomes.ts';
 
 const same = (a: ChatHead, b: ChatHead) => a.seq === b.seq && a.rev === b.rev;
 const carriesSeq = (m: StoredMessage) => seqOfMessageId(m.id) === m.seq;
@@ -152,6 +152,27 @@ export class CassandraMessages implements MessageStore {
 
   async lastRev(appId: string, chatId: string): Promise<number> {
     return (await this.leases.head(appId, chatId)).rev;
+  }
+
+  /**
+   * Read below the head, which may count numbers taken ahead (a node that does not hold the chat
+   * sees the writer's reservation): the newest row, and the newest revision of a change or of the
+   * newest row's creation. A few reads, for a client told to page (not on the send path).
+   */
+  async newest(appId: string, chatId: string): Promise<ChatHead> {
+    const head = await this.leases.head(appId, chatId);
+    const seq = await newestAtOrBelow(this.db, this.ks, appId, chatId, head.seq);
+    let rev = 0;
+    const newestRow = seq > 0 ? await this.row(appId, chatId, seq) : undefined;
+    if (newestRow) rev = newestRow.crev ?? newestRow.message.rev ?? 0;
+    for (let block = blockOf(head.rev); block >= 0 && block >= blockOf(rev); block--) {
+      const change = (await this.db.execute(`SELECT rev FROM ${this.ks}.message_changes WHERE app_id = ? AND chat_id = ? AND block = ? AND rev <= ? ORDER BY rev DESC LIMIT 1`, [appId, chatId, block, head.rev])).first();
+      if (change) {
+        rev = Math.max(rev, num(change, 'rev'));
+        break;
+      }
+    }
+    return { seq, rev };
   }
 
   /**

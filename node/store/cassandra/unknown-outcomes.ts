@@ -65,7 +65,7 @@ export async function writeAgain(db: Cql, put: InDoubtPut): Promise<void> {
 }
 
 /** The newest message seq of the chat at or below `upTo`, or 0 (blocks left empty are skipped). */
-async function newestAtOrBelow(db: Cql, ks: string, appId: string, chatId: string, upTo: number): Promise<number> {
+export async function newestAtOrBelow(db: Cql, ks: string, appId: string, chatId: string, upTo: number): Promise<number> {
   for (let block = blockOf(upTo); block >= 0; block--) {
     const row = (await db.execute(`SELECT seq FROM ${ks}.chat_messages WHERE app_id = ? AND chat_id = ? AND block = ? AND seq <= ? ORDER BY seq DESC LIMIT 1`, [appId, chatId, block, upTo])).first();
     if (row) return num(row, 'seq');

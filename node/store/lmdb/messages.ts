@@ -94,6 +94,11 @@ export class LmdbMessages implements MessageStore {
     return this.head(appId, chatId).rev;
   }
 
+  /** The head: a fenced put is one transaction, so it never names numbers that were not written. */
+  async newest(appId: string, chatId: string): Promise<ChatHead> {
+    return this.head(appId, chatId);
+  }
+
   /** Where the last fenced put left the head, or the indexes where they are higher (unfenced puts move only them). */
   head(appId: string, chatId: string): ChatHead {
     const stored = this.t.db.get(['h', appId, chatId]) as ChatHead | undefined;

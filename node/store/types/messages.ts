@@ -148,6 +148,12 @@ export interface MessageStore {
   /** The head's revision: the highest the chat's messages have taken (0 for none), as for lastSeq. */
   lastRev(appId: string, chatId: string): Promise<number>;
   /**
+   * The seq of the newest message stored and the newest revision stored (0 for none): where a
+   * client told to page history stops, live delivery taking over after them. Unlike lastSeq and
+   * lastRev, never numbers taken ahead by a writer (a node that does not hold the chat sees those).
+   */
+  newest(appId: string, chatId: string): Promise<ChatHead>;
+  /**
    * Messages whose latest write has a revision > `afterRev`, in revision order, each once (in its
    * current state), up to `limit`. Costs O(result): only a message's latest revision is indexed.
    */
