@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs, starts, checks and stops the real backing services on loopback for
-# development and CI: Redis (Debian's redis-server) and a single-node Apache
-# Cassandra 5.0 (resolved from Maven Central with mvn, run on Java 17).
+# development and CI: Redis (Debian's redis-server) and Apache Cassandra 5.0
+# (resolved from Maven Central with mvn, run on Java 17). Two topologies: one
+# Redis and one Cassandra node on 127.0.0.1 (single, the default), or a
+# replicated one (ha): a three-node Cassandra ring and a six-node Redis Cluster,
+# each process on its own loopback address.
 # Run `scripts/services.sh --help` for commands, environment variables and defaults.
 set -euo pipefail
 
@@ -24,6 +27,19 @@ SERVICES_STOP_TIMEOUT="${SERVICES_STOP_TIMEOUT:-60}"
 MVN_TIMEOUT="${MVN_TIMEOUT:-900}"
 APT_TIMEOUT="${APT_TIMEOUT:-600}"
 
+# The ha topology (--topology ha) has variables of its own, so the single
+# topology's ports (which CI moves) never move it.
+HA_DIR="$STATE_DIR/ha"
+HA_CASSANDRA_ADDRESSES="${HA_CASSANDRA_ADDRESSES:-127.0.0.11,127.0.0.12,127.0.0.13}"
+HA_CASSANDRA_PORT="${HA_CASSANDRA_PORT:-9042}"
+HA_CASSANDRA_STORAGE_PORT="${HA_CASSANDRA_STORAGE_PORT:-7000}"
+HA_CASSANDRA_JMX_PORTS="${HA_CASSANDRA_JMX_PORTS:-7211,7212,7213}"
+HA_CASSANDRA_HEAP="${HA_CASSANDRA_HEAP:-512m}"
+HA_REDIS_ADDRESSES="${HA_REDIS_ADDRESSES:-127.0.0.21,127.0.0.22,127.0.0.23,127.0.0.24,127.0.0.25,127.0.0.26}"
+HA_REDIS_PORT="${HA_REDIS_PORT:-6379}"
+HA_REDIS_NODE_TIMEOUT="${HA_REDIS_NODE_TIMEOUT:-2000}"
+HA_START_TIMEOUT="${HA_START_TIMEOUT:-300}"
+
 REDIS_DIR="$STATE_DIR/redis"
 REDIS_PID="$REDIS_DIR/redis.pid"
 REDIS_LOG="$REDIS_DIR/redis.log"
@@ -35,10 +51,23 @@ CASSANDRA_READY_LINE='Starting listening for CQL clients'
 
 usage() {
   cat <<EOF
-Usage: scripts/services.sh <command> [service...]
+Usage: scripts/services.sh <command> [--topology single|ha] [service...]
+       scripts/services.sh env [--topology single|ha]
+       scripts/services.sh nodetool [--topology ha] <node> <nodetool arguments...>
 
-Runs the backing services on 127.0.0.1 for development and CI.
+Runs the backing services on loopback for development and CI.
 Services: redis, cassandra (default: both).
+
+Topologies:
+  single    (default) one Redis on 127.0.0.1:\$REDIS_PORT and one Cassandra
+            node on 127.0.0.1:\$CASSANDRA_PORT.
+  ha        a Cassandra ring of three nodes, each a seed, on
+            \$HA_CASSANDRA_ADDRESSES (CQL port \$HA_CASSANDRA_PORT, storage
+            port \$HA_CASSANDRA_STORAGE_PORT, JMX on 127.0.0.1, one port per
+            node), and a Redis Cluster of six nodes (three masters, one
+            replica each) on \$HA_REDIS_ADDRESSES, port \$HA_REDIS_PORT (cluster
+            bus on that port + 10000). Each process on its own address; state
+            under \$SERVICES_STATE_DIR/ha/cassandra-N and .../ha/redis-N.
 
 Commands:
   install   Redis: apt-get install redis-server if it is missing (apt-get update
@@ -50,13 +79,29 @@ Commands:
             \$SERVICES_STATE_DIR and wait until ready (Redis answers PING;
             Cassandra logs "$CASSANDRA_READY_LINE" and answers a CQL
             query on its native port). Already running: reports and exits 0.
-  status    For each service: running or not, pid, address, ready or not.
-            Exit 0 if every requested service is ready, 1 otherwise.
+            ha: starts only the processes that are not running (the Cassandra
+            nodes at once), then waits until every Cassandra node answers CQL
+            and lists the others in system.peers and nodetool status shows
+            every node UN, and until every Redis node says cluster_state:ok,
+            knows every node and sees all 16384 slots served. The Redis
+            Cluster is created (redis-cli --cluster create, one replica per
+            master) only when no node belongs to one yet; a restart keeps each
+            node's nodes.conf (Redis keeps no data across a restart), and a
+            node whose state was deleted joins the others as a replica.
+  status    For each service (ha: each process): running or not, pid, address,
+            ready or not. Exit 0 if every requested one is ready, 1 otherwise.
   stop      SIGTERM the pid in the pid file, wait up to \$SERVICES_STOP_TIMEOUT s,
             then SIGKILL; remove the pid file. Only processes this script
             started (per its pid files) are signalled.
   wipe      stop, then delete the service's state (data, logs) under
-            \$SERVICES_STATE_DIR.
+            \$SERVICES_STATE_DIR (ha: under \$SERVICES_STATE_DIR/ha).
+  env       Print the export line that points the service at the topology:
+            single: REDIS_URL, CASSANDRA_CONTACT_POINTS;
+            ha: CASSANDRA_CONTACT_POINTS, CASSANDRA_REPLICATION_FACTOR,
+            REDIS_CLUSTER_NODES, STORE=cassandra, BUS=redis.
+            Use as: eval "\$(scripts/services.sh env --topology ha)"
+  nodetool  Run Cassandra's nodetool (from the resolved jars) against HA
+            node <node> (1, 2, 3 or its address) over JMX.
   -h, --help  This text.
 
 Environment (default):
@@ -69,23 +114,44 @@ Environment (default):
   CASSANDRA_STORAGE_PORT  internode storage port       (7000)
   CASSANDRA_HEAP_MIN      -Xms                         (512m)
   CASSANDRA_HEAP_MAX      -Xmx                         (1g)
-  CASSANDRA_JVM_OPTS      extra JVM options, space separated   (none)
+  CASSANDRA_JVM_OPTS      extra JVM options, space separated, both topologies (none)
   CASSANDRA_JAVA          java binary (Java 11 or 17)  (\$JAVA_HOME/bin/java, java on PATH,
                                                         or a JDK 17/11 under /usr/lib/jvm)
   CASSANDRA_START_TIMEOUT seconds to wait for CQL      (180)
   SERVICES_STOP_TIMEOUT   seconds before SIGKILL       (60)
   MVN_TIMEOUT, APT_TIMEOUT  bounds for mvn / apt-get in seconds (900, 600)
+ The ha topology's own (the single topology's ports above do not move it):
+  HA_CASSANDRA_ADDRESSES  Cassandra nodes, comma-separated
+                          (127.0.0.11,127.0.0.12,127.0.0.13)
+  HA_CASSANDRA_PORT       their CQL port               (9042)
+  HA_CASSANDRA_STORAGE_PORT  their storage port        (7000)
+  HA_CASSANDRA_JMX_PORTS  their JMX ports on 127.0.0.1, one per node, or off
+                          (7211,7212,7213)
+  HA_CASSANDRA_HEAP       -Xms and -Xmx of each node   (512m)
+  HA_REDIS_ADDRESSES      Redis nodes, comma-separated, an even number, at least 6
+                          (127.0.0.21,127.0.0.22,127.0.0.23,127.0.0.24,127.0.0.25,127.0.0.26)
+  HA_REDIS_PORT           their port                   (6379)
+  HA_REDIS_NODE_TIMEOUT   cluster-node-timeout in ms   (2000)
+  HA_START_TIMEOUT        seconds to wait for the ring and the cluster (300)
+ The tests find the ha topology at HA_CASSANDRA_CONTACT_POINTS and
+ HA_REDIS_CLUSTER_NODES (host:port, comma-separated; default: the addresses above).
 
 Files:
-  Cassandra config: scripts/cassandra/cassandra.yaml, jvm17-server.options,
-  logback.xml, pom.xml. Logs: \$SERVICES_STATE_DIR/redis/redis.log,
-  \$SERVICES_STATE_DIR/cassandra/cassandra.log.
+  Cassandra config: scripts/cassandra/cassandra.yaml (single),
+  cassandra-ha.yaml (ha; one copy per node, filled in, in its state dir),
+  jvm17-server.options, logback.xml, logback-tools.xml (nodetool), pom.xml.
+  Logs: \$SERVICES_STATE_DIR/redis/redis.log, \$SERVICES_STATE_DIR/cassandra/cassandra.log;
+  ha: \$SERVICES_STATE_DIR/ha/cassandra-N/cassandra.log, \$SERVICES_STATE_DIR/ha/redis-N/redis.log.
 
 Examples:
   scripts/services.sh start                 # both, waits until ready
   REDIS_PORT=6380 scripts/services.sh start redis
   scripts/services.sh status cassandra && echo up
   scripts/services.sh stop
+  scripts/services.sh start --topology ha   # 3 Cassandra nodes, 6 Redis nodes
+  eval "\$(scripts/services.sh env --topology ha)" && npm run schema
+  scripts/services.sh nodetool 1 status     # the ring as node 1 sees it
+  scripts/services.sh stop --topology ha
 EOF
 }
 
@@ -120,8 +186,8 @@ log_tail() { # log_tail FILE: the last lines of a log, long lines shortened
   tail -n "${2:-30}" "$1" 2>/dev/null | cut -c1-400 >&2 || true
 }
 
-port_open() { # port_open PORT
-  timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
+port_open() { # port_open PORT [HOST]: whether something accepts connections there
+  timeout 2 bash -c "exec 3<>/dev/tcp/${2:-127.0.0.1}/$1" 2>/dev/null
 }
 
 stop_pid() { # stop_pid NAME PIDFILE PATTERN
@@ -294,20 +360,22 @@ find_java() {
   return 1
 }
 
-# cql_release_version FILE: runs `SELECT release_version FROM system.local`
-# over the CQL native protocol (v4) on 127.0.0.1:$CASSANDRA_PORT with bash
-# alone and writes the RESULT body to FILE. Fails unless the server answers
-# STARTUP with READY and the query with RESULT.
-cql_release_version() {
+# cql_query FILE HOST PORT QUERY: runs QUERY over the CQL native protocol (v4)
+# on HOST:PORT with bash alone and writes the RESULT body to FILE (after any
+# warnings the server put before it). Fails unless the server answers STARTUP
+# with READY and the query with RESULT.
+cql_query() {
   # shellcheck disable=SC2016 # the script is expanded by the inner bash
   timeout 10 bash -c '
     set -e
-    exec 3<>"/dev/tcp/127.0.0.1/$1"
-    out=$2
-    read_frame() { # read_frame FILE: body to FILE, opcode to $op
+    exec 3<>"/dev/tcp/$2/$3"
+    out=$1
+    q=$4
+    read_frame() { # read_frame FILE: body to FILE, opcode to $op, flags to $flags
       local h len
       h=($(head -c 9 <&3 | od -An -tu1))
       [ "${#h[@]}" -eq 9 ] || { echo "short CQL frame" >&2; return 1; }
+      flags=${h[1]}
       op=${h[4]}
       len=$(( (h[5] << 24) | (h[6] << 16) | (h[7] << 8) | h[8] ))
       head -c "$len" <&3 >"$1"
@@ -318,18 +386,28 @@ cql_release_version() {
     read_frame "$out"
     [ "$op" -eq 2 ] || { echo "CQL STARTUP answered opcode $op: $(tr -c "[:print:]" " " <"$out")" >&2; exit 1; }
     # QUERY on stream 2, consistency ONE, no flags; expect RESULT (0x08).
-    q="SELECT release_version FROM system.local"
     printf "\x04\x00\x00\x02\x07$(hex4 $((4 + ${#q} + 3)))$(hex4 ${#q})%s\x00\x01\x00" "$q" >&3
     read_frame "$out"
     [ "$op" -eq 8 ] || { echo "CQL QUERY answered opcode $op: $(tr -c "[:print:]" " " <"$out")" >&2; exit 1; }
     exec 3<&- 3>&-
-  ' _ "$CASSANDRA_PORT" "$1"
+    if [ $((flags & 8)) -ne 0 ]; then # warnings: a [string list] before the result
+      n=$(head -c 2 "$out" | od -An -tu1 | awk "{print \$1 * 256 + \$2}")
+      skip=2
+      for _ in $(seq 1 "$n"); do
+        l=$(tail -c +$((skip + 1)) "$out" | head -c 2 | od -An -tu1 | awk "{print \$1 * 256 + \$2}")
+        skip=$((skip + 2 + l))
+      done
+      tail -c +$((skip + 1)) "$out" >"$out.body" && mv -f "$out.body" "$out"
+    fi
+  ' _ "$1" "$2" "$3" "$4"
 }
 
-cassandra_query_version() { # prints release_version or fails
+# cassandra_query_version [HOST PORT]: prints release_version or fails
+# (default: the single node, 127.0.0.1:$CASSANDRA_PORT).
+cassandra_query_version() {
   local tmp rc=0 version
   tmp=$(mktemp)
-  cql_release_version "$tmp" || rc=$?
+  cql_query "$tmp" "${1:-127.0.0.1}" "${2:-$CASSANDRA_PORT}" 'SELECT release_version FROM system.local' || rc=$?
   if [ "$rc" -ne 0 ]; then rm -f "$tmp"; return 1; fi
   # A ROWS result (kind 2) whose last value is the version string.
   if [ "$(head -c 4 "$tmp" | od -An -tu1 | tr -d ' \n')" != "0002" ]; then
@@ -340,6 +418,36 @@ cassandra_query_version() { # prints release_version or fails
   rm -f "$tmp"
   [ -n "$version" ] || return 1
   printf '%s\n' "$version"
+}
+
+# cassandra_peer_count HOST PORT: prints how many peers the node at HOST:PORT
+# lists in system.peers (the other nodes of its ring it has heard of).
+cassandra_peer_count() {
+  local tmp rc=0 count
+  tmp=$(mktemp)
+  cql_query "$tmp" "$1" "$2" 'SELECT count(*) FROM system.peers' || rc=$?
+  # A ROWS result of one bigint: its value is the last 8 bytes.
+  if [ "$rc" -ne 0 ] || [ "$(head -c 4 "$tmp" | od -An -tu1 | tr -d ' \n')" != "0002" ]; then
+    rm -f "$tmp"
+    return 1
+  fi
+  count=$(tail -c 8 "$tmp" | od -An -tu1 | awk '{ v = 0; for (i = 1; i <= NF; i++) v = v * 256 + $i; print v }')
+  rm -f "$tmp"
+  printf '%s\n' "$count"
+}
+
+# cassandra_jvm_options: JVM_OPTIONS= the options of jvm17-server.options and
+# the jamm agent (each start adds heap, paths and ports).
+cassandra_jvm_options() {
+  local line jamm
+  JVM_OPTIONS=()
+  while IFS= read -r line || [ -n "$line" ]; do
+    line="${line#"${line%%[![:space:]]*}"}"
+    line="${line%"${line##*[![:space:]]}"}"
+    case "$line" in -*) JVM_OPTIONS+=("$line") ;; esac
+  done <"$CASSANDRA_CONF_DIR/jvm17-server.options"
+  jamm=$(find "$CASSANDRA_LIB" -maxdepth 1 -name 'jamm-*.jar' | head -n 1)
+  if [ -n "$jamm" ]; then JVM_OPTIONS+=("-javaagent:$jamm"); fi
 }
 
 cassandra_start() {
@@ -360,14 +468,8 @@ cassandra_start() {
   [ -f "$CASSANDRA_LOG" ] && mv -f "$CASSANDRA_LOG" "$CASSANDRA_LOG.1"
 
   local -a opts=()
-  local line jamm
-  while IFS= read -r line || [ -n "$line" ]; do
-    line="${line#"${line%%[![:space:]]*}"}"
-    line="${line%"${line##*[![:space:]]}"}"
-    case "$line" in -*) opts+=("$line") ;; esac
-  done <"$CASSANDRA_CONF_DIR/jvm17-server.options"
-  jamm=$(find "$CASSANDRA_LIB" -maxdepth 1 -name 'jamm-*.jar' | head -n 1)
-  [ -n "$jamm" ] && opts+=("-javaagent:$jamm")
+  cassandra_jvm_options
+  opts=("${JVM_OPTIONS[@]}")
   opts+=(
     "-Xms$CASSANDRA_HEAP_MIN" "-Xmx$CASSANDRA_HEAP_MAX"
     "-XX:ErrorFile=$CASSANDRA_DIR/hs_err_pid%p.log"
@@ -436,45 +538,533 @@ cassandra_status() {
 
 cassandra_stop() { stop_pid cassandra "$CASSANDRA_PID" CassandraDaemon; }
 
+# --- HA topology: a Cassandra ring and a Redis Cluster on loopback addresses --
+
+# ha_parse: the node lists from HA_CASSANDRA_ADDRESSES, HA_REDIS_ADDRESSES and
+# HA_CASSANDRA_JMX_PORTS, checked.
+ha_parse() {
+  local a
+  IFS=', ' read -r -a HA_CASSANDRA <<<"$HA_CASSANDRA_ADDRESSES"
+  IFS=', ' read -r -a HA_REDIS <<<"$HA_REDIS_ADDRESSES"
+  for a in "${HA_CASSANDRA[@]}" "${HA_REDIS[@]}"; do
+    [[ "$a" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "HA address '$a' is not an IPv4 address"
+  done
+  [ "${#HA_CASSANDRA[@]}" -ge 1 ] || die "HA_CASSANDRA_ADDRESSES names no address"
+  [ "${#HA_REDIS[@]}" -ge 6 ] || die "HA_REDIS_ADDRESSES names ${#HA_REDIS[@]} addresses; a Redis Cluster with one replica per master needs at least 6"
+  [ $(( ${#HA_REDIS[@]} % 2 )) -eq 0 ] || die "HA_REDIS_ADDRESSES names ${#HA_REDIS[@]} addresses; one replica per master needs an even number"
+  HA_JMX=()
+  if [ "$HA_CASSANDRA_JMX_PORTS" != off ]; then
+    IFS=', ' read -r -a HA_JMX <<<"$HA_CASSANDRA_JMX_PORTS"
+    [ "${#HA_JMX[@]}" -eq "${#HA_CASSANDRA[@]}" ] ||
+      die "HA_CASSANDRA_JMX_PORTS names ${#HA_JMX[@]} ports for ${#HA_CASSANDRA[@]} Cassandra nodes (or set it to off)"
+  fi
+  # With one replica per node up to three: LOCAL_QUORUM (2 of 3) survives one node down.
+  HA_RF=${#HA_CASSANDRA[@]}
+  [ "$HA_RF" -le 3 ] || HA_RF=3
+}
+
+ha_cassandra_contact_points() {
+  local a out=""
+  for a in "${HA_CASSANDRA[@]}"; do out+="${out:+,}$a:$HA_CASSANDRA_PORT"; done
+  printf '%s\n' "$out"
+}
+
+ha_redis_nodes() {
+  local a out=""
+  for a in "${HA_REDIS[@]}"; do out+="${out:+,}$a:$HA_REDIS_PORT"; done
+  printf '%s\n' "$out"
+}
+
+ha_env() {
+  printf 'export CASSANDRA_CONTACT_POINTS=%s CASSANDRA_REPLICATION_FACTOR=%s REDIS_CLUSTER_NODES=%s STORE=cassandra BUS=redis\n' \
+    "$(ha_cassandra_contact_points)" "$HA_RF" "$(ha_redis_nodes)"
+}
+
+rss_of() { # rss_of PID: resident memory in MiB
+  awk '/^VmRSS:/ {printf "%d MiB", $2 / 1024}' "/proc/$1/status" 2>/dev/null || true
+}
+
+# ha_tokens: HA_TOKENS= one token per Cassandra node, splitting the Murmur3
+# ring (-2^63 .. 2^63-1) evenly.
+ha_tokens() {
+  local n=${#HA_CASSANDRA[@]} i token step
+  # shellcheck disable=SC2017 # (2^63 - 1) * 2 / n would overflow 64 bits
+  step=$(( 9223372036854775807 / n * 2 ))
+  token=$(( -9223372036854775807 - 1 ))
+  HA_TOKENS=()
+  for ((i = 0; i < n; i++)); do
+    HA_TOKENS+=("$token")
+    token=$(( token + step ))
+  done
+}
+
+ha_cassandra_dir() { printf '%s\n' "$HA_DIR/cassandra-$(( $1 + 1 ))"; }
+ha_redis_dir() { printf '%s\n' "$HA_DIR/redis-$(( $1 + 1 ))"; }
+
+# ha_cassandra_launch I: writes node I's cassandra.yaml and starts it in the
+# background (pid file in its directory).
+ha_cassandra_launch() {
+  local i=$1 java=$2 dir addr seeds="" a pid
+  dir=$(ha_cassandra_dir "$i")
+  addr=${HA_CASSANDRA[$i]}
+  for a in "${HA_CASSANDRA[@]}"; do seeds+="${seeds:+,}$a:$HA_CASSANDRA_STORAGE_PORT"; done
+  mkdir -p "$dir/data" "$dir/commitlog" "$dir/saved_caches" "$dir/hints" "$dir/cdc_raw" "$dir/logs" "$dir/triggers"
+  local sed_dir=${dir//\\/\\\\}
+  sed_dir=${sed_dir//|/\\|}
+  sed_dir=${sed_dir//&/\\&}
+  sed -e "s|@ADDRESS@|$addr|g" -e "s|@SEEDS@|$seeds|g" -e "s|@INITIAL_TOKEN@|${HA_TOKENS[$i]}|g" \
+      -e "s|@CQL_PORT@|$HA_CASSANDRA_PORT|g" -e "s|@STORAGE_PORT@|$HA_CASSANDRA_STORAGE_PORT|g" \
+      -e "s|@DATA_DIR@|$sed_dir|g" \
+      "$CASSANDRA_CONF_DIR/cassandra-ha.yaml" >"$dir/cassandra.yaml"
+  [ -f "$dir/cassandra.log" ] && mv -f "$dir/cassandra.log" "$dir/cassandra.log.1"
+
+  local -a opts=()
+  cassandra_jvm_options
+  opts=("${JVM_OPTIONS[@]}")
+  opts+=(
+    "-Xms$HA_CASSANDRA_HEAP" "-Xmx$HA_CASSANDRA_HEAP"
+    "-XX:ErrorFile=$dir/hs_err_pid%p.log"
+    "-Dcassandra.config=file://$dir/cassandra.yaml"
+    "-Dlogback.configurationFile=file://$CASSANDRA_CONF_DIR/logback.xml"
+    "-Dcassandra.logdir=$dir/logs"
+    "-Dcassandra.triggers_dir=$dir/triggers"
+    "-Dcassandra-foreground=yes"
+  )
+  # JMX (nodetool) listens on 127.0.0.1 only, on a port per node.
+  if [ "${#HA_JMX[@]}" -gt 0 ]; then opts+=("-Dcassandra.jmx.local.port=${HA_JMX[$i]}"); fi
+  # shellcheck disable=SC2206 # word splitting of the extra options is intended
+  if [ -n "$CASSANDRA_JVM_OPTS" ]; then opts+=($CASSANDRA_JVM_OPTS); fi
+
+  local setsid=()
+  command -v setsid >/dev/null 2>&1 && setsid=(setsid)
+  (
+    cd "$dir"
+    exec "${setsid[@]}" "$java" "${opts[@]}" -cp "$CASSANDRA_LIB/*" \
+      org.apache.cassandra.service.CassandraDaemon </dev/null >"$dir/cassandra.log" 2>&1 9>&-
+  ) &
+  pid=$!
+  printf '%s\n' "$pid" >"$dir/cassandra.pid"
+  log "cassandra-$((i + 1)): starting on $addr:$HA_CASSANDRA_PORT (pid $pid, log: $dir/cassandra.log)"
+}
+
+# ha_cassandra_node_check I: prints "release_version peers" when node I answers
+# CQL; fails when it does not.
+ha_cassandra_node_check() {
+  local addr=${HA_CASSANDRA[$1]} version peers
+  version=$(cassandra_query_version "$addr" "$HA_CASSANDRA_PORT") || return 1
+  peers=$(cassandra_peer_count "$addr" "$HA_CASSANDRA_PORT") || return 1
+  printf '%s %s\n' "$version" "$peers"
+}
+
+# nodetool_command I: NODETOOL= the command that runs Cassandra's NodeTool
+# against node I over JMX (add its arguments).
+nodetool_command() {
+  local java
+  [ "${#HA_JMX[@]}" -gt 0 ] || die "nodetool: JMX is off (HA_CASSANDRA_JMX_PORTS=off)"
+  cassandra_installed || die "nodetool: Cassandra $CASSANDRA_VERSION is not installed (scripts/services.sh install cassandra)"
+  java=$(find_java) || die "cassandra: Cassandra $CASSANDRA_VERSION needs Java 11 or 17; none found (set CASSANDRA_JAVA)"
+  # The modules Cassandra's classes need opened on Java 17: the server's list.
+  local line
+  local -a jpms=()
+  while IFS= read -r line || [ -n "$line" ]; do
+    case "$line" in --add-*) jpms+=("$line") ;; esac
+  done <"$CASSANDRA_CONF_DIR/jvm17-server.options"
+  NODETOOL=("$java" -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "${jpms[@]}"
+    "-Dlogback.configurationFile=file://$CASSANDRA_CONF_DIR/logback-tools.xml"
+    -cp "$CASSANDRA_LIB/*" org.apache.cassandra.tools.NodeTool
+    -h 127.0.0.1 -p "${HA_JMX[$1]}")
+}
+
+# ha_ring_up: HA_UP= how many nodes `nodetool status` on the first live node
+# shows Up and Normal (UN); HA_RING= its output.
+ha_ring_up() {
+  local i
+  HA_RING=""
+  HA_UP=0
+  for i in "${!HA_CASSANDRA[@]}"; do
+    pid_alive "$(ha_cassandra_dir "$i")/cassandra.pid" CassandraDaemon >/dev/null || continue
+    nodetool_command "$i"
+    HA_RING=$(timeout 60 "${NODETOOL[@]}" status 2>&1) || true
+    break
+  done
+  HA_UP=$(grep -c '^UN ' <<<"$HA_RING" || true)
+}
+
+ha_cassandra_start() {
+  local i n=${#HA_CASSANDRA[@]} java pid dir start=$SECONDS started=() port
+  ha_tokens
+  for i in "${!HA_CASSANDRA[@]}"; do
+    dir=$(ha_cassandra_dir "$i")
+    if pid=$(pid_alive "$dir/cassandra.pid" CassandraDaemon); then
+      log "cassandra-$((i + 1)): already running (pid $pid, ${HA_CASSANDRA[$i]}:$HA_CASSANDRA_PORT)"
+      continue
+    fi
+    for port in "$HA_CASSANDRA_PORT" "$HA_CASSANDRA_STORAGE_PORT"; do
+      if port_open "$port" "${HA_CASSANDRA[$i]}"; then
+        die "cassandra-$((i + 1)): ${HA_CASSANDRA[$i]}:$port is in use by another process (not one started with this state dir); set HA_CASSANDRA_ADDRESSES"
+      fi
+    done
+    if [ "${#HA_JMX[@]}" -gt 0 ] && port_open "${HA_JMX[$i]}"; then
+      die "cassandra-$((i + 1)): JMX port 127.0.0.1:${HA_JMX[$i]} is in use; set HA_CASSANDRA_JMX_PORTS"
+    fi
+    started+=("$i")
+  done
+  if [ "${#started[@]}" -gt 0 ]; then
+    cassandra_install
+    java=$(find_java) || die "cassandra: Cassandra $CASSANDRA_VERSION needs Java 11 or 17; none found (set CASSANDRA_JAVA)"
+    # Every node is a seed and none bootstraps, so they start at once and form one ring.
+    for i in "${started[@]}"; do ha_cassandra_launch "$i" "$java"; done
+  fi
+
+  # Ready: every node answers CQL and lists the others as peers; then nodetool
+  # (over JMX) sees every node Up and Normal.
+  local -a ready=() check
+  local all
+  while :; do
+    all=1
+    for i in "${!HA_CASSANDRA[@]}"; do
+      [ -n "${ready[$i]:-}" ] && continue
+      dir=$(ha_cassandra_dir "$i")
+      if ! pid=$(pid_alive "$dir/cassandra.pid" CassandraDaemon); then
+        log "cassandra-$((i + 1)): the process exited during startup; last lines of $dir/cassandra.log:"
+        log_tail "$dir/cassandra.log" 30
+        ha_stop_started "${started[@]}"
+        exit 1
+      fi
+      if grep -qF "$CASSANDRA_READY_LINE" "$dir/cassandra.log" 2>/dev/null &&
+         read -r -a check < <(ha_cassandra_node_check "$i") && [ "${check[1]:-}" = "$((n - 1))" ]; then
+        ready[i]=1
+        log "cassandra-$((i + 1)): ready (pid $pid, ${HA_CASSANDRA[$i]}:$HA_CASSANDRA_PORT, release_version ${check[0]}, $((n - 1)) peers, $((SECONDS - start))s)"
+      else
+        all=0
+      fi
+    done
+    if [ "$all" -eq 1 ]; then
+      if [ "${#HA_JMX[@]}" -eq 0 ]; then
+        log "cassandra: ring of $n ready (every node answers CQL and lists $((n - 1)) peers; JMX off, nodetool not run) in $((SECONDS - start))s"
+        return 0
+      fi
+      ha_ring_up
+      if [ "$HA_UP" -eq "$n" ]; then
+        log "cassandra: ring of $n ready, $n nodes UN, in $((SECONDS - start))s:"
+        printf '%s\n' "$HA_RING" | sed -n '/^Datacenter/,$p' >&2
+        return 0
+      fi
+    fi
+    if [ $((SECONDS - start)) -ge "$HA_START_TIMEOUT" ]; then
+      log "cassandra: the ring is not ready after ${HA_START_TIMEOUT}s"
+      [ -n "${HA_RING:-}" ] && printf '%s\n' "$HA_RING" >&2
+      for i in "${!HA_CASSANDRA[@]}"; do
+        if [ -z "${ready[$i]:-}" ]; then
+          log "cassandra-$((i + 1)): last lines of $(ha_cassandra_dir "$i")/cassandra.log:"
+          log_tail "$(ha_cassandra_dir "$i")/cassandra.log" 15
+        fi
+      done
+      ha_stop_started "${started[@]}"
+      exit 1
+    fi
+    sleep 2
+  done
+}
+
+ha_stop_started() { # ha_stop_started I...: stops the Cassandra nodes this run started
+  local i
+  for i in "$@"; do stop_pid "cassandra-$((i + 1))" "$(ha_cassandra_dir "$i")/cassandra.pid" CassandraDaemon & done
+  wait
+}
+
+ha_cassandra_status() {
+  local i dir pid rc=0 check=() jmx
+  for i in "${!HA_CASSANDRA[@]}"; do
+    dir=$(ha_cassandra_dir "$i")
+    jmx=""
+    [ "${#HA_JMX[@]}" -gt 0 ] && jmx=", JMX 127.0.0.1:${HA_JMX[$i]}"
+    if pid=$(pid_alive "$dir/cassandra.pid" CassandraDaemon); then
+      check=()
+      read -r -a check < <(ha_cassandra_node_check "$i") || true
+      if [ "${check[1]:-}" = "$(( ${#HA_CASSANDRA[@]} - 1 ))" ]; then
+        printf 'cassandra-%-2s running  pid %-7s %s:%s  ready (CQL, release_version %s, %s peers%s, rss %s)\n' \
+          "$((i + 1))" "$pid" "${HA_CASSANDRA[$i]}" "$HA_CASSANDRA_PORT" "${check[0]}" "${check[1]}" "$jmx" "$(rss_of "$pid")"
+      else
+        local why="no CQL answer"
+        [ -n "${check[1]:-}" ] && why="lists ${check[1]} of $(( ${#HA_CASSANDRA[@]} - 1 )) peers"
+        printf 'cassandra-%-2s running  pid %-7s %s:%s  not ready (%s, rss %s)\n' "$((i + 1))" "$pid" "${HA_CASSANDRA[$i]}" "$HA_CASSANDRA_PORT" \
+          "$why" "$(rss_of "$pid")"
+        rc=1
+      fi
+    else
+      printf 'cassandra-%-2s stopped                %s:%s\n' "$((i + 1))" "${HA_CASSANDRA[$i]}" "$HA_CASSANDRA_PORT"
+      rc=1
+    fi
+  done
+  return "$rc"
+}
+
+ha_cassandra_stop() {
+  local i
+  for i in "${!HA_CASSANDRA[@]}"; do
+    stop_pid "cassandra-$((i + 1))" "$(ha_cassandra_dir "$i")/cassandra.pid" CassandraDaemon &
+  done
+  wait
+}
+
+# Redis Cluster
+
+ha_redis_cli() { # ha_redis_cli I ARGS...: redis-cli against Redis node I
+  local i=$1
+  shift
+  timeout 5 redis-cli -h "${HA_REDIS[$i]}" -p "$HA_REDIS_PORT" "$@" 2>/dev/null
+}
+
+ha_redis_info() { # ha_redis_info I FIELD: one field of CLUSTER INFO
+  ha_redis_cli "$1" cluster info | tr -d '\r' | awk -F: -v f="$2" '$1 == f {print $2}'
+}
+
+ha_redis_pattern() { printf 'redis-server %s:%s\n' "${HA_REDIS[$1]}" "$HA_REDIS_PORT"; }
+
+ha_redis_start() {
+  local i n=${#HA_REDIS[@]} dir pid start=$SECONDS addr port started=()
+  for i in "${!HA_REDIS[@]}"; do
+    dir=$(ha_redis_dir "$i")
+    addr=${HA_REDIS[$i]}
+    if pid=$(pid_alive "$dir/redis.pid" "$(ha_redis_pattern "$i")"); then
+      log "redis-$((i + 1)): already running (pid $pid, $addr:$HA_REDIS_PORT)"
+      continue
+    fi
+    for port in "$HA_REDIS_PORT" "$((HA_REDIS_PORT + 10000))"; do
+      if port_open "$port" "$addr"; then
+        die "redis-$((i + 1)): $addr:$port is in use by another process (not one started with this state dir); set HA_REDIS_ADDRESSES"
+      fi
+    done
+    started+=("$i")
+  done
+  [ "${#started[@]}" -eq 0 ] || redis_install
+  for i in "${started[@]}"; do
+    dir=$(ha_redis_dir "$i")
+    addr=${HA_REDIS[$i]}
+    mkdir -p "$dir"
+    [ -f "$dir/redis.log" ] && mv -f "$dir/redis.log" "$dir/redis.log.1"
+    # Cluster mode on its own address (outgoing cluster-bus connections too, so a
+    # firewall rule on an address cuts that node off). Only nodes.conf is kept:
+    # no RDB, no AOF. A node unreachable for 2 s is failed over, by a replica
+    # however long it was cut off from its master (validity factor 0).
+    redis-server --bind "$addr" --port "$HA_REDIS_PORT" --bind-source-addr "$addr" --protected-mode yes \
+      --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" --cluster-announce-ip "$addr" \
+      --cluster-node-timeout "$HA_REDIS_NODE_TIMEOUT" --cluster-replica-validity-factor 0 \
+      --save '' --appendonly no --dir "$dir" \
+      --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" </dev/null 9>&-
+    log "redis-$((i + 1)): starting on $addr:$HA_REDIS_PORT (log: $dir/redis.log)"
+  done
+  for i in "${started[@]}"; do
+    dir=$(ha_redis_dir "$i")
+    until [ "$(ha_redis_cli "$i" ping)" = PONG ]; do
+      if [ $((SECONDS - start)) -ge "$REDIS_START_TIMEOUT" ]; then
+        log "redis-$((i + 1)): not answering PING after ${REDIS_START_TIMEOUT}s; last lines of $dir/redis.log:"
+        log_tail "$dir/redis.log" 20
+        exit 1
+      fi
+      sleep 0.2
+    done
+  done
+
+  # A node that knows no other node and serves no slot is new: all new, the
+  # cluster is created; some new (a wiped node), they join the others as replicas.
+  local -a fresh=() member=()
+  for i in "${!HA_REDIS[@]}"; do
+    if [ "$(ha_redis_info "$i" cluster_known_nodes)" = 1 ] && [ "$(ha_redis_info "$i" cluster_slots_assigned)" = 0 ]; then
+      fresh+=("$i")
+    else
+      member+=("$i")
+    fi
+  done
+  if [ "${#fresh[@]}" -eq "$n" ]; then
+    log "redis: creating the cluster: $((n / 2)) masters, 1 replica each"
+    local -a nodes=()
+    for i in "${!HA_REDIS[@]}"; do nodes+=("${HA_REDIS[$i]}:$HA_REDIS_PORT"); done
+    if ! timeout 120 redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$HA_DIR/redis-cluster-create.log" 2>&1; then
+      tail -n 30 "$HA_DIR/redis-cluster-create.log" >&2
+      die "redis: redis-cli --cluster create failed (full output: $HA_DIR/redis-cluster-create.log)"
+    fi
+  elif [ "${#fresh[@]}" -gt 0 ]; then
+    local id j
+    for i in "${fresh[@]}"; do
+      # The others still list the wiped node under its old id, at its address
+      # or, once the new node has answered there, at none (noaddr): forget it.
+      for id in $(ha_redis_cli "${member[0]}" cluster nodes |
+                  awk -v a="${HA_REDIS[$i]}:$HA_REDIS_PORT" 'index($2, a "@") == 1 || $3 ~ /(^|,)noaddr(,|$)/ {print $1}'); do
+        for j in "${member[@]}"; do ha_redis_cli "$j" cluster forget "$id" >/dev/null || true; done
+      done
+      log "redis-$((i + 1)): new node, joining the cluster as a replica"
+      timeout 120 redis-cli --cluster add-node "${HA_REDIS[$i]}:$HA_REDIS_PORT" "${HA_REDIS[${member[0]}]}:$HA_REDIS_PORT" \
+        --cluster-slave >>"$HA_DIR/redis-cluster-create.log" 2>&1 ||
+        die "redis-$((i + 1)): redis-cli --cluster add-node failed (see $HA_DIR/redis-cluster-create.log)"
+    done
+  fi
+
+  # Ready: every node says cluster_state:ok, knows every node, and sees all
+  # 16384 slots served; and the first sees half the nodes as masters, half as
+  # replicas (right after a create a replica may still show as a master).
+  local waiting
+  while :; do
+    waiting=""
+    for i in "${!HA_REDIS[@]}"; do
+      if [ "$(ha_redis_info "$i" cluster_state)" != ok ] || [ "$(ha_redis_info "$i" cluster_known_nodes)" != "$n" ] ||
+         [ "$(ha_redis_info "$i" cluster_slots_ok)" != 16384 ]; then
+        waiting+=" redis-$((i + 1))"
+      fi
+    done
+    ha_redis_roles
+    if [ "$HA_MASTERS" -ne $((n / 2)) ] || [ "$HA_REPLICAS" -ne $((n / 2)) ]; then
+      waiting+=" (roles: $HA_MASTERS masters, $HA_REPLICAS replicas)"
+    fi
+    [ -z "$waiting" ] && break
+    if [ $((SECONDS - start)) -ge "$HA_START_TIMEOUT" ]; then
+      log "redis: cluster not ok after ${HA_START_TIMEOUT}s on:$waiting"
+      for i in "${!HA_REDIS[@]}"; do log "redis-$((i + 1)): $(ha_redis_cli "$i" cluster info | tr -d '\r' | grep -E 'cluster_state|known_nodes|slots_ok' | tr '\n' ' ')"; done
+      exit 1
+    fi
+    sleep 0.5
+  done
+  log "redis: cluster_state:ok on all $n nodes, $HA_MASTERS masters and $HA_REPLICAS replicas, in $((SECONDS - start))s"
+}
+
+# ha_redis_roles: HA_MASTERS, HA_REPLICAS= the masters and replicas not marked
+# failing, as the first node sees them.
+ha_redis_roles() {
+  local nodes
+  nodes=$(ha_redis_cli 0 cluster nodes || true)
+  # CLUSTER NODES: the third field lists flags such as myself,master or slave.
+  HA_MASTERS=$(awk '$3 ~ /(^|,)master(,|$)/ && $3 !~ /fail/' <<<"$nodes" | wc -l)
+  HA_REPLICAS=$(awk '$3 ~ /(^|,)slave(,|$)/ && $3 !~ /fail/' <<<"$nodes" | wc -l)
+}
+
+ha_redis_status() {
+  local i dir pid rc=0 state known role
+  for i in "${!HA_REDIS[@]}"; do
+    dir=$(ha_redis_dir "$i")
+    if pid=$(pid_alive "$dir/redis.pid" "$(ha_redis_pattern "$i")"); then
+      state=$(ha_redis_info "$i" cluster_state)
+      known=$(ha_redis_info "$i" cluster_known_nodes)
+      role=$(ha_redis_cli "$i" role | head -n 1 | sed "s/^slave$/replica/")
+      if [ "$state" = ok ] && [ "$known" = "${#HA_REDIS[@]}" ]; then
+        printf 'redis-%-6s running  pid %-7s %s:%s  ready (%s, cluster_state:ok, %s nodes known, rss %s)\n' \
+          "$((i + 1))" "$pid" "${HA_REDIS[$i]}" "$HA_REDIS_PORT" "${role:-?}" "$known" "$(rss_of "$pid")"
+      else
+        printf 'redis-%-6s running  pid %-7s %s:%s  not ready (%s, cluster_state:%s, %s nodes known)\n' \
+          "$((i + 1))" "$pid" "${HA_REDIS[$i]}" "$HA_REDIS_PORT" "${role:-no answer}" "${state:-?}" "${known:-?}"
+        rc=1
+      fi
+    else
+      printf 'redis-%-6s stopped                %s:%s\n' "$((i + 1))" "${HA_REDIS[$i]}" "$HA_REDIS_PORT"
+      rc=1
+    fi
+  done
+  return "$rc"
+}
+
+ha_redis_stop() {
+  local i
+  for i in "${!HA_REDIS[@]}"; do
+    stop_pid "redis-$((i + 1))" "$(ha_redis_dir "$i")/redis.pid" "$(ha_redis_pattern "$i")" &
+  done
+  wait
+}
+
+ha_redis_install() { redis_install; }
+ha_cassandra_install() { cassandra_install; }
+
 # --- main ------------------------------------------------------------------
 
 main() {
-  local cmd=${1:-}
+  local cmd=${1:-} topology=single
   case "$cmd" in
     -h|--help|help) usage; return 0 ;;
-    install|start|status|stop|wipe) shift ;;
+    install|start|status|stop|wipe|env|nodetool) shift ;;
     "") usage >&2; return 2 ;;
     *) log "services.sh: unknown command '$cmd'"; usage >&2; return 2 ;;
   esac
-  local -a services=("$@")
+  [ "$cmd" = nodetool ] && topology=ha
+  local -a services=()
+  while [ "$#" -gt 0 ]; do
+    case "$1" in
+      --topology) [ "$#" -ge 2 ] || die "--topology needs a value (single, ha)"; topology=$2; shift 2 ;;
+      --topology=*) topology=${1#--topology=}; shift ;;
+      -h|--help) usage; return 0 ;;
+      *)
+        if [ "$cmd" = nodetool ]; then break; fi
+        services+=("$1"); shift ;;
+    esac
+  done
+  case "$topology" in single|ha) ;; *) die "unknown topology '$topology' (single, ha)" ;; esac
+
+  if [ "$cmd" = env ]; then
+    [ "${#services[@]}" -eq 0 ] || die "env takes no services"
+    if [ "$topology" = ha ]; then ha_parse; ha_env
+    else printf 'export REDIS_URL=redis://127.0.0.1:%s CASSANDRA_CONTACT_POINTS=127.0.0.1:%s\n' "$REDIS_PORT" "$CASSANDRA_PORT"
+    fi
+    return 0
+  fi
+  if [ "$cmd" = nodetool ]; then
+    [ "$topology" = ha ] || die "nodetool: only the ha topology runs JMX (the single node has none)"
+    [ "$#" -ge 1 ] || die "nodetool: name a node (1-N or its address), then nodetool's arguments"
+    ha_parse
+    local node=$1 i found=""
+    shift
+    for i in "${!HA_CASSANDRA[@]}"; do
+      if [ "$node" = "$((i + 1))" ] || [ "$node" = "${HA_CASSANDRA[$i]}" ]; then found=$i; fi
+    done
+    [ -n "$found" ] || die "nodetool: no Cassandra node '$node' (1-${#HA_CASSANDRA[@]} or one of $HA_CASSANDRA_ADDRESSES)"
+    nodetool_command "$found"
+    exec "${NODETOOL[@]}" "$@"
+  fi
+
   [ "${#services[@]}" -gt 0 ] || services=(redis cassandra)
   local s
   for s in "${services[@]}"; do
     case "$s" in redis|cassandra) ;; *) die "unknown service '$s' (redis, cassandra)" ;; esac
   done
 
+  local lock_dir=$STATE_DIR prefix=""
+  if [ "$topology" = ha ]; then
+    ha_parse
+    lock_dir=$HA_DIR
+    prefix=ha_
+  fi
   # One install/start/stop/wipe at a time per state dir (concurrent CI steps).
   if [ "$cmd" != status ] && command -v flock >/dev/null 2>&1; then
-    mkdir -p "$STATE_DIR"
-    exec 9>"$STATE_DIR/.lock"
-    flock -w "$((CASSANDRA_START_TIMEOUT + 120))" 9 || die "another services.sh holds $STATE_DIR/.lock"
+    mkdir -p "$lock_dir"
+    exec 9>"$lock_dir/.lock"
+    flock -w "$((CASSANDRA_START_TIMEOUT + HA_START_TIMEOUT + 120))" 9 || die "another services.sh holds $lock_dir/.lock"
   fi
 
-  local rc=0
+  local rc=0 i
   for s in "${services[@]}"; do
     case "$cmd" in
       install) "${s}_install" ;;
-      start) "${s}_start" ;;
-      status) "${s}_status" || rc=1 ;;
-      stop) "${s}_stop" ;;
+      start) "${prefix}${s}_start" ;;
+      status) "${prefix}${s}_status" || rc=1 ;;
+      stop) "${prefix}${s}_stop" ;;
       wipe)
-        "${s}_stop"
-        if [ "$s" = redis ]; then rm -rf "$REDIS_DIR"; else rm -rf "$CASSANDRA_DIR"; fi
+        "${prefix}${s}_stop"
+        if [ "$topology" = ha ] && [ "$s" = redis ]; then
+          for i in "${!HA_REDIS[@]}"; do rm -rf "$(ha_redis_dir "$i")"; done
+          rm -f "$HA_DIR/redis-cluster-create.log"
+        elif [ "$topology" = ha ]; then
+          for i in "${!HA_CASSANDRA[@]}"; do rm -rf "$(ha_cassandra_dir "$i")"; done
+        elif [ "$s" = redis ]; then rm -rf "$REDIS_DIR"
+        else rm -rf "$CASSANDRA_DIR"
+        fi
         log "$s: state removed"
         ;;
     esac
   done
-  if [ "$cmd" = wipe ] && [ ! -d "$REDIS_DIR" ] && [ ! -d "$CASSANDRA_DIR" ]; then
+  if [ "$cmd" = wipe ] && [ "$topology" = ha ]; then
+    if [ -z "$(find "$HA_DIR" -mindepth 1 -maxdepth 1 ! -name .lock 2>/dev/null)" ]; then
+      rm -f "$HA_DIR/.lock"
+      rmdir "$HA_DIR" 2>/dev/null || true
+      rmdir "$STATE_DIR" 2>/dev/null || true
+    fi
+  elif [ "$cmd" = wipe ] && [ ! -d "$REDIS_DIR" ] && [ ! -d "$CASSANDRA_DIR" ]; then
     rm -f "$STATE_DIR/.lock"
     rmdir "$STATE_DIR" 2>/dev/null || true
   fi
