@@ -35,9 +35,10 @@ function reachable({ host, port }: ServiceAddress, timeoutMs = 2000): Promise<bo
 }
 
 /**
- * Where the real service listens, or undefined when it does not. Outside CI a suite then skips with
- * a loud line saying how to start the service; with CI=true a missing service is an error, so a
- * suite can never pass by not running.
+ * Where the real service listens, or undefined when it does not. Outside CI the suite then records
+ * a skip (`t.skip(reason)`, or `t.plan(0, reason)` before any test), after the loud line this
+ * logs saying how to start the service; with CI=true a missing service is an error, so a suite can
+ * never pass by not running.
  */
 export async function requireService(name: ServiceName, log: (line: string) => void): Promise<ServiceAddress | undefined> {
   const address = addresses[name]();
@@ -64,5 +65,81 @@ export async function testKeyspace(
     await client.shutdown();
   });
   await ensureKeyspace(client, keyspace, 1);
+  return { client, keyspace };
+}
+
+/** The replicated topology `scripts/services.sh start --topology ha` runs. */
+export interface HaTopology {
+  /** The Cassandra nodes as contact points, `host:port,…` (what CASSANDRA_CONTACT_POINTS takes). */
+  cassandra: string;
+  /** The Redis Cluster's nodes, `host:port,…` (what REDIS_CLUSTER_NODES takes). */
+  redisClusterNodes: string;
+  /** Each Cassandra node's address (its own loopback address), in order. */
+  cassandraAddresses: string[];
+  /** Each Redis node's address, in order. */
+  redisAddresses: string[];
+}
+
+/** scripts/services.sh's default HA addresses (HA_CASSANDRA_ADDRESSES, HA_REDIS_ADDRESSES there). */
+const HA_DEFAULTS = {
+  cassandra: '127.0.0.11:9042,127.0.0.12:9042,127.0.0.13:9042',
+  redis: '127.0.0.21:6379,127.0.0.22:6379,127.0.0.23:6379,127.0.0.24:6379,127.0.0.25:6379,127.0.0.26:6379',
+};
+
+function serviceList(list: string, defaultPort: number): ServiceAddress[] {
+  return list
+    .split(',')
+    .map((point) => point.trim())
+    .filter(Boolean)
+    .map((point) => {
+      const [host = '', port] = point.split(':');
+      return { host, port: port === undefined ? defaultPort : Number(port) };
+    });
+}
+
+/**
+ * The HA topology, from HA_CASSANDRA_CONTACT_POINTS and HA_REDIS_CLUSTER_NODES (`host:port`,
+ * comma-separated; by default scripts/services.sh's addresses), when every one of its nodes accepts
+ * connections; otherwise undefined, with a loud line saying how to start it (the suite then records
+ * a skip), or with CI=true an error, as requireService.
+ */
+export async function requireHaTopology(log: (line: string) => void): Promise<HaTopology | undefined> {
+  const cassandra = process.env.HA_CASSANDRA_CONTACT_POINTS || HA_DEFAULTS.cassandra;
+  const redisClusterNodes = process.env.HA_REDIS_CLUSTER_NODES || HA_DEFAULTS.redis;
+  const cassandraNodes = serviceList(cassandra, 9042);
+  const redisNodes = serviceList(redisClusterNodes, 6379);
+  const answers = await Promise.all([...cassandraNodes, ...redisNodes].map(async (node) => ({ node, up: await reachable(node) })));
+  const down = answers.filter((a) => !a.up).map(({ node }) => `${node.host}:${node.port}`);
+  if (down.length === 0 && cassandraNodes.length > 0 && redisNodes.length > 0) {
+    return { cassandra, redisClusterNodes, cassandraAddresses: cassandraNodes.map((n) => n.host), redisAddresses: redisNodes.map((n) => n.host) };
+  }
+  const what = down.length > 0 ? `${down.join(', ')} not reachable` : 'no nodes named';
+  const how = 'start it with: scripts/services.sh start --topology ha (or set HA_CASSANDRA_CONTACT_POINTS, HA_REDIS_CLUSTER_NODES)';
+  if (process.env.CI === 'true') throw new Error(`the HA topology is not running (${what}) and CI=true: ${how}`);
+  log(`SKIPPED: the HA topology is not running (${what}); ${how}`);
+  return undefined;
+}
+
+/**
+ * A Cassandra client on the HA ring and a keyspace of this test file's own at replication factor 3,
+ * dropped when the file ends. DDL waits for the three nodes to agree on the schema, so creating
+ * tables there is slower still than on one node: files create one keyspace and share it.
+ */
+export async function haTestKeyspace(
+  t: { teardown(fn: () => unknown): void },
+  contactPoints: string,
+  prefix: string,
+): Promise<{ client: CassandraClient; keyspace: string }> {
+  const client = connectCassandra({ contactPoints, localDataCenter: 'datacenter1' });
+  const keyspace = `${prefix}_${randomBytes(6).toString('hex')}`;
+  t.teardown(async () => {
+    // A suite that leaves a node down still closes its client.
+    try {
+      await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
+    } finally {
+      await client.shutdown();
+    }
+  });
+  await ensureKeyspace(client, keyspace, 3);
   return { client, keyspace };
 }
