@@ -1024,17 +1024,18 @@ main() {
     case "$s" in redis|cassandra) ;; *) die "unknown service '$s' (redis, cassandra)" ;; esac
   done
 
-  local lock_dir=$STATE_DIR prefix=""
+  local lock_dir=$STATE_DIR prefix="" lock_wait=$((CASSANDRA_START_TIMEOUT + 120))
   if [ "$topology" = ha ]; then
     ha_parse
     lock_dir=$HA_DIR
     prefix=ha_
+    lock_wait=$((2 * HA_START_TIMEOUT + 120))
   fi
   # One install/start/stop/wipe at a time per state dir (concurrent CI steps).
   if [ "$cmd" != status ] && command -v flock >/dev/null 2>&1; then
     mkdir -p "$lock_dir"
     exec 9>"$lock_dir/.lock"
-    flock -w "$((CASSANDRA_START_TIMEOUT + HA_START_TIMEOUT + 120))" 9 || die "another services.sh holds $lock_dir/.lock"
+    flock -w "$lock_wait" 9 || die "another services.sh holds $lock_dir/.lock"
   fi
 
   local rc=0 i
