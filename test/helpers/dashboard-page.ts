@@ -8,13 +8,14 @@ export const PHONE = { width: 390, height: 844 };
 
 /**
  * Whether the browser tests can run: outside CI a missing Chromium is reported loudly and the
- * suite passes one skip; under CI=true it throws (`.ci/run` installs Debian's chromium).
+ * suite records one skip (a tap skip, never a pass); under CI=true it throws (`.ci/run` installs
+ * Debian's chromium).
  */
 export function chromiumMissing(t: Test, suite: string): boolean {
   if (existsSync(CHROMIUM)) return false;
   if (process.env.CI === 'true') throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs Debian's chromium package`);
   t.comment(`SKIPPED ${suite}: no Chromium at ${CHROMIUM}. Install it with: apt-get install chromium (or set CHROMIUM_PATH)`);
-  t.pass(`${suite} skipped (no Chromium); see the comment above`);
+  t.skip(`${suite}: no Chromium at ${CHROMIUM}`, () => undefined);
   return true;
 }
 
