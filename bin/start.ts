@@ -54,6 +54,7 @@ function startFailure(error: unknown, config: Readonly<Config>): string {
     return `Cassandra cannot be reached at ${config.CASSANDRA_CONTACT_POINTS} (${firstLine(inner?.message ?? e.message)}): is it running? (scripts/services.sh start), or set CASSANDRA_CONTACT_POINTS`;
   }
   if (error instanceof BackendUnavailableError && error.backend === 'redis') {
+    if (config.REDIS_CLUSTER_NODES) return `the Redis Cluster cannot be reached at ${config.REDIS_CLUSTER_NODES} (${firstLine(e?.cause?.message)}): is it running, and are these nodes of a cluster? Or set REDIS_CLUSTER_NODES`;
     return `Redis cannot be reached at ${redactUrl(config.REDIS_URL)} (${firstLine(e?.cause?.message)}): is it running? (scripts/services.sh start), or set REDIS_URL`;
   }
   return firstLine(e?.message);

@@ -27,6 +27,11 @@ export const ConfigSchema = Type.Object({
   }),
   REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', minLength: 1, description: 'Redis to route events through (BUS=redis); a password goes in it (redis://:password@host:port), and rediss:// connects over TLS.' }),
   REDIS_TLS_CA_FILE: Type.String({ default: '', description: "With a rediss:// REDIS_URL: a PEM file of the certificate authorities that Redis's certificate is checked against, instead of the system's (for a private CA)." }),
+  REDIS_CLUSTER_NODES: Type.String({
+    default: '',
+    pattern: '^$|^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}(,(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5})*$',
+    description: 'Comma-separated host:port of nodes of a Redis Cluster (BUS=redis): when set, the bus, the node list and presence use that cluster (sharded pub/sub) instead of the one Redis at REDIS_URL, whose user, password and rediss:// still apply to every cluster node. A few nodes suffice; the others are discovered.',
+  }),
   NODE_RPC_PORT: Type.Integer({
     default: 0,
     minimum: 0,

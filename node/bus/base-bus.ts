@@ -91,6 +91,11 @@ export abstract class BaseBus implements Bus {
     await this.shutdown(channels);
   }
 
+  /** Whether a channel has local handlers. */
+  protected has(channel: string): boolean {
+    return this.byChannel.has(channel);
+  }
+
   /** Channels with local handlers: what a transport re-subscribes after reconnecting. */
   protected joined(): string[] {
     return [...this.byChannel.keys()];

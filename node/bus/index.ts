@@ -9,6 +9,7 @@ export { CONTROL_PROTOCOL_VERSION, decodeControl, encodeControl, type ControlMes
 export type { BusOptions } from './base-bus.ts';
 export { MemoryBroker, MemoryBus } from './memory-bus.ts';
 export { RedisBus, type RedisBusOptions } from './redis-bus.ts';
+export { clusterNodeOptions, parseRedisNodes, type RedisNodeAddress } from './redis-clients.ts';
 export type { Lease, LeaseCounts, Leases } from './leases.ts';
 export { MemoryLeases } from './memory-leases.ts';
 export { RedisLeases, type RedisLeasesOptions } from './redis-leases.ts';

@@ -1,13 +1,19 @@
 import { createHash } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
-import { quietDisconnect } from './redis-bus.ts';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { BackendUnavailableError } from '../../common/errors/index.ts';
 import type { Lease, LeaseCounts, Leases } from './leases.ts';
 import { errorContext, stderrLogger, throttled, type BusLogger } from './log.ts';
+import { clusterNodeOptions, clusterStartError, connectNodesAhead, quietDisconnect, refuseClusterNode, type RedisNodeAddress } from './redis-clients.ts';
 
 export interface RedisLeasesOptions {
+  /** The Redis; with `cluster`, only its user name, password and TLS (rediss://) are used. */
   url: string;
-  /** Prepended to every key, so clusters (or test runs) sharing a Redis stay apart. No '{'. */
+  /** Seed nodes of a Redis Cluster: when given, the leases live on the cluster instead of at `url`. */
+  cluster?: readonly RedisNodeAddress[];
+  /**
+   * Prepended to every key, so clusters (or test runs) sharing a Redis stay apart. No '{' nor
+   * '}': a key's hash tag must be the one run() puts around the lease key.
+   */
   prefix?: string;
   log?: BusLogger;
   /** Extra ioredis options (TLS, timeouts); the ones this class relies on are set over them. */
@@ -80,15 +86,23 @@ return redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf')
 /**
  * Leases in Redis: per key a sorted set of members scored by expiry, and a hash of their values,
  * changed only by Lua scripts (atomic, and timed by Redis's clock). The two keys share a hash tag,
- * so in a Redis Cluster they live in one slot as a script needs. One connection; a call made while
- * Redis is away fails after one reconnection attempt instead of waiting, and callers that
- * heartbeat simply try again on the next beat.
+ * so in a Redis Cluster they live in one slot as a script needs; every script touches only its
+ * KEYS, and no other command takes several keys. One connection; a call made while Redis is away
+ * fails after one reconnection attempt instead of waiting, and callers that heartbeat simply try
+ * again on the next beat.
+ *
+ * On a Redis Cluster, one connection per master: a key's calls still take effect in the order
+ * made, except around a failover or a slot migration, when ioredis follows MOVED and retries a
+ * call whose connection closed (100 ms apart, 16 times at most, then it fails): a retried call may
+ * then land after a later one, and re-run after it took effect. The worst case is the NOSCRIPT
+ * fallback's (a removed member renewed again expires within one TTL), or a 0-to-some transition
+ * reported to no caller. While the whole cluster is unreachable, calls fail at once.
  */
 export class RedisLeases implements Leases {
   private readonly warn: (context: object) => void;
 
   private constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly prefix: string,
     log: BusLogger,
   ) {
@@ -96,20 +110,41 @@ export class RedisLeases implements Leases {
     redis.on('error', (error: unknown) => this.warn(errorContext(error)));
   }
 
+  /**
+   * Rejects if Redis cannot be reached at start (BackendUnavailableError), or if `url` without
+   * `cluster` names a node of a Redis Cluster (see refuseClusterNode); throws for a bad prefix.
+   */
   static async connect(options: RedisLeasesOptions): Promise<RedisLeases> {
-    const redis = new Redis(options.url, {
-      commandTimeout: 2_000,
-      ...options.redis,
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      connectionName: `${options.prefix ?? ''}leases`.replace(/[^\w:.-]/g, '_'),
-    });
-    const leases = new RedisLeases(redis, options.prefix ?? '', options.log ?? stderrLogger);
+    const prefix = options.prefix ?? '';
+    if (/[{}]/.test(prefix)) throw new RangeError(`a leases prefix must not contain '{' or '}': ${JSON.stringify(prefix)}`);
+    const connectionName = `${prefix}leases`.replace(/[^\w:.-]/g, '_');
+    const redis = options.cluster
+      ? new Cluster(
+          options.cluster.map((n) => ({ ...n })),
+          { lazyConnect: true, enableOfflineQueue: false, redisOptions: { commandTimeout: 2_000, ...clusterNodeOptions(options.url, options.redis), connectionName } },
+        )
+      : new Redis(options.url, { commandTimeout: 2_000, ...options.redis, lazyConnect: true, maxRetriesPerRequest: 1, connectionName });
+    if (redis instanceof Cluster) connectNodesAhead(redis);
+    let reason: unknown;
+    const remember = (error: unknown) => (reason ??= clusterStartError(error));
+    redis.on('error', remember);
+    redis.on('node error', remember);
+    const leases = new RedisLeases(redis, prefix, options.log ?? stderrLogger);
     try {
       await redis.connect();
     } catch (error) {
       quietDisconnect(redis);
-      throw new BackendUnavailableError('redis', { cause: error });
+      throw new BackendUnavailableError('redis', { cause: reason ?? error });
+    } finally {
+      redis.off('error', remember);
+      redis.off('node error', remember);
+    }
+    if (redis instanceof Redis) {
+      const refused = await refuseClusterNode(redis, options.url).then(() => undefined, (error: unknown) => error);
+      if (refused) {
+        await leases.close();
+        throw refused;
+      }
     }
     return leases;
   }
