@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
-import { connectCassandra, ensureKeyspace, type CassandraClient } from '../../common/cassandra/index.ts';
+import { connectCassandra, ensureKeyspace, migrate, type CassandraClient } from '../../common/cassandra/index.ts';
+import { nodeMigrations } from '../../node/store/index.ts';
 
 /** A real service a suite needs, and where it listens (from the same variables the service reads). */
 export interface ServiceAddress {
@@ -142,4 +143,17 @@ export async function haTestKeyspace(
   });
   await ensureKeyspace(client, keyspace, 3);
   return { client, keyspace };
+}
+
+/**
+ * One keyspace at replication factor 3 with the node store's schema, shared by the suites of the
+ * HA topology and kept between runs (`chat_ha_tests`): building the schema there takes minutes
+ * (every DDL waits for the three nodes to agree), while checking it is one read. Suites use fresh
+ * application and chat ids in it, as every store suite does.
+ */
+export async function haSharedNodeKeyspace(client: CassandraClient): Promise<string> {
+  const keyspace = 'chat_ha_tests';
+  await ensureKeyspace(client, keyspace, 3);
+  await migrate(client, keyspace, nodeMigrations);
+  return keyspace;
 }
