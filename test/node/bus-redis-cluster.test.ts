@@ -161,7 +161,7 @@ if (!nodes) {
     const pid = Number(/process_id:(\d+)/.exec(server)?.[1]);
     const config = /config_file:(\S*)/.exec(server)?.[1] ?? '';
     // A replica that has not caught up refuses to take over: wait until one is in step.
-    await eventually('a replica of the master is in sync', async () => /slave\d+:.*state=online/.test(String(await victim.info('replication'))), 10_000, 100);
+    await eventually(`a replica of ${master.host}:${master.port} is in sync (none is: no failover can happen)`, async () => /slave\d+:.*state=online/.test(String(await victim.info('replication'))), 10_000, 100);
     victim.disconnect();
     t.ok(pid > 0, `master ${master.host}:${master.port} (pid ${pid}) owns slot ${slot}`);
 
