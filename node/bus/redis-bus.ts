@@ -55,7 +55,7 @@ const SLOT_REFRESH_MS = 250;
  *   the subscribed channels by slot, as our commands reach it; whenever the slot map changes (a
  *   master killed and its replica promoted) or a subscriber connection fails, it connects to the
  *   slot's current master and subscribes there again by itself (measured on loopback with
- *   cluster-node-timeout 2000: within 0.4 s of the promotion, 3.4 to 4.2 s after the kill). A
+ *   cluster-node-timeout 2000: within 0.4 s of the promotion, 3.4 to 4.7 s after the kill). A
  *   command of ours that fails or goes unanswered is repaired from the local table (ShardedRepairs).
  * - ready() also pings the master of every slot: it rejects while a slot's master is dead and
  *   not yet replaced. It does not wait for ioredis's own re-subscriptions after a failover.
