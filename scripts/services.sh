@@ -847,8 +847,11 @@ ha_redis_start() {
     # Cluster mode on its own address (outgoing cluster-bus connections too, so a
     # firewall rule on an address cuts that node off). Only nodes.conf is kept:
     # no RDB, no AOF. A node unreachable for 2 s is failed over, by a replica
-    # however long it was cut off from its master (validity factor 0).
-    redis-server --bind "$addr" --port "$HA_REDIS_PORT" --bind-source-addr "$addr" --protected-mode yes \
+    # however long it was cut off from its master (validity factor 0). Protected
+    # mode is off: it accepts only 127.0.0.1 and ::1 as local, so it refused the
+    # replicas, which connect from their own 127.0.0.x (each node binds a
+    # loopback address only, so nothing off the machine reaches it).
+    redis-server --bind "$addr" --port "$HA_REDIS_PORT" --bind-source-addr "$addr" --protected-mode no \
       --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" --cluster-announce-ip "$addr" \
       --cluster-node-timeout "$HA_REDIS_NODE_TIMEOUT" --cluster-replica-validity-factor 0 \
       --save '' --appendonly no --dir "$dir" \
