@@ -2,15 +2,17 @@
  * The nemesis suite's full form: the six fault phases of test/cluster/nemesis.test.ts with longer
  * phases (and any rate), against the running topology.
  *
- *   scripts/services.sh start --topology ha
- *   eval "$(scripts/services.sh env --topology ha | sed 's/CASSANDRA_CONTACT_POINTS/HA_CASSANDRA_CONTACT_POINTS/; s/REDIS_CLUSTER_NODES/HA_REDIS_CLUSTER_NODES/')"
- *   npm run nemesis -- --seconds 120            # phases of about 2 minutes of load each
+ *   scripts/services.sh start --topology ha      # found at HA_CASSANDRA_CONTACT_POINTS and
+ *                                                # HA_REDIS_CLUSTER_NODES (default: its addresses)
+ *   npm run nemesis -- --seconds 120             # phases of about 2 minutes of load each
  *   npm run nemesis -- --seconds 60 --rate 60 --phases 1,5
  *
  * Options (or environment): --seconds N (NEMESIS_PHASE_SECONDS, default 120): load per phase,
  * 20% before the fault, 40% held, 40% recovering; --rate R (NEMESIS_RATE, default 30): sends per
  * second over all senders; --phases 1,2,… (NEMESIS_PHASES): which phases. Without the HA
- * topology it runs on the single one, skipping the phases that need it. Writes
+ * topology it runs on the single one (scripts/services.sh start), skipping the phases that need
+ * it (NEMESIS_TOPOLOGY=single forces that). It must run as root for the partitions (nftables,
+ * cgroup v2; without them phases 3 and 4 are skipped). Writes
  * artifacts/nemesis.json and artifacts/nemesis.md; exits 1 if any phase lost, duplicated or
  * reordered anything, missed a bound, or failed.
  */

@@ -419,6 +419,8 @@ export interface PageRead {
   at: number;
   /** Seqs it found in that range that the member did not hold yet. */
   filled: number[];
+  /** Each history page read for it: the node, when, and the seqs it returned (newest, oldest, count). */
+  reads: { node: string; at: number; newest?: number; oldest?: number; count: number }[];
 }
 
 export interface MemberOptions {
@@ -526,7 +528,7 @@ export class Member {
 
   /** Pages history for the seqs of [fromSeq, toSeq] it lacks, from a message above the range when it knows one. */
   private page(chatId: string, fromSeq: number, toSeq: number, reason: PageRead['reason'], above: string | undefined): void {
-    const read: PageRead = { chatId, reason, fromSeq, toSeq, at: now(), filled: [] };
+    const read: PageRead = { chatId, reason, fromSeq, toSeq, at: now(), filled: [], reads: [] };
     this.pages.push(read);
     this.paging = this.paging.then(async () => {
       const held = this.held.get(chatId)!;
@@ -547,6 +549,7 @@ export class Member {
             const r = await rest(url, 'GET', `/api/messages/getMessages/${chatId}?size=100${cursor ? `&lastMessage=${cursor}` : ''}`, this.o.user.jwt, undefined, this.o.pageTimeoutMs ?? 5000);
             if (r.status !== 200) throw new Error(`history ${r.status}`);
             const messages = r.body.messages as { seq: number; messageId: string }[];
+            read.reads.push({ node: url, at: now(), newest: messages[0]?.seq, oldest: messages.at(-1)?.seq, count: messages.length });
             for (const m of messages) {
               if (m.seq >= fromSeq && m.seq <= toSeq && !held.has(m.seq)) {
                 held.set(m.seq, { messageId: m.messageId, via: 'page' });

@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import cassandra from 'cassandra-driver';
 import { Redis } from 'ioredis';
@@ -9,7 +9,7 @@ import { errorCodes } from '../../../common/errors/codes.ts';
 import { ConfigSchema } from '../../../common/config/schema.ts';
 import { startCluster, type SpawnedCluster } from '../../../bin/spawn-cluster.ts';
 import { clusterApp, type AppUser } from '../cluster.ts';
-import { requireService } from '../services.ts';
+import { requireHaTopology, requireService } from '../services.ts';
 import { faultsMissing, openFaults, type Faults } from '../faults.ts';
 import { now, rest, type NemesisUser } from './clients.ts';
 import type { ChatEvidence, StoredMessage } from './checker.ts';
@@ -32,8 +32,6 @@ export interface Topology {
   redisUrl: string;
   redisClusterNodes: string[];
   redisAddresses: string[];
-  /** Where services.sh keeps the pid files (ha: its ha/ directory). */
-  stateDir: string;
   /** Environment the chat nodes need for this topology. */
   nodeEnv: Record<string, string>;
 }
@@ -44,7 +42,6 @@ const hostOf = (hostPort: string) => hostPort.split(':')[0]!;
 /** Which pieces of the HA work this tree has. */
 export function capabilities(): Record<string, boolean> {
   return {
-    haTopology: Boolean(process.env.HA_CASSANDRA_CONTACT_POINTS && process.env.HA_REDIS_CLUSTER_NODES),
     redisClusterBus: 'REDIS_CLUSTER_NODES' in ConfigSchema.properties,
     faultInjection: faultsMissing() === undefined,
     clusterAddresses: startCluster.toString().includes('addresses'),
@@ -53,30 +50,27 @@ export function capabilities(): Record<string, boolean> {
 }
 
 /**
- * The HA topology when HA_CASSANDRA_CONTACT_POINTS and HA_REDIS_CLUSTER_NODES name it (see
- * `scripts/services.sh env --topology ha`), else the single one (CASSANDRA_CONTACT_POINTS,
- * REDIS_URL); undefined (with the reason logged) when neither runs outside CI.
+ * The HA topology (requireHaTopology: HA_CASSANDRA_CONTACT_POINTS and HA_REDIS_CLUSTER_NODES, by
+ * default scripts/services.sh's addresses, every node reachable). Under CI=true it must run (unless
+ * NEMESIS_TOPOLOGY=single); outside CI the run falls back to the single topology
+ * (CASSANDRA_CONTACT_POINTS, REDIS_URL) without the phases that need the HA one, and is undefined
+ * (the reason logged) when neither runs.
  */
 export async function findTopology(log: (line: string) => void): Promise<Topology | undefined> {
-  const stateBase = process.env.SERVICES_STATE_DIR ?? join(ROOT, 'tmp/services');
-  const haCassandra = splitList(process.env.HA_CASSANDRA_CONTACT_POINTS);
-  const haRedis = splitList(process.env.HA_REDIS_CLUSTER_NODES);
-  if (haCassandra.length > 0 && haRedis.length > 0) {
+  const single = process.env.NEMESIS_TOPOLOGY === 'single';
+  const ha = single ? undefined : await requireHaTopology((line) => log(`${line}; the phases that need no HA run on the single topology`));
+  if (ha) {
+    const redis = splitList(ha.redisClusterNodes);
     return {
       kind: 'ha',
-      cassandra: haCassandra.join(','),
-      cassandraAddresses: haCassandra.map(hostOf),
-      redisUrl: `redis://${haRedis[0]}`,
-      redisClusterNodes: haRedis,
-      redisAddresses: haRedis.map(hostOf),
-      stateDir: join(stateBase, 'ha'),
-      nodeEnv: { REDIS_CLUSTER_NODES: haRedis.join(','), CASSANDRA_REPLICATION_FACTOR: String(Math.min(3, haCassandra.length)) },
+      cassandra: ha.cassandra,
+      cassandraAddresses: ha.cassandraAddresses,
+      redisUrl: `redis://${redis[0]}`,
+      redisClusterNodes: redis,
+      redisAddresses: ha.redisAddresses,
+      nodeEnv: { REDIS_CLUSTER_NODES: redis.join(','), CASSANDRA_REPLICATION_FACTOR: String(Math.min(3, ha.cassandraAddresses.length)) },
     };
   }
-  if (process.env.CI === 'true' && process.env.NEMESIS_TOPOLOGY !== 'single') {
-    throw new Error('the nemesis suite runs on the HA topology under CI=true: eval "$(scripts/services.sh env --topology ha)" after scripts/services.sh start --topology ha (or NEMESIS_TOPOLOGY=single)');
-  }
-  log('the HA topology is not named (HA_CASSANDRA_CONTACT_POINTS, HA_REDIS_CLUSTER_NODES): running on the single topology, without the phases that need it');
   const c = await requireService('cassandra', log);
   const r = await requireService('redis', log);
   if (!c || !r) return undefined;
@@ -87,7 +81,6 @@ export async function findTopology(log: (line: string) => void): Promise<Topolog
     redisUrl: `redis://${r.host}:${r.port}`,
     redisClusterNodes: [],
     redisAddresses: [r.host],
-    stateDir: stateBase,
     nodeEnv: {},
   };
 }
@@ -181,29 +174,48 @@ export async function startHarness(options: { topology: Topology; t: { teardown(
 // ---------------------------------------------------------------------------------------------
 // The HA topology's processes
 
-/** The pid in a pid file of services.sh, if the file is there and the process alive. */
-export function pidFromFile(file: string): number | undefined {
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, 'utf8').trim());
-  if (!Number.isInteger(pid) || pid <= 1) return undefined;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return undefined;
-  }
+/** A process of the HA topology, found by the address it listens on. */
+export interface HaProcess {
+  pid: number;
+  /** Its directory under the state dir (<state>/ha/cassandra-N or redis-N: its working directory). */
+  dir: string;
+  /** The state dir it was started with (what SERVICES_STATE_DIR must be to restart it). */
+  stateDir: string;
+  /** Its pid file, and whether it names this pid. */
+  pidFile: string;
+  pidFileAgrees: boolean;
 }
 
-/** Cassandra node i (0-based) of the HA topology: its pid file. */
-export const cassandraPidFile = (topology: Topology, i: number) => join(topology.stateDir, `cassandra-${i + 1}`, 'cassandra.pid');
-/** Redis node i (0-based) of the HA topology: its pid file. */
-export const redisPidFile = (topology: Topology, i: number) => join(topology.stateDir, `redis-${i + 1}`, 'redis.pid');
+/**
+ * The process listening on host:port (ss), with its state dir: scripts/services.sh starts each
+ * process of the HA topology in its own directory <state>/ha/<name> and writes its pid file there.
+ * (CI keeps the HA topology in a state dir of its own, which the tests are not told: the process
+ * says where it is.)
+ */
+export function haProcess(host: string, port: number, kind: 'cassandra' | 'redis'): HaProcess {
+  const out = execFileSync('ss', ['-Hltnp', `src ${host}:${port}`], { encoding: 'utf8' });
+  const pid = Number(/pid=(\d+)/.exec(out)?.[1]);
+  if (!pid) throw new Error(`no process listens on ${host}:${port}`);
+  const dir = readlinkSync(`/proc/${pid}/cwd`);
+  const pidFile = join(dir, `${kind}.pid`);
+  let pidFileAgrees = false;
+  try {
+    pidFileAgrees = Number(readFileSync(pidFile, 'utf8').trim()) === pid;
+  } catch {
+    /* no pid file */
+  }
+  if (basename(dirname(dir)) !== 'ha' || !basename(dir).startsWith(`${kind}-`)) throw new Error(`${host}:${port} (pid ${pid}, in ${dir}) is not a process of scripts/services.sh --topology ha`);
+  return { pid, dir, stateDir: dirname(dirname(dir)), pidFile, pidFileAgrees };
+}
 
-/** `scripts/services.sh start --topology ha`: starts what is not running and waits until the whole topology is ready. */
-export async function restartMissing(log: (line: string) => void, timeoutMs = 300_000): Promise<number> {
+/**
+ * `scripts/services.sh start --topology ha` with the state dir the topology runs from: starts
+ * what is not running and waits until the whole topology is ready. Returns how long it took.
+ */
+export async function restartMissing(stateDir: string, log: (line: string) => void, timeoutMs = 300_000): Promise<number> {
   const started = now();
-  const { stderr, stdout } = await run(join(ROOT, 'scripts/services.sh'), ['start', '--topology', 'ha'], { timeout: timeoutMs, maxBuffer: 16 << 20 });
-  for (const line of `${stdout}${stderr}`.split('\n').filter((l) => /starting|ready|rejoin|replica|master/i.test(l)).slice(0, 12)) log(`services.sh: ${line.slice(0, 200)}`);
+  const { stderr, stdout } = await run(join(ROOT, 'scripts/services.sh'), ['start', '--topology', 'ha'], { timeout: timeoutMs, maxBuffer: 16 << 20, env: { ...process.env, SERVICES_STATE_DIR: stateDir } });
+  for (const line of `${stdout}${stderr}`.split('\n').filter((l) => /starting|ready|rejoin|replica|master/i.test(l) && !/already running/.test(l)).slice(0, 12)) log(`services.sh: ${line.slice(0, 200)}`);
   return now() - started;
 }
 

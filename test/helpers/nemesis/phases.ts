@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { channelOf } from '../../../node/bus/bus.ts';
 import type { Verdict } from './checker.ts';
 import { now } from './clients.ts';
-import { cassandraPidFile, keySlot, masterOfSlot, pidFromFile, redisClusterNodes, redisPidFile, restartMissing, type Harness } from './harness.ts';
+import { haProcess, keySlot, masterOfSlot, redisClusterNodes, restartMissing, type Harness } from './harness.ts';
 
 /**
  * The six faults of a nemesis run. Each phase runs steady load, injects ONE fault, holds it,
@@ -81,15 +81,18 @@ export const PHASES: PhaseDef[] = [
     needs: ['ha'],
     inject: async (ctx) => {
       const i = Number(process.env.NEMESIS_CASSANDRA_NODE ?? 0);
-      const file = cassandraPidFile(ctx.h.topology, i);
-      const pid = pidFromFile(file);
-      if (!pid || !cmdline(pid).includes('CassandraDaemon')) throw new Error(`no running Cassandra node at ${file}`);
-      signal(ctx, pid, 'SIGKILL');
+      const host = ctx.h.topology.cassandraAddresses[i]!;
+      const port = Number(ctx.h.topology.cassandra.split(',')[i]!.split(':')[1] ?? 9042);
+      const victim = haProcess(host, port, 'cassandra');
+      if (!cmdline(victim.pid).includes('CassandraDaemon')) throw new Error(`${host}:${port} is not a Cassandra node (pid ${victim.pid})`);
+      if (!victim.pidFileAgrees) ctx.notes.push(`${victim.pidFile} does not name pid ${victim.pid}`);
+      signal(ctx, victim.pid, 'SIGKILL');
       return {
-        target: `Cassandra node ${i + 1} (${ctx.h.topology.cassandraAddresses[i]}, pid ${pid}), SIGKILL`,
+        target: `Cassandra node ${i + 1} (${host}:${port}, pid ${victim.pid} from ${victim.pidFile}), SIGKILL`,
         heal: async () => {
-          const took = await restartMissing(ctx.log);
-          ctx.notes.push(`Cassandra node ${i + 1} restarted by scripts/services.sh start --topology ha, ring ready in ${(took / 1000).toFixed(1)} s (new pid ${pidFromFile(file)})`);
+          const took = await restartMissing(victim.stateDir, ctx.log);
+          const back = haProcess(host, port, 'cassandra');
+          ctx.notes.push(`Cassandra node ${i + 1} restarted by scripts/services.sh start --topology ha (new pid ${back.pid}); the ring was ready (3 nodes UN) ${(took / 1000).toFixed(1)} s after the heal began`);
         },
       };
     },
@@ -110,12 +113,20 @@ export const PHASES: PhaseDef[] = [
         if (!master) throw new Error(`no master serves slot ${slot}`);
         bySlot.set(master, [...(bySlot.get(master) ?? []), slot]);
       }
+      // NEMESIS_REDIS_MASTER=nodes: the master of the node list's key instead (`<prefix>l:{nodes}`).
+      if (process.env.NEMESIS_REDIS_MASTER === 'nodes') {
+        const slot = await keySlot(ctx.h.topology, `${prefix}l:{nodes}`);
+        const m = await masterOfSlot(ctx.h.topology, slot);
+        if (!m) throw new Error(`no master serves slot ${slot}`);
+        bySlot.clear();
+        bySlot.set(m, [slot]);
+      }
       const [master, slots] = [...bySlot].sort((a, b) => b[1].length - a[1].length)[0]!;
       const host = master.split(':')[0]!;
-      const i = ctx.h.topology.redisAddresses.indexOf(host);
-      const file = redisPidFile(ctx.h.topology, i);
-      const pid = pidFromFile(file);
-      if (i < 0 || !pid || !cmdline(pid).includes('redis-server')) throw new Error(`no running Redis at ${master} (pid file ${file})`);
+      const victim = haProcess(host, Number(master.split(':')[1] ?? 6379), 'redis');
+      const pid = victim.pid;
+      if (!cmdline(pid).includes('redis-server')) throw new Error(`${master} is not a Redis (pid ${pid})`);
+      if (!victim.pidFileAgrees) ctx.notes.push(`${victim.pidFile} does not name pid ${pid}`);
       signal(ctx, pid, 'SIGKILL');
       const killedAt = now();
       // A replica is promoted once the others agree it failed (cluster-node-timeout, then the election).
@@ -130,7 +141,7 @@ export const PHASES: PhaseDef[] = [
       return {
         target: `Redis master ${master} (pid ${pid}) serving slots ${slots.join(', ')} of ${slots.length} busy chats' channels, SIGKILL`,
         heal: async () => {
-          const took = await restartMissing(ctx.log);
+          const took = await restartMissing(victim.stateDir, ctx.log);
           let role = 'unknown';
           for (const start = now(); now() - start < 20_000; await sleep(500)) {
             const seen = await redisClusterNodes(ctx.h.topology).catch(() => undefined);

@@ -84,6 +84,14 @@ export function markdown(report: RunReport): string {
   return lines.join('\n');
 }
 
+/** Writes what the clients recorded in a phase with violations (artifacts/<name>), for a closer look; returns its path. */
+export function writeEvidence(name: string, records: unknown, dir = ARTIFACTS): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(records));
+  return file;
+}
+
 /** Writes artifacts/nemesis.json and artifacts/nemesis.md; returns their paths. */
 export function writeReport(report: RunReport, dir = ARTIFACTS): { json: string; md: string } {
   mkdirSync(dir, { recursive: true });

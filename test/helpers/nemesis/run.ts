@@ -2,7 +2,7 @@ import { check, type Verdict } from './checker.ts';
 import { Member, now, rest, Sender, type SendRecord } from './clients.ts';
 import { capabilities, evidence, startHarness, type Harness, type Topology } from './harness.ts';
 import { PHASES, type PhaseDef, type Timing } from './phases.ts';
-import { writeReport, type PhaseResult, type RunReport } from './report.ts';
+import { violationsOf, writeEvidence, writeReport, type PhaseResult, type RunReport } from './report.ts';
 
 /**
  * One nemesis run: for each phase, fresh busy chats, members on every node, steady load from
@@ -151,6 +151,20 @@ export async function runPhase(h: Harness, def: PhaseDef, timing: Timing, log: (
   result.verdict = verdict;
   stage('store read back and checked');
   result.bounds = def.bounds?.(verdict);
+  if (Object.keys(violationsOf(verdict)).length > 0) {
+    const file = writeEvidence(`nemesis-phase-${def.id}.json`, {
+      phase: def.id,
+      t0,
+      /** Add to a now() value to get Date.now(): how the records line up with the nodes' log times. */
+      wallOffset: Date.now() - now(),
+      nodeLogs: h.cluster.nodes.map((node, i) => ({ node: i, url: node.url, membership: node.process.output().split('\n').filter((l) => l.includes('cluster membership changed') || /"level":(40|50)/.test(l)).slice(-200) })),
+      timeline: { faultAt, healAt, healedAt, loadStoppedAt },
+      chats: chatsEvidence.map((c) => ({ chatId: c.chatId, stored: (c.histories[0]?.messages as { seq: number }[] | undefined)?.map?.((m) => m.seq) })),
+      members: members.map((m) => ({ name: m.name, sessions: m.sessions, pages: m.pages, pageErrors: m.pageErrors })),
+      sends,
+    });
+    result.notes.push(`the clients' records and the stored seqs are in ${file}`);
+  }
   return result;
 }
 
