@@ -26,6 +26,14 @@ export abstract class BaseBus implements Bus {
   protected readonly counters: BusStats = emptyStats();
   protected closed = false;
   private readonly byChannel = new Map<string, Set<Registration>>();
+  /** Per joined channel, the number of the newest frame received from each other node. */
+  private readonly newest = new Map<string, Map<string, number>>();
+  /**
+   * The number of this node's last publication. It starts from the clock in microseconds, so a
+   * node restarted under the same id still numbers past what it published before (unless it
+   * published more than a million a second).
+   */
+  private number = Date.now() * 1000;
   private readonly warnMalformed: (context: object) => void;
   private readonly warnHandler: (context: object) => void;
 
@@ -50,10 +58,11 @@ export abstract class BaseBus implements Bus {
 
   publish(topic: BusTopic, payload: BusPayload): void {
     if (this.closed) return;
+    const number = ++this.number;
     const frame =
       typeof payload === 'string'
-        ? encodeEnvelope({ v: BUS_PROTOCOL_VERSION, type: 'text', origin: this.nodeId, payload })
-        : encodeEnvelope({ v: BUS_PROTOCOL_VERSION, type: 'binary', origin: this.nodeId, payload });
+        ? encodeEnvelope({ v: BUS_PROTOCOL_VERSION, number, type: 'text', origin: this.nodeId, payload })
+        : encodeEnvelope({ v: BUS_PROTOCOL_VERSION, number, type: 'binary', origin: this.nodeId, payload });
     this.counters.published++;
     this.send(channelOf(this.prefix, topic), frame);
   }
@@ -88,6 +97,7 @@ export abstract class BaseBus implements Bus {
     this.closed = true;
     const channels = [...this.byChannel.keys()];
     this.byChannel.clear();
+    this.newest.clear();
     await this.shutdown(channels);
   }
 
@@ -114,6 +124,18 @@ export abstract class BaseBus implements Bus {
       this.counters.echoesDropped++;
       return;
     }
+    if (envelope.number !== undefined) {
+      let byOrigin = this.newest.get(channel);
+      if (!byOrigin) {
+        if (!this.byChannel.has(channel)) return;
+        this.newest.set(channel, (byOrigin = new Map()));
+      }
+      if (envelope.number <= (byOrigin.get(envelope.origin) ?? -1)) {
+        this.counters.staleDropped++;
+        return;
+      }
+      byOrigin.set(envelope.origin, envelope.number);
+    }
     for (const { handler } of this.byChannel.get(channel) ?? []) {
       try {
         handler(envelope.payload, envelope.origin);
@@ -128,6 +150,7 @@ export abstract class BaseBus implements Bus {
     const set = this.byChannel.get(channel);
     if (!set?.delete(registration) || set.size > 0) return;
     this.byChannel.delete(channel);
+    this.newest.delete(channel);
     if (!this.closed) this.leave(channel);
   }
 }

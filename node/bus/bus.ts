@@ -24,6 +24,11 @@ export interface BusStats {
   received: number;
   /** Own publications that came back and were dropped. */
   echoesDropped: number;
+  /**
+   * Frames dropped because one at least as new from the same node on the same channel had
+   * arrived: the backlog of a connection that was cut off and replaced, or a copy.
+   */
+  staleDropped: number;
   /** Frames of an unknown protocol version or shape, dropped. */
   malformed: number;
   /** Publications the transport refused (disconnected, closed); each is lost. */
@@ -41,7 +46,10 @@ export interface BusStats {
  * - at most once: a publication reaches each other node subscribed to its topic once, or not at
  *   all (transport down or reconnecting; nothing is queued or re-sent, so nothing is duplicated);
  * - order: publications of one node to one topic reach every node in the order published. There is
- *   no order between topics, nor between publishers;
+ *   no order between topics, nor between publishers. Each publication carries a number that
+ *   grows with every publication of its node, and a frame not newer than one already received
+ *   from that node on that channel is dropped: a transport that delivers twice or late (a
+ *   replaced connection's backlog) costs a gap, never a repeat or a reordering;
  * - interest: only nodes subscribed to a topic receive it. A chat's event crosses the transport
  *   once per node with local interest in that chat: not once per recipient, not to every node;
  * - no echo: a node never receives its own publications. The publishing node delivers to its own
@@ -97,6 +105,7 @@ export const emptyStats = (): BusStats => ({
   crossings: 0,
   received: 0,
   echoesDropped: 0,
+  staleDropped: 0,
   malformed: 0,
   publishFailures: 0,
   handlerErrors: 0,
