@@ -176,7 +176,15 @@ export const PHASES: PhaseDef[] = [
       for (let k = 0; k < ctx.h.cluster.nodes.length; k++) if (ctx.h.cluster.nodes[k]!.process.alive()) await ctx.h.enlistNode(k);
       const cut = await ctx.h.faults!.isolate(name);
       if (ctx.h.topology.kind === 'single') ctx.notes.push('single topology: Cassandra and Redis listen on 127.0.0.1, which isolate leaves open; only the peers and the control service are cut');
-      return { target: `node ${i} (${ctx.h.cluster.nodes[i]!.url}, owner of most busy chats) isolated from every other address (clients still reach it)`, node: ctx.h.cluster.nodes[i]!.url, heal: () => cut.heal() };
+      return {
+        target: `node ${i} (${ctx.h.cluster.nodes[i]!.url}, owner of most busy chats) isolated from every other address (clients still reach it)`,
+        node: ctx.h.cluster.nodes[i]!.url,
+        // Long enough that the node's Redis clients give up their connections and open new ones
+        // (isolated 16 s they did not, 24 s they did): then, healed, it gets its own new events
+        // first and the backlog of the cut connections after them.
+        holdMs: Math.max(24_000, ctx.timing.holdMs),
+        heal: () => cut.heal(),
+      };
     },
   },
   {

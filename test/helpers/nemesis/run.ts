@@ -63,6 +63,7 @@ export async function runPhase(h: Harness, def: PhaseDef, timing: Timing, log: (
   const began = now();
   const stage = (what: string) => log(`phase ${def.id} +${((now() - began) / 1000).toFixed(1)} s: ${what}`);
   await h.refreshUsers();
+  const logFrom = h.cluster.nodes.map((node) => ({ process: node.process, length: node.process.output().length }));
   const chats = await busyChats(h, def);
   const owners = chats.map((c) => h.cluster.nodes.indexOf(h.cluster.ownerOf(h.appId, c)));
   result.notes.push(`busy chats ${chats.map((c, k) => `${c.slice(0, 8)} (owner node ${owners[k]})`).join(', ')}`);
@@ -144,6 +145,12 @@ export async function runPhase(h: Harness, def: PhaseDef, timing: Timing, log: (
     const late = sends.flatMap((x) => x.attempts).filter((a) => a.node === hit && a.outcome === 'unknown' && a.at + a.ms >= faultAt && a.at <= healAt);
     result.notes.push(`${late.length} attempts sent to ${hit} went unanswered or failed during the fault (${[...new Set(late.map((a) => a.detail))].slice(0, 4).join(', ')})`);
   }
+  // Nodes started from a work tree that changed between their starts speak different bus versions.
+  h.cluster.nodes.forEach((node, i) => {
+    const from = logFrom[i]?.process === node.process ? logFrom[i]!.length : 0;
+    const foreign = node.process.output().slice(from).split('\n').filter((l) => l.includes('unknown protocol version')).length;
+    if (foreign) result.notes.push(`node ${i} logged ${foreign} times that it dropped bus frames of an unknown protocol version: the nodes may run different code, and members then miss what it dropped`);
+  });
   const pageErrors = members.reduce((k, m) => k + m.pageErrors, 0);
   if (pageErrors) result.notes.push(`${pageErrors} history page reads failed and were retried`);
   const chatsEvidence = await evidence(h, chats, h.users[0]!.jwt);
