@@ -32,7 +32,10 @@ Scenarios:
                scripts/services.sh unless running), Socket.IO with its Redis adapter, uws over Redis;
                each system first gets 15 s of unrecorded load to warm up (this service
                90 s at 1,000 msgs/s: Cassandra's JVM warms slowly); Redis and Cassandra
-               CPU per step, Cassandra CPU and statements per persisted message
+               CPU per step, Cassandra CPU and statements per persisted message.
+               With --topology ha: this service alone, on the single topology and then on the
+               replicated one (scripts/services.sh --topology ha), in one run: the highest rate of
+               each, ha ÷ single (goal ≥ 0.5), Cassandra CPU per message (ha: the three nodes')
   webhooks     persisted sends over WebSocket with no webhook endpoint and with one subscribed to
                every event (a loopback receiver), alternating in one run: sends/s and p99 as
                ratios (this service only)
@@ -69,6 +72,19 @@ fanout, cluster:
                        offered at twice the highest rate that passed, reporting what was still
                        delivered, the sends refused with an error (by code) and how fast, and
                        the sends never answered
+cluster:
+  --topology T         single (default): one Cassandra and one Redis, as CASSANDRA_CONTACT_POINTS
+                       and REDIS_URL name them or scripts/services.sh starts them; the peers too.
+                       ha: this service only (--systems chat), first on the single topology, then
+                       on the replicated one: the three-node Cassandra ring at replication factor 3
+                       and the six-node Redis Cluster (at HA_CASSANDRA_CONTACT_POINTS and
+                       HA_REDIS_CLUSTER_NODES when set, else scripts/services.sh env --topology ha;
+                       started with scripts/services.sh start --topology ha when not running;
+                       REDIS_CLUSTER_NODES for the nodes), with the same sweep; reports both
+                       highest rates and ha ÷ single (goal ≥ 0.5), and Cassandra's CPU and
+                       statements per message summed over the ring's three nodes. Its keyspace
+                       (chat_bench_ha) is kept between runs: the first run creates it, about 3
+                       minutes on two cores. Results go to cluster-ha.json/.csv
 sends:
   --senders S          sending users, each in a chat of its own (default 64)
   --window W           WebSocket sends in flight per sender (default 16)
@@ -135,6 +151,7 @@ const OPTIONS = {
   modes: { type: 'string' },
   rounds: { type: 'string' },
   entries: { type: 'string' },
+  topology: { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is
@@ -183,8 +200,12 @@ export function num(name: keyof typeof values, fallback: number, integer = true)
 }
 export const list = (name: keyof typeof values): string[] | undefined => (typeof values[name] === 'string' ? String(values[name]).split(',').map((s) => s.trim()).filter(Boolean) : undefined);
 
+const topology = values.topology ?? 'single';
+if (topology !== 'single' && topology !== 'ha') fail(`--topology must be single or ha, not ${topology}`);
+if (values.topology !== undefined && scenario !== 'cluster' && scenario !== 'all') fail('--topology applies to the cluster scenario only');
 const systems = (list('systems') ?? SYSTEMS) as SystemName[];
 for (const s of systems) if (!SYSTEMS.includes(s)) fail(`unknown system ${s}: of ${SYSTEMS.join(', ')}`);
+if (topology === 'ha' && list('systems')?.some((s) => s !== 'chat')) fail('--topology ha measures this service only: --systems chat (the peers run on the single topology, in `cluster` without it)');
 const out = values.out ?? new URL('./results', import.meta.url).pathname;
 const reportPath = values.out ? join(out, 'RESULTS.md') : new URL('./RESULTS.md', import.meta.url).pathname;
 const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`;
@@ -219,11 +240,14 @@ try {
     // One scenario failing leaves the others to run (`all`); the exit status says it failed.
     try {
       const run = SCENARIOS[name];
-      const { parameters, rows, summary, notes } = await run(ctx, { num, list, smoke: values.smoke === true, overload: values['no-overload'] !== true, seconds: num('seconds', values.smoke ? 1 : 5, false), warmup: num('warmup', values.smoke ? 0.5 : 1, false) });
-      const result: ScenarioResult = { scenario: name, meta: runMeta(), command, parameters, rows, summary, notes };
+      const output = await run(ctx, { num, list, smoke: values.smoke === true, overload: values['no-overload'] !== true, seconds: num('seconds', values.smoke ? 1 : 5, false), warmup: num('warmup', values.smoke ? 0.5 : 1, false), topology });
+      const { parameters, rows, summary, notes } = output;
+      // `cluster --topology ha` writes cluster-ha.*, beside the single topology's cluster.*.
+      const written = output.scenario ?? name;
+      const result: ScenarioResult = { scenario: written, meta: runMeta(), command, parameters, rows, summary, notes };
       const files = writeResult(out, result);
-      ctx.log(`${name}: wrote ${files.join(', ')}`);
-      process.stdout.write(`${JSON.stringify({ scenario: name, summary })}\n`);
+      ctx.log(`${written}: wrote ${files.join(', ')}`);
+      process.stdout.write(`${JSON.stringify({ scenario: written, summary })}\n`);
     } catch (error) {
       failed.push(name);
       ctx.log(`${name} failed: ${(error as Error).stack ?? String(error)}`);

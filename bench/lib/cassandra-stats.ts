@@ -7,6 +7,8 @@ import { connectCassandra, type CassandraClient } from '../../common/cassandra/i
  * and writes per table of the run's keyspace. The counters are node-wide and cumulative since the
  * node started: a difference covers everything the node did in between, the run's statements and
  * anything else (other keyspaces, the nodes' own bookkeeping, these snapshots' own two requests).
+ * On a ring they are summed over its nodes: a write at replication factor 3 is applied (and
+ * counted) on three, while a request is received by one coordinator and counted once.
  */
 export interface CassandraCounters {
   /** Completed tasks per thread pool (`system_views.thread_pools`). */
@@ -32,9 +34,9 @@ export interface StatementsPerMessage {
 
 const POOLS = { requests: 'Native-Transport-Requests', mutations: 'MutationStage', reads: 'ReadStage' } as const;
 
-/** One connection to Cassandra that takes snapshots of one node's counters (the first one known). */
+/** One connection to Cassandra that takes snapshots of its nodes' counters, summed (one node: its own). */
 export class CassandraStats {
-  private host: Host | undefined;
+  private hosts: Host[] | undefined;
 
   private constructor(
     private readonly client: CassandraClient,
@@ -54,10 +56,26 @@ export class CassandraStats {
     return new CassandraStats(client, keyspace);
   }
 
-  /** The counters now, always from the same node (virtual tables are local to the node asked). */
+  /** How many nodes each snapshot sums (known once the first is taken). */
+  get nodes(): number {
+    return this.hosts?.length ?? 0;
+  }
+
+  /**
+   * The counters now, summed over the same nodes each time: every node the driver knew at the
+   * first snapshot, each asked itself (virtual tables are local to the node asked).
+   */
   async snapshot(): Promise<CassandraCounters> {
-    this.host ??= this.client.hosts.values()[0];
-    const options = this.host ? { host: this.host } : {};
+    this.hosts ??= this.client.hosts.values();
+    const each = await Promise.all((this.hosts.length > 0 ? this.hosts : [undefined]).map((host) => this.nodeSnapshot(host)));
+    const out: CassandraCounters = { pools: {}, writes: {} };
+    for (const one of each)
+      for (const part of ['pools', 'writes'] as const) for (const [key, n] of Object.entries(one[part])) out[part][key] = (out[part][key] ?? 0) + n;
+    return out;
+  }
+
+  private async nodeSnapshot(host: Host | undefined): Promise<CassandraCounters> {
+    const options = host ? { host } : {};
     const [pools, writes] = await Promise.all([
       this.client.execute('SELECT name, completed_tasks FROM system_views.thread_pools', [], options),
       this.client.execute('SELECT keyspace_name, table_name, count FROM system_views.local_write_latency', [], options),

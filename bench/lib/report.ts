@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { barChart, lineChart } from './charts.ts';
 import type { Row, ScenarioResult } from './output.ts';
 
-const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'webhooks', 'blocklist'];
+const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'cluster-ha', 'webhooks', 'blocklist'];
 const PEERS = ['uws', 'socketio'];
 
 const fmt = (v: unknown): string => {
@@ -53,6 +53,30 @@ const CASSANDRA_NOTE =
 const SEND_TIME_NOTE =
   "From the nodes' own `/metrics`, summed over them, for the step (warmup, window and drain): ack wait is from a write entering its chat's actor to it being durable (the wait for a batch to start, its write, and the batches queued before it), and its p99 the upper bound of the histogram bucket holding it; a store write is one batch; GC is the time the nodes' event loops stood still for garbage collection, per node and second of the step, and the collections that took over 10 ms; refused counts the sends refused with RATE_LIMITED by a node's load shedder (its event loop late, or most sends of a window slower than 100 ms while the queue moves) and the writes refused by a chat's queue (too long, or its oldest write waiting over 100 ms with 32 or more waiting). A user's own send rate is not in them.\n";
 
+const STATEMENT_COLUMNS: Column[] = [['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['ackedPerSecond', 'acked/s'], ['cassandraRequestsPerMessage', 'requests/msg'], ['cassandraMutationsPerMessage', 'mutations/msg'], ['cassandraReadsPerMessage', 'reads/msg'], ['cassandraPaxosWritesPerMessage', 'paxos writes/msg'], ['cassandraKeyspaceWritesPerMessage', 'keyspace writes/msg'], ['cassandraWritesPerMessageByTable', 'writes/msg by table'], ['cassandraCpuUsPerPersisted', 'Cassandra CPU µs / msg']];
+const SEND_TIME_COLUMNS: Column[] = [['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['p50Ms', 'delivered p50 ms'], ['p99Ms', 'delivered p99 ms'], ['ackMeanMs', 'ack wait mean ms'], ['ackP99UpToMs', 'ack wait p99 ≤ ms'], ['storeWriteMeanMs', 'store write mean ms'], ['writesPerBatch', 'writes per batch'], ['gcMsPerNodeSecond', 'GC ms per node-second'], ['gcPausesOver10Ms', 'GC pauses over 10 ms'], ['refusedNodeOverloaded', 'refused: node overloaded'], ['refusedChatBusy', 'refused: chat busy']];
+const OVERLOAD_COLUMNS: Column[] = [['offeredPerSecond', 'offered/s'], ['sentPerSecond', 'sent/s'], ['deliveredMsgsPerSecond', 'delivered msgs/s'], ['pctOfMax', '% of highest rate'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['deliveredPct', 'accepted sends delivered %'], ['refused', 'refused'], ['refusedByCode', 'refused by code'], ['refusalP99Ms', 'refusal p99 ms'], ['unanswered', 'unanswered']];
+/** Every run's columns after its system (and phase); the cluster's add Redis and Cassandra. */
+const everyRunColumns = (rows: Row[], cluster: boolean): Column[] => [
+  ['offeredPerSecond', 'offered/s'],
+  ['deliveredPerSecond', 'delivered/s'],
+  ['deliveredPct', 'delivered %'],
+  ['p50Ms', 'p50 ms'],
+  ['p99Ms', 'p99 ms'],
+  ['p999Ms', 'p99.9 ms'],
+  ['serverCpuUsPerDelivery', 'server µs/delivery'],
+  ['nodeCpuUsPerMessage', 'node µs/msg'],
+  ['serverCpuCores', 'server cores'],
+  ['generatorCpuCores', 'generator cores'],
+  ...present(rows, [['generatorLagP99Ms', 'generator send lag p99 ms']]),
+  // Older results summed Redis and Cassandra in one column.
+  ...present(rows, [['servicesCpuCores', 'Redis + Cassandra cores']]),
+  ...(cluster ? ([['redisCpuCores', 'Redis cores'], ['cassandraCpuCores', 'Cassandra cores'], ['cassandraCpuUsPerPersisted', 'Cassandra µs/msg']] as Column[]) : []),
+  ['refused', 'refused'],
+  ['unanswered', 'unanswered'],
+  ['ok', 'p99 < limit, none lost or refused'],
+];
+
 const fanoutSection: Section = async (r, chart) => {
   const summary = r.summary as Record<string, { maxRate: number; maxDeliveredPerSecond: number; capped?: boolean; at70?: Row; overload?: Row } | undefined>;
   const cluster = r.scenario === 'cluster';
@@ -93,35 +117,71 @@ const fanoutSection: Section = async (r, chart) => {
     await chart(`${r.scenario}-throughput`, barChart(best, { title: `${r.scenario}: deliveries/s at the highest rate`, y: 'delivered', yTitle: 'deliveries/s (messages × members)' })),
     best.some((b) => String(b.maxRate).startsWith('≥')) ? '≥: the sweep never failed within its steps (`--max-steps`), so the highest rate is at least this (and a ratio to it at most the one shown, ≤).\n' : '',
     statements.length > 0
-      ? `### Cassandra statements per acknowledged message (this service)\n\n${table(statements, [['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['ackedPerSecond', 'acked/s'], ['cassandraRequestsPerMessage', 'requests/msg'], ['cassandraMutationsPerMessage', 'mutations/msg'], ['cassandraReadsPerMessage', 'reads/msg'], ['cassandraPaxosWritesPerMessage', 'paxos writes/msg'], ['cassandraKeyspaceWritesPerMessage', 'keyspace writes/msg'], ['cassandraWritesPerMessageByTable', 'writes/msg by table'], ['cassandraCpuUsPerPersisted', 'Cassandra CPU µs / msg']])}\n${CASSANDRA_NOTE}`
+      ? `### Cassandra statements per acknowledged message (this service)\n\n${table(statements, STATEMENT_COLUMNS)}\n${CASSANDRA_NOTE}`
       : '',
     sendTimes.length > 0
-      ? `### Where a send's time goes on the nodes (this service)\n\n${table(sendTimes, [['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['p50Ms', 'delivered p50 ms'], ['p99Ms', 'delivered p99 ms'], ['ackMeanMs', 'ack wait mean ms'], ['ackP99UpToMs', 'ack wait p99 ≤ ms'], ['storeWriteMeanMs', 'store write mean ms'], ['writesPerBatch', 'writes per batch'], ['gcMsPerNodeSecond', 'GC ms per node-second'], ['gcPausesOver10Ms', 'GC pauses over 10 ms'], ['refusedNodeOverloaded', 'refused: node overloaded'], ['refusedChatBusy', 'refused: chat busy']])}\n${SEND_TIME_NOTE}`
+      ? `### Where a send's time goes on the nodes (this service)\n\n${table(sendTimes, SEND_TIME_COLUMNS)}\n${SEND_TIME_NOTE}`
       : '',
     overload.length > 0
-      ? `### Overload: offered at twice the highest rate\n\n${table(overload, [['system', 'system'], ['offeredPerSecond', 'offered/s'], ['sentPerSecond', 'sent/s'], ['deliveredMsgsPerSecond', 'delivered msgs/s'], ['pctOfMax', '% of highest rate'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['deliveredPct', 'accepted sends delivered %'], ['refused', 'refused'], ['refusedByCode', 'refused by code'], ['refusalP99Ms', 'refusal p99 ms'], ['unanswered', 'unanswered']])}`
+      ? `### Overload: offered at twice the highest rate\n\n${table(overload, [['system', 'system'], ...OVERLOAD_COLUMNS])}`
       : '',
-    `<details><summary>Every run</summary>\n\n${table(r.rows, [
-      ['system', 'system'],
-      ['phase', 'phase'],
-      ['offeredPerSecond', 'offered/s'],
-      ['deliveredPerSecond', 'delivered/s'],
-      ['deliveredPct', 'delivered %'],
-      ['p50Ms', 'p50 ms'],
-      ['p99Ms', 'p99 ms'],
-      ['p999Ms', 'p99.9 ms'],
-      ['serverCpuUsPerDelivery', 'server µs/delivery'],
-      ['nodeCpuUsPerMessage', 'node µs/msg'],
-      ['serverCpuCores', 'server cores'],
-      ['generatorCpuCores', 'generator cores'],
-      ...present(r.rows, [['generatorLagP99Ms', 'generator send lag p99 ms']]),
-      // Older results summed Redis and Cassandra in one column.
-      ...present(r.rows, [['servicesCpuCores', 'Redis + Cassandra cores']]),
-      ...(cluster ? ([['redisCpuCores', 'Redis cores'], ['cassandraCpuCores', 'Cassandra cores'], ['cassandraCpuUsPerPersisted', 'Cassandra µs/msg']] as Column[]) : []),
-      ['refused', 'refused'],
-      ['unanswered', 'unanswered'],
-      ['ok', 'p99 < limit, none lost or refused'],
-    ])}\n</details>\n`,
+    `<details><summary>Every run</summary>\n\n${table(r.rows, [['system', 'system'], ['phase', 'phase'], ...everyRunColumns(r.rows, cluster)])}\n</details>\n`,
+  ].join('\n');
+};
+
+/** A topology's figures in a cluster-ha result's summary (as SystemFanout). */
+interface TopologySummary {
+  maxRate: number;
+  maxDeliveredPerSecond: number;
+  capped?: boolean;
+  at70?: Row;
+}
+
+/**
+ * `cluster --topology ha`: this service on the single topology and on the replicated one, measured
+ * in one run: the highest rate of each, ha ÷ single, what a message cost each, and every step by
+ * topology.
+ */
+const clusterHaSection: Section = async (r, chart) => {
+  const summary = r.summary as { single?: TopologySummary; ha?: TopologySummary; goal?: { got: unknown; want: string; met: boolean } };
+  const topologies = (['single', 'ha'] as const).filter((t) => summary[t]);
+  const best: Row[] = topologies.map((t) => {
+    const s = summary[t]!;
+    const at = r.rows.find((x) => x.topology === t && x.offeredPerSecond === s.maxRate && x.ok === true && (x.phase === 'sweep' || x.phase === 'fixed'));
+    return {
+      topology: t,
+      maxRate: `${s.capped ? '≥ ' : ''}${s.maxRate.toLocaleString('en-US')}`,
+      rate: s.maxRate,
+      delivered: s.maxDeliveredPerSecond,
+      vsSingle: t === 'ha' && summary.goal ? String(summary.goal.got ?? '–') : null,
+      p99At70: s.at70?.p99Ms ?? null,
+      p999At70: s.at70?.p999Ms ?? null,
+      nodeCpu: at?.nodeCpuUsPerMessage ?? null,
+      cassandraCpu: at?.cassandraCpuUsPerPersisted ?? null,
+      cassandraCores: at?.cassandraCpuCores ?? null,
+      redisCores: at?.redisCpuCores ?? null,
+      gen: s.at70?.generatorCpuCores ?? null,
+    };
+  });
+  const byTopology = (rows: Row[]) => topologies.flatMap((t) => rows.filter((x) => x.topology === t));
+  const sweep = r.rows.filter((x) => x.phase === 'sweep' || x.phase === 'fixed');
+  const statements = byTopology(r.rows.filter((x) => x.cassandraRequestsPerMessage !== undefined));
+  const sendTimes = byTopology(r.rows.filter((x) => x.ackMeanMs !== undefined));
+  const overload = byTopology(r.rows.filter((x) => typeof x.phase === 'string' && x.phase.startsWith('overload')));
+  const goal = summary.goal;
+  return [
+    table(best, [['topology', 'topology'], ['maxRate', 'highest rate with p99 < limit (msgs/s)'], ['delivered', 'deliveries/s there'], ['vsSingle', 'ha ÷ single'], ['p99At70', 'p99 at 70% (ms)'], ['p999At70', 'p99.9 at 70% (ms)'], ['nodeCpu', 'node CPU µs / msg'], ['cassandraCpu', 'Cassandra CPU µs / persisted msg'], ['cassandraCores', 'Cassandra cores'], ['redisCores', 'Redis cores'], ['gen', 'generator cores at 70%']]),
+    goal ? `ha ÷ single: ${fmt(goal.got)} (goal ${goal.want}: ${goal.met ? 'met' : 'not met'}).\n` : '',
+    "CPU per message and the cores are those of the run at the highest rate. Node CPU µs / msg: the three nodes' CPU over the run divided by the sends acknowledged in it; Cassandra CPU µs / persisted msg: Cassandra's CPU over the run divided by the same sends, on the ring summed over its three JVMs (Redis cores: over the Redis Cluster's six processes).\n",
+    await chart(`${r.scenario}-latency`, lineChart(sweep, { title: `${r.scenario}: p99 latency against offered rate, by topology`, x: 'offeredPerSecond', xTitle: 'offered messages/s', y: 'p99Ms', yTitle: 'p99 latency (ms, log)', logX: true, logY: true, series: 'topology' })),
+    await chart(`${r.scenario}-throughput`, barChart(best, { title: `${r.scenario}: highest rate with p99 under the limit`, y: 'rate', yTitle: 'messages/s', x: 'topology' })),
+    best.some((b) => String(b.maxRate).startsWith('≥')) ? '≥: the sweep never failed within its steps (`--max-steps`), so the highest rate is at least this.\n' : '',
+    statements.length > 0
+      ? `### Cassandra statements per acknowledged message\n\n${table(statements, [['topology', 'topology'], ...STATEMENT_COLUMNS])}\n${CASSANDRA_NOTE}On the ring the counters are summed over its three nodes: every write is applied on each replica, a request counted once by its coordinator.\n`
+      : '',
+    sendTimes.length > 0 ? `### Where a send's time goes on the nodes\n\n${table(sendTimes, [['topology', 'topology'], ...SEND_TIME_COLUMNS])}\n${SEND_TIME_NOTE}` : '',
+    overload.length > 0 ? `### Overload: offered at twice the highest rate\n\n${table(overload, [['topology', 'topology'], ...OVERLOAD_COLUMNS])}` : '',
+    `<details><summary>Every run</summary>\n\n${table(r.rows, [['topology', 'topology'], ['phase', 'phase'], ...everyRunColumns(r.rows, true)])}\n</details>\n`,
   ].join('\n');
 };
 
@@ -150,6 +210,7 @@ const SECTIONS: Record<string, Section> = {
   },
   fanout: fanoutSection,
   cluster: fanoutSection,
+  'cluster-ha': clusterHaSection,
   sends: async (r, chart) => {
     const rows = withRatios(r.rows, 'ackedPerSecond', (x) => String(x.transport));
     return [

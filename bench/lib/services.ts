@@ -1,6 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { connectCassandra, ensureKeyspace, migrate } from '../../common/cassandra/index.ts';
+import { controlMigrations } from '../../control/index.ts';
+import { nodeMigrations } from '../../node/index.ts';
 import type { Context } from '../scenarios/context.ts';
 import { whileRunning } from './cleanup.ts';
 import type { ClusterServices } from './targets.ts';
@@ -51,11 +54,136 @@ export async function clusterServices(ctx: Context): Promise<{ services: Cluster
     ctx.progress.step();
   }
   const untrack = whileRunning(stopServices);
+  const pids = (name: 'redis' | 'cassandra') => [servicePid(name)].filter((pid): pid is number => pid !== undefined);
   return {
-    services: { cassandra, redisUrl, redisPid: servicePid('redis'), cassandraPid: servicePid('cassandra') },
+    services: { cassandra, redisUrl, redisPids: pids('redis'), cassandraPids: pids('cassandra') },
     stop: () => {
       untrack();
       stopServices();
     },
   };
+}
+
+/**
+ * The keyspace of this service on the replicated topology, kept between runs: its schema takes
+ * minutes to build there (each DDL statement waits for the three nodes to agree on the schema),
+ * while finding it up to date is one read. Every run uses an application of its own in it.
+ */
+export const HA_KEYSPACE = 'chat_bench_ha';
+
+/** The process listening at `host:port` (`ss -Hltnp`), or undefined when none is found. */
+function listenerPid(host: string, port: number): number | undefined {
+  try {
+    const out = execFileSync('ss', ['-Hltnp', `src ${host}:${port}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const pid = Number(/pid=(\d+)/.exec(out)?.[1]);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A pid from a pid file of scripts/services.sh's ha state directory (cassandra-N, redis-N). */
+function haPidFile(dir: string, name: 'redis' | 'cassandra'): number | undefined {
+  const base = process.env.SERVICES_STATE_DIR ?? new URL('../../tmp/services', import.meta.url).pathname;
+  try {
+    const pid = Number(readFileSync(`${base}/ha/${dir}/${name}.pid`, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `export A=1 B=2` (scripts/services.sh env) as a record. */
+export function parseExports(line: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const word of line.trim().replace(/^export\s+/, '').split(/\s+/)) {
+    const at = word.indexOf('=');
+    if (at > 0) out[word.slice(0, at)] = word.slice(at + 1);
+  }
+  return out;
+}
+
+/** `host:port,…` as pairs. */
+const hostPorts = (list: string, defaultPort: number) =>
+  list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((point) => {
+      const [host = '', port] = point.split(':');
+      return { host, port: port ? Number(port) : defaultPort };
+    });
+
+/**
+ * The replicated topology (scripts/services.sh --topology ha): the Cassandra ring and the Redis
+ * Cluster, where HA_CASSANDRA_CONTACT_POINTS and HA_REDIS_CLUSTER_NODES say (as the tests find
+ * it), else where `env --topology ha` says. Used when `status --topology ha` exits 0 or every node
+ * answers there; otherwise started with `start --topology ha` (and stopped again by `stop` when
+ * none of them answered before). Every process's pid comes from the socket it listens on (else its
+ * pid file). This service's nodes get REDIS_CLUSTER_NODES, the replication factor (as many as the
+ * ring's nodes, at most 3) and the kept keyspace (HA_KEYSPACE).
+ */
+export async function haServices(ctx: Context): Promise<{ services: ClusterServices; redisClusterNodes: string; replicationFactor: number; stop: () => void }> {
+  const vars = parseExports(execFileSync(SERVICES, ['env', '--topology', 'ha'], { encoding: 'utf8' }));
+  const contactPoints = process.env.HA_CASSANDRA_CONTACT_POINTS || vars.CASSANDRA_CONTACT_POINTS || '';
+  const redisClusterNodes = process.env.HA_REDIS_CLUSTER_NODES || vars.REDIS_CLUSTER_NODES || '';
+  const cassandraNodes = hostPorts(contactPoints, 9042);
+  const redisNodes = hostPorts(redisClusterNodes, 6379);
+  if (cassandraNodes.length === 0 || redisNodes.length === 0) throw new Error('the replicated topology names no Cassandra or no Redis node (scripts/services.sh env --topology ha, HA_CASSANDRA_CONTACT_POINTS, HA_REDIS_CLUSTER_NODES)');
+  let stopServices = () => undefined as void;
+  const answered = async () => Promise.all([...cassandraNodes, ...redisNodes].map((n) => reachable(`${n.host}:${n.port}`)));
+  const before = spawnSync(SERVICES, ['status', '--topology', 'ha'], { stdio: 'ignore' }).status === 0 ? undefined : await answered();
+  if (before && !before.every(Boolean)) {
+    ctx.progress.plan(1, 'starting the replicated topology (scripts/services.sh start --topology ha)');
+    ctx.log('the replicated topology is not ready: scripts/services.sh start --topology ha (about a minute on two cores)');
+    execFileSync(SERVICES, ['start', '--topology', 'ha'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    // Stopped again after the run only when this run started all of it.
+    if (!before.some(Boolean)) stopServices = () => void execFileSync(SERVICES, ['stop', '--topology', 'ha'], { stdio: 'ignore' });
+    ctx.progress.step();
+  }
+  const untrack = whileRunning(stopServices);
+  const pids = (nodes: { host: string; port: number }[], name: 'redis' | 'cassandra') =>
+    nodes.map((n, i) => listenerPid(n.host, n.port) ?? haPidFile(`${name}-${i + 1}`, name)).filter((pid): pid is number => pid !== undefined);
+  // One replica per node up to three, as scripts/services.sh says (LOCAL_QUORUM survives one down).
+  const replicationFactor = Math.min(3, cassandraNodes.length);
+  const services: ClusterServices = {
+    cassandra: contactPoints,
+    // With REDIS_CLUSTER_NODES set, REDIS_URL gives only credentials and TLS (none here).
+    redisUrl: `redis://${redisNodes[0]?.host}:${redisNodes[0]?.port}`,
+    redisPids: pids(redisNodes, 'redis'),
+    cassandraPids: pids(cassandraNodes, 'cassandra'),
+    nodeEnv: { REDIS_CLUSTER_NODES: redisClusterNodes, CASSANDRA_REPLICATION_FACTOR: String(replicationFactor), CASSANDRA_KEYSPACE: HA_KEYSPACE },
+    keepKeyspace: true,
+  };
+  if (services.cassandraPids.length !== cassandraNodes.length) ctx.log(`found ${services.cassandraPids.length} of ${cassandraNodes.length} Cassandra processes: their CPU is summed over those`);
+  return {
+    services,
+    redisClusterNodes,
+    replicationFactor,
+    stop: () => {
+      untrack();
+      stopServices();
+    },
+  };
+}
+
+/**
+ * Creates the kept keyspace at `replicationFactor` with every table, or finds it up to date
+ * (idempotent, as the service's own start: the migrations not yet recorded are applied). Refuses
+ * one that exists at another replication factor. Returns the migrations applied and how long it took.
+ */
+export async function prepareKeyspace(contactPoints: string, keyspace: string, replicationFactor: number): Promise<{ applied: string[]; seconds: number }> {
+  const started = Date.now();
+  const client = connectCassandra({ contactPoints, localDataCenter: 'datacenter1' });
+  try {
+    await client.connect();
+    const existing = await client.execute('SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?', [keyspace], { prepare: true });
+    const factor = existing.rows[0] ? Number((existing.rows[0].get('replication') as Record<string, string>).replication_factor) : undefined;
+    if (factor !== undefined && factor !== replicationFactor) throw new Error(`keyspace ${keyspace} exists at replication factor ${factor}, not ${replicationFactor}: drop it (DROP KEYSPACE ${keyspace}) and run again`);
+    await ensureKeyspace(client, keyspace, replicationFactor);
+    const applied = await migrate(client, keyspace, [...controlMigrations, ...nodeMigrations]);
+    return { applied, seconds: Math.round((Date.now() - started) / 1000) };
+  } finally {
+    await client.shutdown().catch(() => undefined);
+  }
 }

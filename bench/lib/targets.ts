@@ -25,9 +25,10 @@ export interface Target {
 
 /** Redis and Cassandra as one system uses them: process ids where known (their CPU), Cassandra's counters. */
 export interface TargetServices {
-  redisPid?: number;
-  /** This service on Cassandra only. */
-  cassandraPid?: number;
+  /** Every Redis process (six in a Redis Cluster), none when not known. */
+  redisPids?: number[];
+  /** This service on Cassandra only: every Cassandra process (three on the replicated ring). */
+  cassandraPids?: number[];
   /** Snapshots of Cassandra's counters, with the run's keyspace (this service on Cassandra only). */
   cassandra?: CassandraStats;
 }
@@ -112,11 +113,17 @@ export async function startSingle(system: SystemName, options: StartOptions): Pr
 }
 
 export interface ClusterServices {
+  /** Contact points, as CASSANDRA_CONTACT_POINTS. */
   cassandra: string;
+  /** REDIS_URL (with a Redis Cluster, one of its nodes: the peers' and credentials only). */
   redisUrl: string;
-  /** Process ids of Redis and Cassandra where known, for the CPU they use during a run. */
-  redisPid?: number;
-  cassandraPid?: number;
+  /** Process ids of Redis and Cassandra where known (each process of a replicated topology), for the CPU they use during a run. */
+  redisPids: number[];
+  cassandraPids: number[];
+  /** This service's settings for these backends (the replicated topology: REDIS_CLUSTER_NODES, the replication factor, its keyspace). */
+  nodeEnv?: Record<string, string>;
+  /** The keyspace in nodeEnv is kept when the nodes stop (its schema took minutes to build); otherwise each run's own is dropped. */
+  keepKeyspace?: boolean;
 }
 
 /** Three nodes of `system` sharing Redis (and Cassandra for this service). */
@@ -125,19 +132,21 @@ export async function startThree(system: SystemName, services: ClusterServices, 
     // One channel prefix per cluster: another benchmark's peers on the same Redis stay apart.
     const env = { REDIS_URL: services.redisUrl, CHANNEL_PREFIX: `bench-${randomUUID()}:` };
     const peers = await Promise.all([0, 1, 2].map(() => startPeer(system, env, options.nofile)));
-    return tracked({ system, nodes: peers.map((p) => p.url), pids: peers.map((p) => p.child.pid!), services: { redisPid: services.redisPid }, stop: async () => void (await Promise.all(peers.map((p) => stopChild(p.child)))) });
+    return tracked({ system, nodes: peers.map((p) => p.url), pids: peers.map((p) => p.child.pid!), services: { redisPids: services.redisPids }, stop: async () => void (await Promise.all(peers.map((p) => stopChild(p.child)))) });
   }
-  const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: { ...BENCH_ENV, ...options.env }, nodeArgs: profiling(options.profileDir) });
+  const cluster = await startCluster({ size: 3, cassandra: services.cassandra, redisUrl: services.redisUrl, env: { ...BENCH_ENV, ...options.env, ...services.nodeEnv }, nodeArgs: profiling(options.profileDir) });
   let stats: CassandraStats | undefined;
   const stop = async () => {
     await stats?.close().catch(() => undefined);
-    await cluster.stop();
+    // cluster.stop() also drops the cluster's keyspace: a kept one only sees its processes stop.
+    if (services.keepKeyspace) await Promise.all([cluster.control.stop(), ...cluster.nodes.map((n) => n.process.stop())]);
+    else await cluster.stop();
   };
   try {
     stats = await CassandraStats.open(services.cassandra, cluster.env.CASSANDRA_KEYSPACE!);
     const nodes = cluster.nodes.map((n) => n.url);
     const app = await provisionApp(cluster.control.controlUrl, nodes, options.users, options.onProgress);
-    return tracked({ system, nodes, pids: cluster.nodes.map((n) => n.process.pid), services: { redisPid: services.redisPid, cassandraPid: services.cassandraPid, cassandra: stats }, app, stop });
+    return tracked({ system, nodes, pids: cluster.nodes.map((n) => n.process.pid), services: { redisPids: services.redisPids, cassandraPids: services.cassandraPids, cassandra: stats }, app, stop });
   } catch (error) {
     await stop();
     throw error;

@@ -69,8 +69,8 @@ export interface FanoutPlan {
 /** How many of a step's sends may be refused or go unanswered, as of deliveries lost: 0.1%. */
 const TOLERANCE = 0.001;
 
-/** CPU seconds one process has used so far, or undefined when its pid is not known. */
-const cpuOf = async (pid: number | undefined) => (pid === undefined ? undefined : (await processStats([pid])).cpuSeconds);
+/** CPU seconds some processes (Redis's, Cassandra's) have used so far, summed, or undefined when none is known. */
+const cpuOf = async (pids: number[] | undefined) => (pids === undefined || pids.length === 0 ? undefined : (await processStats(pids)).cpuSeconds);
 const used = (after: number | undefined, before: number | undefined) => (after === undefined || before === undefined ? undefined : after - before);
 
 /** Counts by code as one cell: `RATE_LIMITED 12, UNAVAILABLE 3`, or null when there are none. */
@@ -96,8 +96,8 @@ export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan,
       return undefined;
     });
   const before = await processStats(target.pids);
-  const redisBefore = await cpuOf(services.redisPid);
-  const cassandraBefore = await cpuOf(services.cassandraPid);
+  const redisBefore = await cpuOf(services.redisPids);
+  const cassandraBefore = await cpuOf(services.cassandraPids);
   const countersBefore = await counters();
   // This service's own counters of where a send's time goes (the peers have none).
   const nodeCounters = () => (target.system === 'chat' ? readNodeCounters(target.nodes) : Promise.resolve(undefined));
@@ -105,8 +105,8 @@ export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan,
   const start = Date.now() + 300;
   const r = await ctx.pool.run({ op: 'fanout', start, warmupMs: plan.warmupMs, durationMs: plan.durationMs, ratePerSender: rate / plan.rooms, drainMs: plan.drainMs ?? DRAIN_MS, quietMs: 600 });
   const after = await processStats(target.pids);
-  const redisCpu = used(await cpuOf(services.redisPid), redisBefore);
-  const cassandraCpu = used(await cpuOf(services.cassandraPid), cassandraBefore);
+  const redisCpu = used(await cpuOf(services.redisPids), redisBefore);
+  const cassandraCpu = used(await cpuOf(services.cassandraPids), cassandraBefore);
   const countersAfter = await counters();
   const nodesAfter = await nodeCounters();
   const seconds = plan.durationMs / 1000;

@@ -7,9 +7,16 @@ export interface ScenarioOptions {
   overload: boolean;
   seconds: number;
   warmup: number;
+  /**
+   * cluster: the backends (`--topology`): `single` (one Cassandra, one Redis: the default) or `ha`
+   * (the replicated ring and the Redis Cluster, measured beside the single topology in one run).
+   */
+  topology?: 'single' | 'ha';
 }
 
 export interface ScenarioOutput {
+  /** The name its result files and report section go under, when not the scenario's own (`cluster-ha`). */
+  scenario?: string;
   parameters: Record<string, unknown>;
   rows: import('../lib/output.ts').Row[];
   summary: Record<string, unknown>;
