@@ -66,6 +66,9 @@ export function asUnavailable(error: unknown): unknown {
   const { errors } = cassandra;
   const code = (error as { code?: unknown }).code;
   const down =
+    // The connection to the coordinator closed (a node died): before the request was written
+    // nothing happened; after, its outcome is unknown. Either way the database did not answer.
+    (error as { isSocketError?: unknown }).isSocketError === true ||
     error instanceof errors.NoHostAvailableError ||
     error instanceof errors.OperationTimedOutError ||
     error instanceof errors.BusyConnectionError ||
@@ -91,8 +94,12 @@ const READ_TIMEOUT = 0x1200;
  */
 export const timedOut = (error: unknown): boolean => {
   const code = responseCode(error);
-  return code === WRITE_TIMEOUT || code === READ_TIMEOUT || driverError(error) instanceof cassandra.errors.OperationTimedOutError;
+  const cause = driverError(error) as { isSocketError?: unknown; requestNotWritten?: unknown } | undefined;
+  const lostMidRequest = cause?.isSocketError === true && cause.requestNotWritten !== true;
+  return code === WRITE_TIMEOUT || code === READ_TIMEOUT || lostMidRequest || driverError(error) instanceof cassandra.errors.OperationTimedOutError;
 };
+
+const READ = /^\s*SELECT\b/i;
 
 /** `client` with STATEMENT_OPTIONS on every statement (options given per call still win). */
 export function cql(client: Cql): Cql {
@@ -100,7 +107,10 @@ export function cql(client: Cql): Cql {
     throw asUnavailable(error);
   };
   return {
-    execute: (query, params = [], options = {}) => client.execute(query, params, { ...STATEMENT_OPTIONS, ...options }).catch(unavailable),
+    // A read changes nothing, so the driver may try it again on another node when a connection
+    // breaks or a coordinator times out (retry and speculative policies act only on idempotent
+    // statements); writes are marked idempotent by their callers where they are (unknown-outcomes.ts).
+    execute: (query, params = [], options = {}) => client.execute(query, params, { ...STATEMENT_OPTIONS, isIdempotent: READ.test(query), ...options }).catch(unavailable),
     batch: (statements, options = {}) => client.batch(statements, { logged: false, ...STATEMENT_OPTIONS, ...options }).catch(unavailable),
   };
 }

@@ -6,6 +6,8 @@ import { CassandraNodeStore } from '../../node/store/index.ts';
 
 const failing = (error: Error) => cql({ execute: async () => Promise.reject(error), batch: async () => Promise.reject(error) });
 const responseError = (code: number) => new cassandra.errors.ResponseError(code, 'from the server');
+/** What the driver rethrows when a coordinator's connection closes (a node killed) under a request. */
+const socketClosed = (written: boolean) => Object.assign(new (cassandra.errors.DriverError as unknown as new (message: string) => Error)('Socket was closed'), { isSocketError: true, ...(written ? {} : { requestNotWritten: true }) });
 
 t.test('driver errors that mean "the database cannot serve now" become BackendUnavailableError (HTTP 503)', async (t) => {
   for (const [name, error] of [
@@ -15,6 +17,8 @@ t.test('driver errors that mean "the database cannot serve now" become BackendUn
     ['overloaded', responseError(0x1001)],
     ['write timeout', responseError(0x1100)],
     ['read timeout', responseError(0x1200)],
+    ['connection closed mid-request', socketClosed(true)],
+    ['connection closed before the request was written', socketClosed(false)],
   ] as const) {
     const rejected = await failing(error).execute('SELECT 1').then(() => undefined, (e: unknown) => e);
     t.ok(rejected instanceof BackendUnavailableError, `${name}: unavailable`);
@@ -31,6 +35,19 @@ t.test('a timeout stays recognisable as one through the wrapper (its outcome is 
   t.ok(timedOut(await through(responseError(0x1100))), 'the server timed out');
   t.ok(timedOut(await through(new cassandra.errors.OperationTimedOutError('no reply in time', '127.0.0.1:9042'))), 'the driver gave up waiting');
   t.notOk(timedOut(await through(new cassandra.errors.NoHostAvailableError({}))), 'not sent at all');
+  t.ok(timedOut(await through(socketClosed(true))), 'the coordinator was lost after the request was written');
+  t.notOk(timedOut(await through(socketClosed(false))), 'lost before it was written: not applied');
+});
+
+t.test('reads are marked idempotent (the driver may retry them on another node), writes are not unless their caller says so', async (t) => {
+  const seen: (boolean | undefined)[] = [];
+  const db = cql({ execute: async (_q: string, _p?: unknown, o?: cassandra.QueryOptions) => (seen.push(o?.isIdempotent), undefined as never), batch: async () => undefined as never });
+  await db.execute('SELECT a FROM t WHERE k = 1');
+  await db.execute('  select a FROM t');
+  await db.execute('UPDATE t SET a = 1 WHERE k = 1');
+  await db.execute('INSERT INTO t (k) VALUES (1) IF NOT EXISTS');
+  await db.execute('DELETE FROM t WHERE k = 1', [], { isIdempotent: true });
+  t.same(seen, [true, true, false, false, true]);
 });
 
 t.test('a statement the server rejects as wrong passes through unchanged (a bug, not an outage)', async (t) => {
