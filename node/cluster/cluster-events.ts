@@ -23,8 +23,18 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
    * Each chat's event frames of this turn of the event loop, in publication order, not yet on the
    * bus: a group commit's events cross Redis as one message (see flushOutbox).
    */
-  private readonly outbox = new Map<string, { appId: string; chatId: string; frames: string[] }>();
+  private readonly outbox = new Map<string, { appId: string; chatId: string; frames: string[]; rev: number | undefined }>();
   private flushing = false;
+  /**
+   * Per chat this node's sockets are in, the highest revision of a message event they were sent.
+   * Revisions grow across the chat's writers (a new writer numbers past the old one's), so an
+   * event at or below it is older than one already sent: the backlog of another node that reaches
+   * here late (through a bus connection that was cut off and replaced), or a write of an old
+   * owner that was paused and resumes. It is dropped: sockets get a gap, which clients page, never
+   * a message twice or out of order.
+   */
+  private readonly sentRev = new Map<string, number>();
+  private staleEvents = 0;
 
   constructor(
     private readonly bus: Bus,
@@ -44,11 +54,14 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
 
   chatEvent(appId: string, event: ChatEvent, messageText?: string): void {
     const json = eventFrame(event, messageText);
-    this.hub.chatFrame(appId, event.chatId, json, () => ({ v: PROTOCOL_VERSION, ...event }));
+    const rev = revOf(event);
+    if (this.fresh(appId, event.chatId, rev)) this.hub.chatFrame(appId, event.chatId, json, () => ({ v: PROTOCOL_VERSION, ...event }));
     const key = `${appId}/${event.chatId}`;
     const pending = this.outbox.get(key);
-    if (pending) pending.frames.push(json);
-    else this.outbox.set(key, { appId, chatId: event.chatId, frames: [json] });
+    if (pending) {
+      pending.frames.push(json);
+      if (rev !== undefined) pending.rev = Math.max(pending.rev ?? 0, rev);
+    } else this.outbox.set(key, { appId, chatId: event.chatId, frames: [json], rev });
     if (!this.flushing) {
       this.flushing = true;
       // At the end of this turn of the event loop: the events of every write that completed in
@@ -60,7 +73,7 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
   /** Publishes every chat's pending frames, one bus message per chat. */
   private flushOutbox(): void {
     this.flushing = false;
-    for (const { appId, chatId, frames } of this.outbox.values()) this.bus.publish({ kind: 'chat', appId, chatId }, encodeFrames(frames));
+    for (const { appId, chatId, frames, rev } of this.outbox.values()) this.bus.publish({ kind: 'chat', appId, chatId }, encodeFrames(frames, rev));
     this.outbox.clear();
   }
 
@@ -70,7 +83,7 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
     const pending = this.outbox.get(key);
     if (!pending) return;
     this.outbox.delete(key);
-    this.bus.publish({ kind: 'chat', appId, chatId }, encodeFrames(pending.frames));
+    this.bus.publish({ kind: 'chat', appId, chatId }, encodeFrames(pending.frames, pending.rev));
   }
 
   userEvent(appId: string, userId: string, event: UserEvent): void {
@@ -144,17 +157,42 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
     if (!existing) return;
     if (--existing.count > 0) return;
     this.subscriptions.delete(key);
+    if (topic.kind === 'chat') this.sentRev.delete(`${topic.appId}/${topic.chatId}`);
     existing.unsubscribe();
+  }
+
+  /**
+   * Whether events up to `rev` are newer than what this node's sockets in the chat were sent (see
+   * sentRev); records `rev` when they are. Events without a revision (typing, read marks,
+   * membership) always pass. Kept only while the node is subscribed to the chat.
+   */
+  private fresh(appId: string, chatId: string, rev: number | undefined): boolean {
+    if (rev === undefined) return true;
+    const key = `${appId}/${chatId}`;
+    const sent = this.sentRev.get(key);
+    if (sent !== undefined && rev <= sent) {
+      this.staleEvents++;
+      this.log.debug({ chatId, rev, sent }, 'events older than what sockets here were sent: dropped');
+      return false;
+    }
+    if (this.subscriptions.has(`c/${key}`)) this.sentRev.set(key, rev);
+    return true;
+  }
+
+  /** Chat events dropped as older than what this node's sockets were sent (see sentRev). */
+  get staleDropped(): number {
+    return this.staleEvents;
   }
 
   private onChat(appId: string, chatId: string, payload: Uint8Array | string): void {
     const message = decodeChatWire(payload);
     if (!message) return this.log.debug({ chatId }, 'bus: ignored a chat message of an unknown shape');
     if (message.t === 'f') {
+      if (!this.fresh(appId, chatId, message.rev)) return;
       for (const json of message.frames) this.hub.chatFrame(appId, chatId, json);
       return;
     }
-    if (message.t === 'e') return this.hub.chatEvent(appId, message.e);
+    if (message.t === 'e') return this.fresh(appId, chatId, revOf(message.e)) ? this.hub.chatEvent(appId, message.e) : undefined;
     if (message.to.nodeId === this.bus.nodeId) this.waiters.deliver(chatId, message.to, { frames: message.frames, entry: message.entry });
   }
 
@@ -178,4 +216,10 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
       );
     }
   }
+}
+
+/** The revision a chat event carries (message events do; typing, read marks and membership do not). */
+function revOf(event: ChatEvent): number | undefined {
+  const rev = (event as { rev?: unknown }).rev;
+  return typeof rev === 'number' && rev > 0 ? rev : undefined;
 }
