@@ -6,11 +6,11 @@ import { Cluster, Redis } from 'ioredis';
 import { channelOf, clusterNodeOptions, parseRedisNodes, RedisBus, RedisLeases, type BusTopic, type RedisNodeAddress } from '../../node/bus/index.ts';
 import { redisTarget } from '../../bin/cluster.ts';
 import { loadConfig } from '../../common/index.ts';
-import { busConformance } from './bus-conformance.ts';
-import { eventually, recordingLog, type OpenedLeases } from './bus-helpers.ts';
-import { leasesConformance } from './bus-leases-conformance.ts';
-import { membershipConformance } from './bus-membership-conformance.ts';
-import { presenceConformance } from './presence-conformance.ts';
+import { busConformance } from '../node/bus-conformance.ts';
+import { eventually, recordingLog, type OpenedLeases } from '../node/bus-helpers.ts';
+import { leasesConformance } from '../node/bus-leases-conformance.ts';
+import { membershipConformance } from '../node/bus-membership-conformance.ts';
+import { presenceConformance } from '../node/presence-conformance.ts';
 
 // The same suites as bus-redis.test.ts, on a Redis Cluster of three masters and three replicas:
 // the HA topology of scripts/services.sh (start --topology ha), or the one HA_REDIS_CLUSTER_NODES
