@@ -23,6 +23,8 @@ import { haSharedNodeKeyspace, requireHaTopology } from '../helpers/services.ts'
 const ha = await requireHaTopology((line) => t.comment(line));
 if (!ha) t.plan(0, 'the replicated topology is not running');
 else {
+  // On a fresh ring the shared keyspace's schema takes minutes to build (haSharedNodeKeyspace).
+  t.setTimeout(600_000);
   const [first, second] = ha.cassandraAddresses;
   const pidAt = (host: string, port: number): number => {
     const out = execFileSync('ss', ['-Hltnp', `src ${host}:${port}`], { encoding: 'utf8' });
