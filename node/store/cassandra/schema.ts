@@ -164,4 +164,13 @@ export const nodeMigrations: Migration[] = [
       `ALTER TABLE {ks}.chats ADD member_count int`,
     ],
   },
+  {
+    name: 'node-015-session-markers',
+    statements: [
+      // Who rotated a refresh token and who revoked a family (see users.ts): a compare-and-set
+      // that timed out is known to be applied by finding its own marker there.
+      `ALTER TABLE {ks}.user_tokens ADD rotated_to text`,
+      `ALTER TABLE {ks}.user_families ADD revoked_by text`,
+    ],
+  },
 ];

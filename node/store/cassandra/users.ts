@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { applied, claimRow, defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { ChatUser, EventOptions, UserRefreshToken, UserRotateResult, UserSessionFamily, UserSessionStore, UserStore } from '../types.ts';
 import type { ChangeEvents } from './outbox.ts';
@@ -71,6 +72,12 @@ export class CassandraUsers implements UserStore {
  * Refresh-token families. Rotation is single-use by compare-and-set on the token's `used_at`, and a
  * family is revoked by compare-and-set on its `revoked_at`, so of concurrent presenters of one
  * token exactly one rotates, one is told of the reuse, and the rest find the family revoked.
+ *
+ * Each compare-and-set also writes who made it (`rotated_to`, `revoked_by`: the hash of the token
+ * the presenter would get, unique per request). Concurrent rounds on one partition contend, and on
+ * a replicated ring one may time out with its outcome unknown; it is then tried again, and a
+ * round that finds its own marker knows the earlier one applied (claimRow). A presenter is thus
+ * never told of reuse because its own timed-out rotation landed.
  */
 /** Cassandra's largest TTL (20 years). */
 const MAX_TTL_SECONDS = 630_720_000;
@@ -106,9 +113,13 @@ export class CassandraUserSessions implements UserSessionStore {
     return row ? defined({ appId: str(row, 'app_id'), id: str(row, 'id'), userId: str(row, 'user_id'), expiresAt: str(row, 'expires_at'), revokedAt: opt(row, 'revoked_at') }) : undefined;
   }
 
-  /** Revokes a live family; the revocation expires with the family (a cell without a TTL would outlive its row). */
-  private async revoke(appId: string, familyId: string, now: string, expiresAt: string): Promise<boolean> {
-    return applied(await this.db.execute(`UPDATE ${this.ks}.user_families USING TTL ? SET revoked_at = ? WHERE app_id = ? AND id = ? IF revoked_at = null`, [ttlUntil(expiresAt), now, appId, familyId]));
+  /**
+   * Revokes a live family, as `by`; true when this call revoked it. The revocation expires with the
+   * family (a cell without a TTL would outlive its row).
+   */
+  private async revoke(appId: string, familyId: string, now: string, expiresAt: string, by: string): Promise<boolean> {
+    const query = `UPDATE ${this.ks}.user_families USING TTL ? SET revoked_at = ?, revoked_by = ? WHERE app_id = ? AND id = ? IF revoked_at = null AND revoked_by = null`;
+    return (await claimRow(this.db, query, [ttlUntil(expiresAt), now, by, appId, familyId], 'revoked_by', by)).won;
   }
 
   async rotate(appId: string, oldHash: string, nextHash: string, now: string): Promise<UserRotateResult> {
@@ -117,12 +128,13 @@ export class CassandraUserSessions implements UserSessionStore {
     const familyId = str(row, 'family_id');
     const family = await this.getFamily(appId, familyId);
     if (!family || family.revokedAt) return { kind: 'invalid' };
-    const reuse = async (): Promise<UserRotateResult> => ((await this.revoke(appId, familyId, now, family.expiresAt)) ? { kind: 'reused', familyId } : { kind: 'invalid' });
+    const reuse = async (): Promise<UserRotateResult> => ((await this.revoke(appId, familyId, now, family.expiresAt, nextHash)) ? { kind: 'reused', familyId } : { kind: 'invalid' });
     if (opt(row, 'used_at')) return reuse();
     const expiresAt = str(row, 'expires_at');
     if (expiresAt <= now || family.expiresAt <= now) return { kind: 'invalid' };
-    const claimed = await this.db.execute(`UPDATE ${this.ks}.user_tokens USING TTL ? SET used_at = ? WHERE app_id = ? AND hash = ? IF used_at = null`, [ttlUntil(expiresAt), now, appId, oldHash]);
-    if (!applied(claimed)) return reuse();
+    const query = `UPDATE ${this.ks}.user_tokens USING TTL ? SET used_at = ?, rotated_to = ? WHERE app_id = ? AND hash = ? IF used_at = null AND rotated_to = null`;
+    const claimed = await claimRow(this.db, query, [ttlUntil(expiresAt), now, nextHash, appId, oldHash], 'rotated_to', nextHash);
+    if (!claimed.won) return reuse();
     await this.putToken({ appId, hash: nextHash, familyId, userId: family.userId, expiresAt });
     return { kind: 'rotated', userId: family.userId, familyId };
   }
@@ -132,7 +144,7 @@ export class CassandraUserSessions implements UserSessionStore {
     await Promise.all(
       rows.map(async (r) => {
         const family = await this.getFamily(appId, str(r, 'family_id'));
-        if (family && !family.revokedAt) await this.revoke(appId, family.id, now, family.expiresAt);
+        if (family && !family.revokedAt) await this.revoke(appId, family.id, now, family.expiresAt, randomUUID());
       }),
     );
   }
