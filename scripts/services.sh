@@ -450,6 +450,31 @@ cassandra_jvm_options() {
   if [ -n "$jamm" ]; then JVM_OPTIONS+=("-javaagent:$jamm"); fi
 }
 
+# cassandra_launch DIR LOG PIDFILE JAVA OPTION...: starts a CassandraDaemon in
+# DIR, in the background and its own session, with the options of
+# jvm17-server.options, the jamm agent, OPTION... and CASSANDRA_JVM_OPTS last (so
+# they win); its output goes to LOG, its pid to PIDFILE and LAUNCHED_PID.
+cassandra_launch() {
+  local dir=$1 output=$2 pidfile=$3 java=$4
+  shift 4
+  cassandra_jvm_options
+  local -a opts=("${JVM_OPTIONS[@]}" "$@"
+    "-XX:ErrorFile=$dir/hs_err_pid%p.log"
+    "-Dlogback.configurationFile=file://$CASSANDRA_CONF_DIR/logback.xml"
+    "-Dcassandra-foreground=yes")
+  # shellcheck disable=SC2206 # word splitting of the extra options is intended
+  if [ -n "$CASSANDRA_JVM_OPTS" ]; then opts+=($CASSANDRA_JVM_OPTS); fi
+  local setsid=()
+  command -v setsid >/dev/null 2>&1 && setsid=(setsid)
+  (
+    cd "$dir"
+    exec "${setsid[@]}" "$java" "${opts[@]}" -cp "$CASSANDRA_LIB/*" \
+      org.apache.cassandra.service.CassandraDaemon </dev/null >"$output" 2>&1 9>&-
+  ) &
+  LAUNCHED_PID=$!
+  printf '%s\n' "$LAUNCHED_PID" >"$pidfile"
+}
+
 cassandra_start() {
   local pid java
   if pid=$(pid_alive "$CASSANDRA_PID" CassandraDaemon); then
@@ -467,34 +492,16 @@ cassandra_start() {
   mkdir -p "$CASSANDRA_DIR/data" "$CASSANDRA_DIR/logs" "$CASSANDRA_DIR/triggers"
   [ -f "$CASSANDRA_LOG" ] && mv -f "$CASSANDRA_LOG" "$CASSANDRA_LOG.1"
 
-  local -a opts=()
-  cassandra_jvm_options
-  opts=("${JVM_OPTIONS[@]}")
-  opts+=(
-    "-Xms$CASSANDRA_HEAP_MIN" "-Xmx$CASSANDRA_HEAP_MAX"
-    "-XX:ErrorFile=$CASSANDRA_DIR/hs_err_pid%p.log"
-    "-Dcassandra.config=file://$CASSANDRA_CONF_DIR/cassandra.yaml"
-    "-Dlogback.configurationFile=file://$CASSANDRA_CONF_DIR/logback.xml"
-    "-Dcassandra.storagedir=$CASSANDRA_DIR/data"
-    "-Dcassandra.logdir=$CASSANDRA_DIR/logs"
-    "-Dcassandra.triggers_dir=$CASSANDRA_DIR/triggers"
-    "-Dcassandra.native_transport_port=$CASSANDRA_PORT"
-    "-Dcassandra.storage_port=$CASSANDRA_STORAGE_PORT"
-    "-Dcassandra-foreground=yes"
-  )
-  # shellcheck disable=SC2206 # word splitting of the extra options is intended
-  [ -n "$CASSANDRA_JVM_OPTS" ] && opts+=($CASSANDRA_JVM_OPTS)
-
   log "cassandra: starting $CASSANDRA_VERSION on 127.0.0.1:$CASSANDRA_PORT with $java (log: $CASSANDRA_LOG)"
-  local setsid=()
-  command -v setsid >/dev/null 2>&1 && setsid=(setsid)
-  (
-    cd "$CASSANDRA_DIR"
-    exec "${setsid[@]}" "$java" "${opts[@]}" -cp "$CASSANDRA_LIB/*" \
-      org.apache.cassandra.service.CassandraDaemon </dev/null >"$CASSANDRA_LOG" 2>&1 9>&-
-  ) &
-  pid=$!
-  printf '%s\n' "$pid" >"$CASSANDRA_PID"
+  cassandra_launch "$CASSANDRA_DIR" "$CASSANDRA_LOG" "$CASSANDRA_PID" "$java" \
+    "-Xms$CASSANDRA_HEAP_MIN" "-Xmx$CASSANDRA_HEAP_MAX" \
+    "-Dcassandra.config=file://$CASSANDRA_CONF_DIR/cassandra.yaml" \
+    "-Dcassandra.storagedir=$CASSANDRA_DIR/data" \
+    "-Dcassandra.logdir=$CASSANDRA_DIR/logs" \
+    "-Dcassandra.triggers_dir=$CASSANDRA_DIR/triggers" \
+    "-Dcassandra.native_transport_port=$CASSANDRA_PORT" \
+    "-Dcassandra.storage_port=$CASSANDRA_STORAGE_PORT"
+  pid=$LAUNCHED_PID
   cassandra_wait "$pid"
 }
 
@@ -618,32 +625,14 @@ ha_cassandra_launch() {
       "$CASSANDRA_CONF_DIR/cassandra-ha.yaml" >"$dir/cassandra.yaml"
   [ -f "$dir/cassandra.log" ] && mv -f "$dir/cassandra.log" "$dir/cassandra.log.1"
 
-  local -a opts=()
-  cassandra_jvm_options
-  opts=("${JVM_OPTIONS[@]}")
-  opts+=(
-    "-Xms$HA_CASSANDRA_HEAP" "-Xmx$HA_CASSANDRA_HEAP"
-    "-XX:ErrorFile=$dir/hs_err_pid%p.log"
+  local -a extra=("-Xms$HA_CASSANDRA_HEAP" "-Xmx$HA_CASSANDRA_HEAP"
     "-Dcassandra.config=file://$dir/cassandra.yaml"
-    "-Dlogback.configurationFile=file://$CASSANDRA_CONF_DIR/logback.xml"
     "-Dcassandra.logdir=$dir/logs"
-    "-Dcassandra.triggers_dir=$dir/triggers"
-    "-Dcassandra-foreground=yes"
-  )
+    "-Dcassandra.triggers_dir=$dir/triggers")
   # JMX (nodetool) listens on 127.0.0.1 only, on a port per node.
-  if [ "${#HA_JMX[@]}" -gt 0 ]; then opts+=("-Dcassandra.jmx.local.port=${HA_JMX[$i]}"); fi
-  # shellcheck disable=SC2206 # word splitting of the extra options is intended
-  if [ -n "$CASSANDRA_JVM_OPTS" ]; then opts+=($CASSANDRA_JVM_OPTS); fi
-
-  local setsid=()
-  command -v setsid >/dev/null 2>&1 && setsid=(setsid)
-  (
-    cd "$dir"
-    exec "${setsid[@]}" "$java" "${opts[@]}" -cp "$CASSANDRA_LIB/*" \
-      org.apache.cassandra.service.CassandraDaemon </dev/null >"$dir/cassandra.log" 2>&1 9>&-
-  ) &
-  pid=$!
-  printf '%s\n' "$pid" >"$dir/cassandra.pid"
+  if [ "${#HA_JMX[@]}" -gt 0 ]; then extra+=("-Dcassandra.jmx.local.port=${HA_JMX[$i]}"); fi
+  cassandra_launch "$dir" "$dir/cassandra.log" "$dir/cassandra.pid" "$java" "${extra[@]}"
+  pid=$LAUNCHED_PID
   log "cassandra-$((i + 1)): starting on $addr:$HA_CASSANDRA_PORT (pid $pid, log: $dir/cassandra.log)"
 }
 

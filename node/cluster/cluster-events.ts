@@ -55,8 +55,8 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
   chatEvent(appId: string, event: ChatEvent, messageText?: string): void {
     const json = eventFrame(event, messageText);
     const rev = revOf(event);
-    if (this.fresh(appId, event.chatId, rev)) this.hub.chatFrame(appId, event.chatId, json, () => ({ v: PROTOCOL_VERSION, ...event }));
     const key = `${appId}/${event.chatId}`;
+    if (this.fresh(key, event.chatId, rev)) this.hub.chatFrame(appId, event.chatId, json, () => ({ v: PROTOCOL_VERSION, ...event }));
     const pending = this.outbox.get(key);
     if (pending) {
       pending.frames.push(json);
@@ -162,13 +162,12 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
   }
 
   /**
-   * Whether events up to `rev` are newer than what this node's sockets in the chat were sent (see
-   * sentRev); records `rev` when they are. Events without a revision (typing, read marks,
-   * membership) always pass. Kept only while the node is subscribed to the chat.
+   * Whether events up to `rev` of the chat `key` (`appId/chatId`) are newer than what this node's
+   * sockets in it were sent (see sentRev); records `rev` when they are. Events without a revision
+   * (typing, read marks, membership) always pass. Kept only while the node is subscribed to it.
    */
-  private fresh(appId: string, chatId: string, rev: number | undefined): boolean {
+  private fresh(key: string, chatId: string, rev: number | undefined): boolean {
     if (rev === undefined) return true;
-    const key = `${appId}/${chatId}`;
     const sent = this.sentRev.get(key);
     if (sent !== undefined && rev <= sent) {
       this.staleEvents++;
@@ -188,11 +187,11 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
     const message = decodeChatWire(payload);
     if (!message) return this.log.debug({ chatId }, 'bus: ignored a chat message of an unknown shape');
     if (message.t === 'f') {
-      if (!this.fresh(appId, chatId, message.rev)) return;
+      if (!this.fresh(`${appId}/${chatId}`, chatId, message.rev)) return;
       for (const json of message.frames) this.hub.chatFrame(appId, chatId, json);
       return;
     }
-    if (message.t === 'e') return this.fresh(appId, chatId, revOf(message.e)) ? this.hub.chatEvent(appId, message.e) : undefined;
+    if (message.t === 'e') return this.fresh(`${appId}/${chatId}`, chatId, revOf(message.e)) ? this.hub.chatEvent(appId, message.e) : undefined;
     if (message.to.nodeId === this.bus.nodeId) this.waiters.deliver(chatId, message.to, { frames: message.frames, entry: message.entry });
   }
 
