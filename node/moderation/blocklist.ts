@@ -28,22 +28,27 @@ export function fold(text: string, map = true): { folded: string; from: number[]
   // Without `map` the offsets are not kept: a text that matches nothing needs none.
   const from: number[] = [];
   const to: number[] = [];
+  // Whether `folded` ends with a space; kept here because asking the string (endsWith) flattens
+  // the concatenation built so far, which made the fold quadratic in the number of spaces.
+  let afterSpace = false;
   for (let i = 0; i < text.length; ) {
     const c = text.charCodeAt(i);
     const cp = c < 0x80 ? c : text.codePointAt(i)!;
     const width = cp > 0xffff ? 2 : 1;
     // A run of whitespace is one space (its last unit reaching to the run's end).
     if (c === 32 || c === 9 || c === 10 || c === 13 || (c >= 0x80 && SPACE.test(String.fromCodePoint(cp)))) {
-      if (folded.endsWith(' ')) {
+      if (afterSpace) {
         if (map) to[to.length - 1] = i + width;
       } else {
         folded += ' ';
+        afterSpace = true;
         if (map) from.push(i), to.push(i + width);
       }
       i += width;
       continue;
     }
     if (c < 0x80) {
+      afterSpace = false;
       folded += c >= 65 && c <= 90 ? String.fromCharCode(c + 32) : text[i];
       if (map) from.push(i), to.push(i + 1);
       i++;
@@ -52,6 +57,9 @@ export function fold(text: string, map = true): { folded: string; from: number[]
     const f = foldCodePoint(cp);
     if (map) for (let k = 0; k < f.length; k++) from.push(i), to.push(i + width);
     folded += f;
+    // A code point folded to nothing (a combining mark) leaves the text as it was; some fold to a
+    // space and more (U+00A8 to " " once its mark is dropped).
+    if (f.length > 0) afterSpace = f.endsWith(' ');
     i += width;
   }
   return { folded, from, to };
