@@ -57,8 +57,8 @@ function nodeIdOf(process: Running): string {
 }
 
 /**
- * Control service plus `size` nodes as separate processes (used by the tests and the benchmarks) on one fresh Cassandra keyspace and one
- * Redis, under a cluster name of their own (so concurrent suites never see each other's nodes).
+ * Control service plus `size` nodes as separate processes (used by the tests and the benchmarks) on one fresh Cassandra keyspace (or
+ * the one `env` names) and one Redis, under a cluster name of their own (so concurrent suites never see each other's nodes).
  * With `addresses` each node listens on its own address (HOST) and announces its public URL and
  * its node-to-node listener there, and the control service listens on its own; otherwise all
  * listen on 127.0.0.1.
@@ -70,6 +70,11 @@ export async function startCluster(options: {
   env?: Record<string, string>;
   nodeArgs?: string[];
   addresses?: ClusterAddresses;
+  /**
+   * Keep the keyspace at stop: the caller names one in `env` (CASSANDRA_KEYSPACE) that it reuses
+   * across runs, where building it again would cost minutes (a replicated ring's DDL).
+   */
+  keepKeyspace?: boolean;
 }): Promise<SpawnedCluster> {
   const { addresses } = options;
   if (addresses && addresses.nodes.length < options.size) throw new Error(`startCluster: ${options.size} nodes but ${addresses.nodes.length} node addresses`);
@@ -127,6 +132,7 @@ export async function startCluster(options: {
     },
     stop: async () => {
       await Promise.all([control.stop(), ...nodes.map((n) => n.process.stop())]);
+      if (options.keepKeyspace) return;
       const admin = connectCassandra({ contactPoints: options.cassandra, localDataCenter: 'datacenter1' });
       await admin.execute(`DROP KEYSPACE IF EXISTS ${env.CASSANDRA_KEYSPACE}`).catch(() => undefined);
       await admin.shutdown();

@@ -11,6 +11,7 @@ import { eventually, recordingLog, type OpenedLeases } from '../node/bus-helpers
 import { leasesConformance } from '../node/bus-leases-conformance.ts';
 import { membershipConformance } from '../node/bus-membership-conformance.ts';
 import { presenceConformance } from '../node/presence-conformance.ts';
+import { haProcess } from '../helpers/nemesis/harness.ts';
 
 // The same suites as bus-redis.test.ts, on a Redis Cluster of three masters and three replicas:
 // the HA topology of scripts/services.sh (start --topology ha), or the one HA_REDIS_CLUSTER_NODES
@@ -164,11 +165,13 @@ if (!nodes) {
     await eventually(`a replica of ${master.host}:${master.port} is in sync (none is: no failover can happen)`, async () => /slave\d+:.*state=online/.test(String(await victim.info('replication'))), 10_000, 100);
     victim.disconnect();
     t.ok(pid > 0, `master ${master.host}:${master.port} (pid ${pid}) owns slot ${slot}`);
+    // The state dir the topology runs from (CI keeps it apart from the default): the restart needs it.
+    const { stateDir } = haProcess(master.host, master.port, 'redis');
 
     // Restart the killed node afterwards (it rejoins as a replica), and wait until it is in step.
     t.teardown(async () => {
       const command = (process.env.HA_REDIS_RESTART ?? 'scripts/services.sh start --topology ha redis').replaceAll('{config}', config);
-      execFileSync('sh', ['-c', command], { stdio: 'ignore' });
+      execFileSync('sh', ['-c', command], { stdio: 'ignore', env: { ...process.env, SERVICES_STATE_DIR: stateDir } });
       const back = new Redis({ host: master.host, port: master.port, retryStrategy: () => 200 });
       back.on('error', () => undefined);
       await eventually('the killed node is back as an in-step replica', async () => /master_link_status:up/.test(String(await back.info('replication').catch(() => ''))), 30_000, 200);

@@ -145,6 +145,9 @@ export async function haTestKeyspace(
   return { client, keyspace };
 }
 
+/** The keyspace the suites of the HA topology share on its ring (haSharedNodeKeyspace). */
+export const HA_SHARED_KEYSPACE = 'chat_ha_tests';
+
 /**
  * One keyspace at replication factor 3 with the node store's schema, shared by the suites of the
  * HA topology and kept between runs (`chat_ha_tests`): building the schema there takes minutes
@@ -152,7 +155,7 @@ export async function haTestKeyspace(
  * application and chat ids in it, as every store suite does.
  */
 export async function haSharedNodeKeyspace(client: CassandraClient): Promise<string> {
-  const keyspace = 'chat_ha_tests';
+  const keyspace = HA_SHARED_KEYSPACE;
   await ensureKeyspace(client, keyspace, 3);
   await migrate(client, keyspace, nodeMigrations);
   return keyspace;

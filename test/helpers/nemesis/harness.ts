@@ -9,7 +9,7 @@ import { errorCodes } from '../../../common/errors/codes.ts';
 import { ConfigSchema } from '../../../common/config/schema.ts';
 import { startCluster, type SpawnedCluster } from '../../../bin/spawn-cluster.ts';
 import { clusterApp, type AppUser } from '../cluster.ts';
-import { requireHaTopology, requireService } from '../services.ts';
+import { HA_SHARED_KEYSPACE, requireHaTopology, requireService } from '../services.ts';
 import { faultsMissing, openFaults, type Faults } from '../faults.ts';
 import { now, rest, type NemesisUser } from './clients.ts';
 import type { ChatEvidence, StoredMessage } from './checker.ts';
@@ -68,7 +68,8 @@ export async function findTopology(log: (line: string) => void): Promise<Topolog
       redisUrl: `redis://${redis[0]}`,
       redisClusterNodes: redis,
       redisAddresses: ha.redisAddresses,
-      nodeEnv: { REDIS_CLUSTER_NODES: redis.join(','), CASSANDRA_REPLICATION_FACTOR: String(Math.min(3, ha.cassandraAddresses.length)) },
+      // The ring's kept keyspace (haSharedNodeKeyspace): a fresh one would cost minutes of DDL.
+      nodeEnv: { REDIS_CLUSTER_NODES: redis.join(','), CASSANDRA_REPLICATION_FACTOR: String(Math.min(3, ha.cassandraAddresses.length)), CASSANDRA_KEYSPACE: HA_SHARED_KEYSPACE },
     };
   }
   const c = await requireService('cassandra', log);
@@ -114,6 +115,7 @@ export async function startHarness(options: { topology: Topology; t: { teardown(
     redisUrl: topology.redisUrl,
     addresses: CLUSTER_ADDRESSES,
     env: topology.nodeEnv,
+    keepKeyspace: topology.kind === 'ha',
   });
   const names = Array.from({ length: options.users }, (_, i) => `n${i}`);
   const app = await clusterApp(cluster, names);
