@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -38,6 +38,18 @@ export function withOpenFileLimit(nofile: number | undefined, command: string, a
 }
 
 const ROOT = new URL('..', import.meta.url).pathname;
+
+/**
+ * util-linux's setpriv, where there is one (every Debian has it): a service started here gets
+ * SIGKILL when the process that started it dies first. A test file that tap kills at its timeout
+ * otherwise leaves its services running, heartbeating to services that are gone, on the CPU of
+ * every file after it. setpriv execs the service, so its pid stays the one returned.
+ */
+const SETPRIV = process.platform === 'linux' && existsSync('/usr/bin/setpriv') ? '/usr/bin/setpriv' : undefined;
+
+function diesWithParent([command, args]: [string, string[]]): [string, string[]] {
+  return SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+}
 
 /**
  * The V8 flags the service runs with: `npm start` passes the same (package.json), and
@@ -83,7 +95,7 @@ export async function startService(
 ): Promise<Running> {
   const dir = dataDir ?? madeDataDir();
   const services = options.services ?? ['control', 'node'];
-  const [command, args] = withOpenFileLimit(options.nofile, process.execPath, [...SERVICE_NODE_FLAGS, ...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, options.script ?? 'bin/start.ts')]);
+  const [command, args] = diesWithParent(withOpenFileLimit(options.nofile, process.execPath, [...SERVICE_NODE_FLAGS, ...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, options.script ?? 'bin/start.ts')]));
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dir, CONTROL_PORT: '0', NODE_PORT: '0', LOG_LEVEL: 'info', ...env },

@@ -27,3 +27,40 @@ t.test('the data directory outlives its service, reopened after a stop, and goes
   t.ok(seen.stillThere, 'after a kill too, while the process that made it runs');
   t.notOk(existsSync(seen.dir), `removed once that process exited (${seen.dir})`);
 });
+
+t.test('a service does not outlive the process that started it, even one killed (as tap kills a file at its timeout)', async (t) => {
+  const script = `
+    import { startService } from ${JSON.stringify(SPAWN)};
+    const running = await startService();
+    console.log(JSON.stringify({ pid: running.pid }));
+    setInterval(() => undefined, 1000);
+  `;
+  const { spawn } = await import('node:child_process');
+  const starter = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const pid = await new Promise<number>((resolve, reject) => {
+    starter.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{"pid"'));
+      if (line) resolve((JSON.parse(line) as { pid: number }).pid);
+    });
+    starter.once('exit', (code) => reject(new Error(`the starter exited (${code}) before its service listened`)));
+  });
+  const alive = (p: number) => {
+    try {
+      process.kill(p, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  t.ok(alive(pid), `the service runs (pid ${pid})`);
+  starter.kill('SIGKILL');
+  let gone = false;
+  for (let i = 0; i < 100 && !gone; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    gone = !alive(pid);
+  }
+  if (!gone) process.kill(pid, 'SIGKILL');
+  t.ok(gone, 'its service is gone within 10 s of the starter being killed');
+});
