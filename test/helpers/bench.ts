@@ -17,8 +17,11 @@ export interface BenchRun {
   cleanup(): void;
 }
 
-/** Runs `npm run bench -- args` (the CLI directly) with results going to a fresh directory. */
-export function bench(args: string[], timeoutMs = 100_000): Promise<BenchRun> {
+/**
+ * Runs `npm run bench -- args` (the CLI directly) with results going to a fresh directory. The
+ * timeout is a hang guard: a smoke run that takes a minute alone took two on a busy CI machine.
+ */
+export function bench(args: string[], timeoutMs = 240_000): Promise<BenchRun> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   return new Promise((resolve) => {
     execFile(process.execPath, ['--import', 'tsx', CLI, ...args, '--out', dir, '--no-progress'], { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
