@@ -38,13 +38,13 @@ export async function history(ctx: Context, o: ScenarioOptions): Promise<Scenari
       // The fill is not measured: sends refused on a busy machine (the chat's queue full, a
       // database timeout) are sent again, in up to five rounds of what is still missing.
       const seeded = { acked: 0, errors: 0, ids: [] as string[] };
-      for (let round = 1; seeded.acked < wanted && round <= 5; round++) {
+      for (let attempt = 1; seeded.acked < wanted && attempt <= 5; attempt++) {
         const perSender = Math.ceil((wanted - seeded.acked) / SEEDERS);
         const r = await ctx.pool.run({ op: 'sends', start: Date.now() + 100, warmupMs: 0, durationMs: 3_600_000, window: 64, content: 'history', drainMs: 10_000, perSender, collectIdsEvery: Math.max(1, Math.floor(depth / 400)) });
         seeded.acked += r.acked;
         seeded.errors += r.errors;
         seeded.ids.push(...r.ids);
-        if (r.errors) ctx.log(`depth ${depth}: fill round ${round}: ${r.errors} sends refused ${JSON.stringify(r.refused)}, sent again`);
+        if (r.errors) ctx.log(`depth ${depth}: fill round ${attempt}: ${r.errors} sends refused ${JSON.stringify(r.refused)}, sent again`);
       }
       const fillSeconds = (performance.now() - t0) / 1000;
       await ctx.pool.closeAll();
