@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -35,7 +35,6 @@ t.test('a service does not outlive the process that started it, even one killed 
     console.log(JSON.stringify({ pid: running.pid }));
     setInterval(() => undefined, 1000);
   `;
-  const { spawn } = await import('node:child_process');
   const starter = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   const pid = await new Promise<number>((resolve, reject) => {
