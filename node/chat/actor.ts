@@ -2,6 +2,7 @@ import { ApiError } from '../../common/index.ts';
 import { FencedError, newMessageId, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
 import { ChatActivity } from './chat-activity.ts';
+import { ListMoves } from './list-moves.ts';
 import type { ChatCap } from './chat-cap.ts';
 import type { ChatEvent, EventSink } from './events.ts';
 import { GroupCommit } from './group-commit.ts';
@@ -30,6 +31,8 @@ export interface ActorDeps {
   admission?: AdmissionPolicy;
   /** Wait for larger batches after a write (see GroupCommitOptions.linger); none by default. */
   linger?: { ms: number; minBatch: number };
+  /** Least time between two moves of a chat in its members' lists (list-moves.ts); CHAT_LIMITS.activityWriteMs by default. */
+  listMoveMs?: number;
   /** How many chats a user may be in; unbounded when absent. */
   chatCap?: ChatCap;
   /** Webhook events of the chat's writes (none when absent). */
@@ -97,6 +100,8 @@ export class ChatActor {
   /** What a resuming client missed, and the newest message: the read side replay.ts and chat lists use. */
   readonly reads: MessageReads;
   private readonly activity: ChatActivity;
+  /** When an activity write also moves the chat in its members' lists. */
+  private readonly listMoves: ListMoves;
   /** Moves each sender's read mark to its own messages, written behind (sender-reads.ts). */
   private readonly senderReads: SenderReads;
   /** Who joins, leaves and holds which role (chat-membership.ts). */
@@ -135,10 +140,17 @@ export class ChatActor {
       onDurable: (batch) => this.durable(batch),
       ...(deps.linger ? { linger: deps.linger } : {}),
     });
+    this.listMoves = new ListMoves(deps.listMoveMs ?? CHAT_LIMITS.activityWriteMs, () => this.activity.touch());
     this.activity = new ChatActivity(async () => {
       const chat = { ...this.chat };
-      await deps.store.chats.writeActivity(chat, [...this.members.keys()], this.indexedAt);
-      this.indexedAt = chat.lastActivityAt;
+      const move = chat.lastActivityAt !== this.indexedAt && this.listMoves.due();
+      try {
+        await deps.store.chats.writeActivity(chat, move ? [...this.members.keys()] : [], this.indexedAt);
+      } catch (error) {
+        if (move) this.listMoves.failed();
+        throw error;
+      }
+      if (move) this.indexedAt = chat.lastActivityAt;
     }, CHAT_LIMITS.activityWriteMs);
     this.senderReads = new SenderReads({ appId, chatId, store: deps.store, members: this.members, run: (op) => this.run(op) }, CHAT_LIMITS.activityWriteMs);
     this.membership = new ChatMembership({
@@ -181,7 +193,14 @@ export class ChatActor {
   async drain(): Promise<void> {
     await this.queue.idle();
     await this.commit.drained();
+    // The lists move with this last write, paced or not: the next owner takes them to agree with the row.
+    if (this.chat.lastActivityAt !== this.indexedAt) {
+      this.listMoves.forceNext();
+      this.activity.touch();
+    }
     await this.activity.flush();
+    // A drained actor is dropped (evicted, or its node stops): no later write of its own.
+    this.listMoves.stop();
     await this.senderReads.flush();
   }
 
@@ -478,6 +497,7 @@ export class ChatActor {
       this.members.clear();
       this.status = 'gone';
       this.activity.stop();
+      this.listMoves.stop();
       this.senderReads.stop();
       return former;
     });

@@ -38,7 +38,7 @@ export function chatRoutes(ctx: NodeContext): AnyRoute[] {
       method: 'GET',
       path: '/api/chats',
       operationId: 'listChats',
-      summary: `My chats, most recent activity first (a chat takes its place within about a second of its newest message), each with its last message and my unread count (default ${CHAT_LIST.defaultSize}, at most ${CHAT_LIST.maxSize} per page); a page costs the same whatever my chat count`,
+      summary: `My chats, most recent activity first (a chat takes its place within about a second of its newest message; on Cassandra a busy chat within 10 s, a chat that was quiet within about a second), each with its last message and my unread count (default ${CHAT_LIST.defaultSize}, at most ${CHAT_LIST.maxSize} per page); a page costs the same whatever my chat count`,
       tags,
       query: ListChatsQuery,
       auth,

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import t from 'tap';
+import { ChatActor, type SendResult } from '../../node/chat/actor.ts';
+import type { EventSink } from '../../node/chat/events.ts';
+import { CHAT_LIMITS } from '../../node/chat/limits.ts';
+import type { Chat } from '../../node/store/index.ts';
+import { MemoryNodeStore } from '../helpers/memory-node-store.ts';
+
+/**
+ * A chat's moves in its members' lists are paced (list-moves.ts): on Cassandra each costs a row per
+ * member on every replica. Seen from the store: which activity writes carried the members (moved
+ * the lists) and which only rewrote the row.
+ */
+const STEP_MS = 2500;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function setup(listMoveMs: number | undefined) {
+  const fake = new MemoryNodeStore();
+  const appId = randomUUID();
+  const ids = [randomUUID(), randomUUID(), randomUUID()];
+  const created = new Date(Date.now() - 60_000).toISOString();
+  for (const id of ids) fake.users.set(id, { appId, id, username: id, displayName: id, createdAt: created, updatedAt: created });
+  const chat: Chat = { appId, id: randomUUID(), kind: 'group', name: 'G', createdBy: ids[0]!, createdAt: created, updatedAt: created, lastSeq: 0, lastActivityAt: created };
+  void fake.store.chats.create(chat, ids.map((userId, i) => ({ appId, chatId: chat.id, userId, role: i === 0 ? 'owner' : 'member', joinedAt: created, readSeq: 0 })));
+  const sink: EventSink = { chatEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
+  const actor = new ChatActor(appId, chat.id, { store: fake.store, events: sink, now: () => new Date(), ...(listMoveMs === undefined ? {} : { listMoveMs }) });
+  const started = performance.now();
+  const writes: { at: number; moved: boolean; lastActivityAt: string }[] = [];
+  const record = fake.store.chats.writeActivity;
+  fake.store.chats.writeActivity = (c, userIds, previousAt) => {
+    writes.push({ at: performance.now() - started, moved: userIds.length > 0, lastActivityAt: c.lastActivityAt });
+    return record(c, userIds, previousAt);
+  };
+  return { actor, ids, writes };
+}
+
+async function sendEvery(actor: ChatActor, sender: string, n: number, gapMs: number): Promise<SendResult[]> {
+  const sent: SendResult[] = [];
+  for (let i = 0; i < n; i++) {
+    sent.push((await actor.send(sender, { content: `m${i}` })) as SendResult);
+    await sleep(gapMs);
+  }
+  return sent;
+}
+
+t.test('list moves: a quiet chat moves at its first message; a busy one at most once per step, then catches up with its latest message by itself', async (t) => {
+  const { actor, ids, writes } = setup(STEP_MS);
+  t.ok(await actor.load());
+  const sent = await sendEvery(actor, ids[0]!, 6, 300);
+  const first = sent[0]!.message;
+  const last = sent.at(-1)!.message;
+  const moves = () => writes.filter((w) => w.moved);
+  t.equal(moves()[0]?.lastActivityAt, first.timeStamp, 'the first write moves the lists to the first message');
+  t.ok(moves()[0]!.at < 200, `at once (${Math.round(moves()[0]!.at)} ms)`);
+  t.ok(writes.some((w) => !w.moved && w.lastActivityAt > first.timeStamp), 'a later write within the step rewrote the row alone');
+  t.equal(moves().length, 1, `one move in the first ${STEP_MS} ms (${writes.length} activity writes)`);
+  // Nothing more is sent: the move that was held back comes by itself, once the step is over.
+  await sleep(STEP_MS);
+  t.equal(moves().length, 2, 'one more move, without a message to carry it');
+  const second = moves()[1]!;
+  t.equal(second.lastActivityAt, last.timeStamp, 'to the latest message');
+  t.ok(second.at >= STEP_MS - 50 && second.at < STEP_MS + 1200, `a step after the first move (${Math.round(second.at)} ms)`);
+});
+
+t.test('list moves: a drained actor (evicted, or its node stopping) moves the lists to its last activity at once', async (t) => {
+  const { actor, ids, writes } = setup(60_000);
+  t.ok(await actor.load());
+  await actor.send(ids[0]!, { content: 'first' });
+  await sleep(1100);
+  const last = (await actor.send(ids[1]!, { content: 'second' })) as SendResult;
+  await sleep(50);
+  t.equal(writes.filter((w) => w.moved).length, 1, 'the second message did not move the lists (within the step)');
+  const before = performance.now();
+  await actor.drain();
+  const moves = writes.filter((w) => w.moved);
+  t.equal(moves.length, 2, 'the drain moved them');
+  t.equal(moves[1]!.lastActivityAt, last.message.timeStamp, 'to the last message');
+  t.ok(performance.now() - before < 1500, 'without waiting for the step');
+});
+
+t.test('list moves: without a step of its own (the embedded store) a chat moves with every activity write', async (t) => {
+  const { actor, ids, writes } = setup(undefined);
+  t.ok(await actor.load());
+  await sendEvery(actor, ids[0]!, 5, 300);
+  await actor.drain();
+  t.ok(writes.length >= 2, `${writes.length} activity writes`);
+  t.ok(writes.every((w) => w.moved), 'each moved the lists');
+  t.equal(CHAT_LIMITS.activityWriteMs, 1000, 'at most once a second');
+});
