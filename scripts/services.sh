@@ -21,6 +21,7 @@ CASSANDRA_STORAGE_PORT="${CASSANDRA_STORAGE_PORT:-7000}"
 CASSANDRA_HEAP_MIN="${CASSANDRA_HEAP_MIN:-512m}"
 CASSANDRA_HEAP_MAX="${CASSANDRA_HEAP_MAX:-1g}"
 CASSANDRA_JVM_OPTS="${CASSANDRA_JVM_OPTS:-}"
+CASSANDRA_TIMER_SLACK_NS="${CASSANDRA_TIMER_SLACK_NS:-1000000}"
 CASSANDRA_START_TIMEOUT="${CASSANDRA_START_TIMEOUT:-180}"
 REDIS_START_TIMEOUT="${REDIS_START_TIMEOUT:-20}"
 SERVICES_STOP_TIMEOUT="${SERVICES_STOP_TIMEOUT:-60}"
@@ -115,6 +116,8 @@ Environment (default):
   CASSANDRA_HEAP_MIN      -Xms                         (512m)
   CASSANDRA_HEAP_MAX      -Xmx                         (1g)
   CASSANDRA_JVM_OPTS      extra JVM options, space separated, both topologies (none)
+  CASSANDRA_TIMER_SLACK_NS  timer slack of every Cassandra thread, both topologies,
+                          in ns; 0 leaves the kernel's 50000 (1000000)
   CASSANDRA_JAVA          java binary (Java 11 or 17)  (\$JAVA_HOME/bin/java, java on PATH,
                                                         or a JDK 17/11 under /usr/lib/jvm)
   CASSANDRA_START_TIMEOUT seconds to wait for CQL      (180)
@@ -468,6 +471,15 @@ cassandra_launch() {
   command -v setsid >/dev/null 2>&1 && setsid=(setsid)
   (
     cd "$dir"
+    # Cassandra's request stages share a pool whose idle workers wait for work in sleeps of
+    # 10 µs and more (SEPWorker), so a node with a steady trickle of requests wakes thousands of
+    # times a second for nothing. A timer slack of 1 ms (inherited across exec by every thread the
+    # JVM starts) lets the kernel merge those wakeups; it delays only timed sleeps, never a wakeup
+    # by another thread. On the ring on two cores at 1,000 single-row writes/s it cut the three
+    # JVMs from 1.5 to 1.1 cores and the p99 from 480 to 53 ms (README, "Running in production").
+    if [ "${CASSANDRA_TIMER_SLACK_NS:-0}" != 0 ] && [ -w /proc/self/timerslack_ns ]; then
+      echo "$CASSANDRA_TIMER_SLACK_NS" >/proc/self/timerslack_ns 2>/dev/null || true
+    fi
     exec "${setsid[@]}" "$java" "${opts[@]}" -cp "$CASSANDRA_LIB/*" \
       org.apache.cassandra.service.CassandraDaemon </dev/null >"$output" 2>&1 9>&-
   ) &

@@ -72,7 +72,7 @@ export async function clusterServices(ctx: Context): Promise<{ services: Cluster
 export const HA_KEYSPACE = 'chat_bench_ha';
 
 /** The process listening at `host:port` (`ss -Hltnp`), or undefined when none is found. */
-function listenerPid(host: string, port: number): number | undefined {
+export function listenerPid(host: string, port: number): number | undefined {
   try {
     const out = execFileSync('ss', ['-Hltnp', `src ${host}:${port}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const pid = Number(/pid=(\d+)/.exec(out)?.[1]);
