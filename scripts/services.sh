@@ -476,7 +476,7 @@ cassandra_launch() {
     # times a second for nothing. A timer slack of 1 ms (inherited across exec by every thread the
     # JVM starts) lets the kernel merge those wakeups; it delays only timed sleeps, never a wakeup
     # by another thread. On the ring on two cores at 1,000 single-row writes/s it cut the three
-    # JVMs from 1.5 to 1.1 cores and the p99 from 480 to 53 ms (README, "Running in production").
+    # JVMs from 1.5 to 1.0 cores and the p99 from 520-630 to 22-43 ms (bench/micro/cassandra-writes.ts).
     if [ "${CASSANDRA_TIMER_SLACK_NS:-0}" != 0 ] && [ -w /proc/self/timerslack_ns ]; then
       echo "$CASSANDRA_TIMER_SLACK_NS" >/proc/self/timerslack_ns 2>/dev/null || true
     fi

@@ -7,7 +7,7 @@ import { requireHaTopology } from '../helpers/services.ts';
  * scripts/services.sh starts every Cassandra JVM with a timer slack of CASSANDRA_TIMER_SLACK_NS
  * (1 ms by default) on all its threads: without it the ring's idle request workers, which wait for
  * work in sleeps of 10 µs, cost about a third of the CPU the three JVMs spend under load on two
- * cores (the README's "Running in production" has the figures). Checked on the running ring, thread
+ * cores (bench/micro/cassandra-writes.ts; the README's "A replicated topology on one machine" has the figures). Checked on the running ring, thread
  * by thread, since a thread the JVM starts inherits the slack of the one that starts it.
  */
 const ha = await requireHaTopology((line) => t.comment(line));
