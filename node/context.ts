@@ -6,7 +6,7 @@ import type { UserPrincipal, UserTokens } from './auth/user-tokens.ts';
 import type { ChatService, Principal, SendInput, SendResult } from './chat/index.ts';
 import type { NodeStore } from './store/index.ts';
 import type { UsageMeter } from './usage/meter.ts';
-import type { ChatWebhooks } from './webhooks/index.ts';
+import type { ChatWebhooks } from './chat/index.ts';
 
 /** What the node's routes are built from; made once at start. */
 export interface NodeContext {

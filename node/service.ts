@@ -44,7 +44,7 @@ import type { UsageSink } from '../common/usage/index.ts';
 import { ownerOf } from './bus/index.ts';
 import { NodeWebhooks, type WebhookSource } from './webhooks/index.ts';
 import type { BlocklistAdmin } from '../common/moderation/index.ts';
-import { BeforeSendHooks, type BeforeSendSource } from './webhooks/before-send.ts';
+import { BeforeSendHooks, type BeforeSendSource } from './webhooks/index.ts';
 
 export interface NodeServiceOptions {
   config: Readonly<Config>;

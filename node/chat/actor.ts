@@ -14,7 +14,7 @@ import { SenderReads } from './sender-reads.ts';
 import { SerialQueue } from './serial-queue.ts';
 import { chatView, messageView, reactionView, type MessageView } from './views.ts';
 import { ChatMembership, FENCED, notFound } from './chat-membership.ts';
-import { changeWithEvents, type ChatWebhooks } from '../webhooks/index.ts';
+import { changeWithEvents, type ChatWebhooks } from './change-events.ts';
 import { applyModeration, mutedRefusal, mutesOf, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
 
 export interface ActorDeps {

@@ -4,7 +4,7 @@ import type { ChatCap } from './chat-cap.ts';
 import type { EventSink } from './events.ts';
 import { CHAT_LIMITS } from './limits.ts';
 import { memberView } from './views.ts';
-import { changeWithEvents, type ChatWebhooks } from '../webhooks/index.ts';
+import { changeWithEvents, type ChatWebhooks } from './change-events.ts';
 
 /** Membership writes apply only while this node writes the chat (see ChatWriters). */
 export const FENCED = Object.freeze({ fenced: true });

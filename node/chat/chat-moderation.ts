@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../../common/index.ts';
 import type { ChatBan, ChatKind, Member, MemberMute, MemberRole, NodeStore } from '../store/index.ts';
 import type { EventSink } from './events.ts';
-import type { ChatWebhooks } from '../webhooks/index.ts';
+import type { ChatWebhooks } from './change-events.ts';
 
 /**
  * Mutes and bans within one chat (README, "Moderation"): who may impose them, what a mute refuses,

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { CHAT_LIMITS } from './limits.ts';
 
 /**
  * The resources of a chat as they go over the wire (REST bodies and WebSocket events). The view
@@ -6,6 +7,12 @@ import Type from 'typebox';
  */
 const Uuid = Type.String({ format: 'uuid' });
 const Timestamp = Type.String({ format: 'date-time' });
+
+/** What a user writes (REST bodies and WebSocket actions alike), checked before anything else. */
+export const Content = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.messageChars, description: `1–${CHAT_LIMITS.messageChars} characters` });
+export const ReactionValue = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.reactionChars, description: `1–${CHAT_LIMITS.reactionChars} characters` });
+export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 64, description: '1–64 characters. Same key, same sender, same chat: the same message, never a second one' });
+
 export const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
 
 export const ReplySchema = Type.Object(

@@ -11,8 +11,8 @@ import type { LimitedOperation, UserWriteLimits } from './write-limits.ts';
 import type { ChatCap } from './chat-cap.ts';
 import type { ChatBanView, ChatModeration, Moderator, MuteView } from './chat-moderation.ts';
 import type { FlagView } from './flag-views.ts';
-import type { BeforeSendHook, BeforeSendHooks } from '../webhooks/before-send.ts';
-import { changeWithEvents, type ChangeEventItem, type ChatWebhooks } from '../webhooks/index.ts';
+import type { BeforeSendHook, BeforeSendPort } from './before-send-port.ts';
+import { changeWithEvents, type ChangeEventItem, type ChatWebhooks } from './change-events.ts';
 
 export { PAGE, type ChatSummary, type Principal } from './local-ops.ts';
 export const CHAT_LIST = Object.freeze({ defaultSize: 20, maxSize: 100 });
@@ -76,8 +76,8 @@ export class ChatService {
   limits: UserWriteLimits | undefined;
   /** How many chats a user may be in (see chat-cap.ts); unbounded when absent. */
   chatCap: ChatCap | undefined;
-  /** Applications' before-send hooks (see node/webhooks/before-send.ts); sends are stored unasked when absent. */
-  beforeSend: BeforeSendHooks | undefined;
+  /** Applications' before-send hooks (see before-send-port.ts); sends are stored unasked when absent. */
+  beforeSend: BeforeSendPort | undefined;
   /** Webhook events (`chat.created`); none when absent. */
   webhooks: ChatWebhooks | undefined;
   /** User blocks (a direct chat between users one of whom blocks the other is refused); none when absent. */

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { ApiError, defineRoute, isApiError, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
 import { PAGE } from '../chat/index.ts';
-import { IdempotencyKey } from '../realtime/index.ts';
+import { IdempotencyKey } from '../chat/index.ts';
 import { EditBody, GetMessagesQuery, MessageList, MessageParams, MessageResult, ReactBody, ReactionParams, SendBody, ChatParams } from './schemas.ts';
 
 const asMessage = (r: unknown) => (isApiError(r) ? r : { status: 200, body: { message: r } });

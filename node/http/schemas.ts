@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { DisplayText } from '../../common/index.ts';
 import { CHAT_LIMITS, CHAT_LIST, ChatSchema, MemberSchema, MessageSchema, PAGE, Role } from '../chat/index.ts';
-import { Content, IdempotencyKey, ReactionValue } from '../realtime/index.ts';
+import { Content, IdempotencyKey, ReactionValue } from '../chat/index.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
 const Timestamp = Type.String({ format: 'date-time' });

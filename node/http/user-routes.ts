@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ApiError, defineRoute, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
 import type { ChatUser } from '../store/index.ts';
-import { changeWithEvents } from '../webhooks/index.ts';
+import { changeWithEvents } from '../chat/index.ts';
 import { RefreshBody, RegisterUserBody, SignInBody, UpdateUserBody, User, UserParams, UserSession } from './schemas.ts';
 
 /** A user's sign-in lasts at most this long, however often it refreshes. */

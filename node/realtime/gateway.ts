@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatWebhooks } from '../webhooks/index.ts';
 import uws, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { unpack } from 'msgpackr';
 import { ApiError, bearerToken, compileValidator, isApiError, problemReply, toClientError, type Logger, type Validator } from '../../common/index.ts';
 import type { Presence } from '../bus/index.ts';
-import type { ChatService, EventSink, Principal, SendInput, SendResult } from '../chat/index.ts';
+import type { ChatService, ChatWebhooks, EventSink, Principal, SendInput, SendResult } from '../chat/index.ts';
 import type { NodeStore } from '../store/index.ts';
 import type { SessionGuard } from '../auth/session-guard.ts';
 import type { UserTokens } from '../auth/user-tokens.ts';

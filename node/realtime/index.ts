@@ -8,5 +8,5 @@ export { attachGateway, type GatewayDeps, type GatewayMetrics } from './gateway.
 export { eventFrame, RealtimeHub, type HubInterest } from './hub.ts';
 export { LocalReplays, ReplayWaiters, type Replays, type ReplayWaiter } from './replays.ts';
 export { Admission } from './admission.ts';
-export { closeCodes, Content, IdempotencyKey, PROTOCOL_VERSION, ReactionValue, type CloseName } from './protocol.ts';
+export { closeCodes, PROTOCOL_VERSION, type CloseName } from './protocol.ts';
 export { renderProtocolDoc } from './protocol-doc.ts';

@@ -1,14 +1,11 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { CHAT_LIMITS } from '../chat/limits.ts';
+import { Content, IdempotencyKey, ReactionValue } from '../chat/index.ts';
 
 /** Version of the WebSocket protocol; every server frame carries it as `v`. */
 export const PROTOCOL_VERSION = 1;
 
 const Uuid = Type.String({ format: 'uuid' });
 const Id = Type.String({ minLength: 1, maxLength: 64, description: 'Client-chosen, 1–64 characters; the ack or error carries it back' });
-export const Content = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.messageChars, description: `1–${CHAT_LIMITS.messageChars} characters` });
-export const ReactionValue = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.reactionChars, description: `1–${CHAT_LIMITS.reactionChars} characters` });
-export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 64, description: '1–64 characters. Same key, same sender, same chat: the same message, never a second one' });
 
 /** Users one `presence.query` asks about at most. */
 export const PRESENCE_QUERY_MAX = 100;

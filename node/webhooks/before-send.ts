@@ -4,16 +4,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { Compile } from 'typebox/compile';
 import { ApiError, BackendUnavailableError, type Logger } from '../../common/index.ts';
 import { BEFORE_SEND_EVENT, BeforeSendAnswer, deliver, webhookUrlProblem, type BeforeSendPolicy } from '../../common/webhooks/index.ts';
-import type { Principal, SendInput } from '../chat/index.ts';
-import { Content } from '../realtime/index.ts';
-
-/** What a node needs of an application's before-send hook (the control store's BeforeSendHook is one). */
-export interface BeforeSendHook {
-  url: string;
-  timeoutMs: number;
-  failurePolicy: BeforeSendPolicy;
-  secret: string;
-}
+import { Content, type BeforeSendHook, type BeforeSendPort, type Principal, type SendInput } from '../chat/index.ts';
 
 /** Where hooks are read: the control store's BeforeSendStore. */
 export interface BeforeSendSource {
@@ -58,7 +49,7 @@ const LOG_EVERY_MS = 60_000;
  * address checked at connection time, as for webhook deliveries. It runs before the chat's actor
  * sees the send, so a slow hook delays only its own send.
  */
-export class BeforeSendHooks {
+export class BeforeSendHooks implements BeforeSendPort {
   private readonly cache = new Map<string, Entry>();
   private readonly now: () => Date;
   private readonly agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 32, timeout: 30_000 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 32, timeout: 30_000 }) };

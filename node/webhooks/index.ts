@@ -1,3 +1,4 @@
 /** Webhooks on the node: events made with the writes they report, the outbox dispatcher, `message.unread`. */
-export { changeWithEvents, NodeWebhooks, type ChangeEventItem, type ChatWebhooks, type NodeWebhooksOptions } from './hooks.ts';
+export { NodeWebhooks, type NodeWebhooksOptions } from './hooks.ts';
+export { BeforeSendHooks, type BeforeSendOptions, type BeforeSendSource } from './before-send.ts';
 export type { DeliveryRecord, HookEndpoint, WebhookSource } from './source.ts';

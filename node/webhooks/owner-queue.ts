@@ -26,7 +26,7 @@ export const IN_MEMORY_EVENTS = 10_000;
  * above the stored mark, where a recovery reads.
  */
 export class OwnerQueue {
-  readonly tracked = new TrackedEvents();
+  readonly tracked = new TrackedEvents<Tracked>();
   /** Ids of events made and not yet written (each id is made once). */
   readonly appending = new Set<string>();
   private finished: string[] = [];

@@ -1,4 +1,8 @@
-import type { Tracked } from './owner-queue.ts';
+/** What the owner queue tracks of an event: its id, and the slot this keeps it in. */
+export interface Slotted {
+  event: { id: string };
+  slot: number;
+}
 
 /**
  * The events an owner queue tracks, in the order they were added: an array with a slot per event
@@ -8,7 +12,7 @@ import type { Tracked } from './owner-queue.ts';
  * and the rest are squeezed out once they outnumber the events left (an event retried for hours
  * holds the front), so memory stays proportional to the events tracked.
  */
-export class TrackedEvents {
+export class TrackedEvents<Tracked extends Slotted> {
   private items: (Tracked | undefined)[] = [];
   /** The first slot that may hold an event. */
   private head = 0;
