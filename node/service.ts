@@ -28,7 +28,7 @@ import {
 } from '../common/index.ts';
 import { UserTokens } from './auth/user-tokens.ts';
 import { decodeControl, encodeControl, type Bus, type Membership, type Presence } from './bus/index.ts';
-import { ActorRegistry, AppActionBudget, boundedQueue, CHAT_LIMITS, CHAT_OPS, ChatCap, ChatService, countedRefusals, runHere, UserWriteLimits, type EventSink, type Principal, type SendInput, type SendResult } from './chat/index.ts';
+import { ActorRegistry, AppActionBudget, boundedQueue, CHAT_LIMITS, CHAT_OPS, ChatCap, ChatService, countedRefusals, runHere, UserWriteLimits, type EventSink, type LocalChatOps, type Principal, type SendInput, type SendResult } from './chat/index.ts';
 import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guard.ts';
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
@@ -214,16 +214,6 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       ...(placement ? { placedElsewhere: (appId: string, chatId: string) => placement.placedElsewhere(appId, chatId) } : {}),
     },
   );
-  const chats = new ChatService(store, actors, now);
-  const appActions = new AppActionBudget(config.APP_ACTIONS_PER_SECOND);
-  chats.limits = new UserWriteLimits({ write: config.USER_WRITES_PER_SECOND, typing: config.USER_TYPING_PER_SECOND }, appActions);
-  chats.chatCap = chatCap;
-  chats.webhooks = webhooks;
-  chats.blocks = blocks;
-  chats.blocklists = blocklists;
-  chats.beforeSend = beforeSend;
-  chats.local.deliverReplay = replays.deliver;
-  let stopControl = () => {};
   // In a cluster: the node-to-node connections (calls out) and listener (calls in, opened by listen()).
   // The cluster key follows the signing keys: a node proves with the signing key's and accepts any
   // unretired key's. A rotated key is loaded by every node before it signs (its activeFrom), so
@@ -233,10 +223,25 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const secret = () => signingKeys.live().map(secretOf);
   const rpcLog = log.child({ component: 'rpc' });
   const rpcClient = cluster && new RpcClient({ nodeId: cluster.nodeId, secret, log: rpcLog });
+  const appActions = new AppActionBudget(config.APP_ACTIONS_PER_SECOND);
+  const chats = new ChatService({
+    store,
+    actors,
+    now,
+    // In a cluster each chat's operations run on its owner, forwarded there node to node.
+    ...(cluster && placement && rpcClient ? { router: (local: LocalChatOps) => new ClusterRouter(placement, { failoverMs: cluster.failoverMs, rpc: rpcClient, local: (op, args) => runHere(local, op, args) }) } : {}),
+    deliverReplay: replays.deliver,
+    limits: new UserWriteLimits({ write: config.USER_WRITES_PER_SECOND, typing: config.USER_TYPING_PER_SECOND }, appActions),
+    chatCap,
+    ...(webhooks ? { webhooks } : {}),
+    ...(blocks ? { blocks } : {}),
+    ...(blocklists ? { blocklists } : {}),
+    ...(beforeSend ? { beforeSend } : {}),
+  });
+  let stopControl = () => {};
   const rpcHandlers: Record<string, RpcHandler> = Object.fromEntries(CHAT_OPS.map((op) => [op, (_appId: string, _chatId: string, args: unknown[]) => runHere(chats.local, op, args as never)]));
   let rpcServer: RpcServer | undefined;
   if (cluster && placement && rpcClient) {
-    chats.router = new ClusterRouter(placement, { failoverMs: cluster.failoverMs, rpc: rpcClient, local: (op, args) => runHere(chats.local, op, args) });
     placement.onChange(() => {
       const dropped = actors!.dropUnowned((appId, chatId) => placement.owns(appId, chatId));
       log.info({ nodes: placement.nodes().map((n) => n.nodeId), droppedActors: dropped }, 'cluster membership changed');

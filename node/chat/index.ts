@@ -9,7 +9,8 @@
  */
 export { ActorRegistry } from './registry.ts';
 export type { ChatActor, SendInput, SendResult } from './actor.ts';
-export { CHAT_LIST, CHAT_OPS, ChatService, PAGE, runHere, type ChatOpArgs, type ChatOpName, type ChatOpResult, type ChatRouter, type ChatSummary, type Principal } from './service.ts';
+export { CHAT_LIST, CHAT_OPS, ChatService, PAGE, runHere, type ChatOpArgs, type ChatOpName, type ChatOpResult, type ChatRouter, type ChatServiceOptions, type ChatSummary, type Principal } from './service.ts';
+export type { LocalChatOps } from './local-ops.ts';
 export { ChatCap } from './chat-cap.ts';
 export { AppActionBudget, UserWriteLimits } from './write-limits.ts';
 export { CHAT_LIMITS } from './limits.ts';

@@ -32,12 +32,11 @@ const notFound = () => new ApiError('CHAT_NOT_FOUND', 'no such chat, or you are 
  * call unchanged to the one that does (see ChatService).
  */
 export class LocalChatOps {
-  /** Where replays for resuming sockets go; set by the realtime layer. */
-  deliverReplay: ReplayDelivery = () => {};
-
   constructor(
     private readonly store: NodeStore,
     private readonly actors: ActorRegistry,
+    /** Where replays for resuming sockets go (the realtime layer's). */
+    private readonly deliverReplay: ReplayDelivery = () => {},
   ) {}
 
   /** The actor of a chat the principal is a member of, else CHAT_NOT_FOUND. */

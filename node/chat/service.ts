@@ -5,7 +5,7 @@ import { FencedError, type ActivityPosition, type Chat, type Member, type Member
 import type { ActorDeps, SendInput, SendResult } from './actor.ts';
 import { LocalChatOps, loadedSummary, type ChatSummary, type Principal } from './local-ops.ts';
 import type { ActorRegistry } from './registry.ts';
-import type { ReplayTarget, ResumePoint } from './replay.ts';
+import type { ReplayDelivery, ReplayTarget, ResumePoint } from './replay.ts';
 import { chatView, memberView, messageView, type MemberView, type MessageView } from './views.ts';
 import type { LimitedOperation, UserWriteLimits } from './write-limits.ts';
 import type { ChatCap } from './chat-cap.ts';
@@ -64,6 +64,28 @@ export const localRouter = (ops: LocalChatOps): ChatRouter => ({
     }),
 });
 
+export interface ChatServiceOptions {
+  store: NodeStore;
+  actors: ActorRegistry;
+  now: () => Date;
+  /** Where a chat's operations run, given this node's own (`local`); every chat here when absent. */
+  router?: (local: LocalChatOps) => ChatRouter;
+  /** Where replays for resuming sockets go (the realtime layer's); nowhere when absent. */
+  deliverReplay?: ReplayDelivery;
+  /** Per-user write rates (see write-limits.ts); none when absent. */
+  limits?: UserWriteLimits;
+  /** How many chats a user may be in (see chat-cap.ts); unbounded when absent. */
+  chatCap?: ChatCap;
+  /** Applications' before-send hooks (see before-send-port.ts); sends are stored unasked when absent. */
+  beforeSend?: BeforeSendPort;
+  /** Webhook events (`chat.created`); none when absent. */
+  webhooks?: ChatWebhooks;
+  /** User blocks (a direct chat between users one of whom blocks the other is refused); none when absent. */
+  blocks?: ActorDeps['blocks'];
+  /** Applications' blocklists, applied to sends and edits (see node/moderation); none when absent. */
+  blocklists?: { screen(appId: string, content: string): ApiError | string | Promise<ApiError | string> };
+}
+
 /**
  * The chat operations both transports (REST and WebSocket) call. Everything that changes a chat
  * goes through the chat's actor, on whichever node owns it; reads that need no ordering go to the
@@ -71,27 +93,23 @@ export const localRouter = (ops: LocalChatOps): ChatRouter => ({
  */
 export class ChatService {
   readonly local: LocalChatOps;
-  router: ChatRouter;
+  private readonly router: ChatRouter;
+  private readonly store: NodeStore;
+  private readonly actors: ActorRegistry;
+  private readonly now: () => Date;
   /** Per-user write rates (see write-limits.ts); none when absent. */
-  limits: UserWriteLimits | undefined;
-  /** How many chats a user may be in (see chat-cap.ts); unbounded when absent. */
-  chatCap: ChatCap | undefined;
-  /** Applications' before-send hooks (see before-send-port.ts); sends are stored unasked when absent. */
-  beforeSend: BeforeSendPort | undefined;
-  /** Webhook events (`chat.created`); none when absent. */
-  webhooks: ChatWebhooks | undefined;
-  /** User blocks (a direct chat between users one of whom blocks the other is refused); none when absent. */
-  blocks: ActorDeps['blocks'];
-  /** Applications' blocklists, applied to sends and edits (see node/moderation); none when absent. */
-  blocklists: { screen(appId: string, content: string): ApiError | string | Promise<ApiError | string> } | undefined;
+  readonly limits: UserWriteLimits | undefined;
+  private readonly chatCap: ChatCap | undefined;
+  private readonly beforeSend: BeforeSendPort | undefined;
+  private readonly webhooks: ChatWebhooks | undefined;
+  private readonly blocks: ActorDeps['blocks'];
+  private readonly blocklists: ChatServiceOptions['blocklists'];
 
-  constructor(
-    private readonly store: NodeStore,
-    private readonly actors: ActorRegistry,
-    private readonly now: () => Date,
-  ) {
-    this.local = new LocalChatOps(store, actors);
-    this.router = localRouter(this.local);
+  /** Built whole: every collaborator is given here, none is set later. */
+  constructor(options: ChatServiceOptions) {
+    ({ store: this.store, actors: this.actors, now: this.now, limits: this.limits, chatCap: this.chatCap, beforeSend: this.beforeSend, webhooks: this.webhooks, blocks: this.blocks, blocklists: this.blocklists } = options);
+    this.local = new LocalChatOps(options.store, options.actors, options.deliverReplay);
+    this.router = options.router ? options.router(this.local) : localRouter(this.local);
   }
 
   private on<K extends ChatOpName>(appId: string, chatId: string, op: K, ...args: ChatOpArgs<K>): Promise<ChatOpResult<K>> {

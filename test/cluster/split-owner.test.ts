@@ -72,7 +72,6 @@ function startNode(id: string, store: NodeStore, peers: Map<string, TestNode>, t
   };
   const placement = new ChatPlacement(id, membership);
   const registry = new ActorRegistry({ store, events: sink, now: () => NOW }, { idleMs: 60_000, placedElsewhere: (appId, chatId) => placement.placedElsewhere(appId, chatId) });
-  const chats = new ChatService(store, registry, () => NOW);
   // What the node-to-node server does with a forwarded call: run it here; a chat held by yet
   // another node is answered `held`, which the caller gets as HeldElsewhereError.
   const rpc = {
@@ -84,7 +83,7 @@ function startNode(id: string, store: NodeStore, peers: Map<string, TestNode>, t
       });
     },
   };
-  chats.router = new ClusterRouter(placement, { failoverMs: 10_000, rpc, local: (op, args) => runHere(chats.local, op, args) });
+  const chats = new ChatService({ store, actors: registry, now: () => NOW, router: (local) => new ClusterRouter(placement, { failoverMs: 10_000, rpc, local: (op, args) => runHere(local, op, args) }) });
   const node: TestNode = { id, chats, events, registry, forwarded: 0 };
   peers.set(id, node);
   return node;
