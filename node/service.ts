@@ -248,14 +248,28 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     });
     stopControl = cluster.bus.subscribe({ kind: 'control' }, (payload) => {
       const message = decodeControl(payload);
-      if (message?.type === 'apiKey.revoked') apiKeys.invalidate(message.appId, message.keyId);
-      else if (message?.type === 'app.deleted') appDeleted(message.appId);
-      else if (message?.type === 'webhooks.changed') webhooksChanged(message.appId);
-      else if (message?.type === 'user.banned') banAnnounced(message.appId, message.userId);
-      else if (message?.type === 'user.unbanned') bans.changed(message.appId, message.userId);
-      else if (message?.type === 'user.blocks.changed') blocks.changed(message.appId, message.userId, message.otherId);
-      else if (message?.type === 'blocklist.changed') blocklists.changed(message.appId);
-      else if (message?.type === 'node.leaving') void cluster.membership.refresh();
+      if (!message) return; // another version's, or not one (decodeControl)
+      // Exhaustive: a control message added to ControlMessage without a case here does not compile.
+      switch (message.type) {
+        case 'apiKey.revoked':
+          return apiKeys.invalidate(message.appId, message.keyId);
+        case 'app.deleted':
+          return appDeleted(message.appId);
+        case 'webhooks.changed':
+          return webhooksChanged(message.appId);
+        case 'user.banned':
+          return banAnnounced(message.appId, message.userId);
+        case 'user.unbanned':
+          return bans.changed(message.appId, message.userId);
+        case 'user.blocks.changed':
+          return blocks.changed(message.appId, message.userId, message.otherId);
+        case 'blocklist.changed':
+          return blocklists.changed(message.appId);
+        case 'node.leaving':
+          return void cluster.membership.refresh();
+        default:
+          return message satisfies never;
+      }
     });
   }
   const sends = new WindowLimiter(config.USER_SENDS_PER_SECOND, 1000);
