@@ -3,7 +3,7 @@ import type { ApiError, ApiKeyPrincipal, ApiKeyVerifier, Authenticator, Config, 
 import type { SessionGuard } from './auth/session-guard.ts';
 import type { BanGuard } from './moderation/index.ts';
 import type { UserPrincipal, UserTokens } from './auth/user-tokens.ts';
-import type { ChatService, Principal, SendInput, SendResult } from './chat/index.ts';
+import type { ChatService } from './chat/index.ts';
 import type { NodeStore } from './store/index.ts';
 import type { UsageMeter } from './usage/meter.ts';
 import type { ChatWebhooks } from './chat/index.ts';
@@ -22,8 +22,6 @@ export interface NodeContext {
   /** Whether a user's application and the user still exist (sessions end with either). */
   sessions: SessionGuard;
   log: Logger;
-  /** A send through the node's admission (the application's budget, the user's send rate, the node's load), REST and WebSocket alike. */
-  admittedSend: (p: Principal, chatId: string, input: SendInput) => Promise<SendResult | ApiError>;
   /** Authenticator of user routes: JWT plus the per-user request rate. */
   authenticateUser: (request: import('../common/index.ts').RequestInfo) => UserPrincipal | ApiError | Promise<UserPrincipal | ApiError>;
   /** Closes a deleted user's sockets. */

@@ -3,7 +3,6 @@ import uws from 'uWebSockets.js';
 import Type from 'typebox';
 import {
   ApiError,
-  isApiError,
   ApiKeyVerifier,
   attachRoutes,
   buildOpenApi,
@@ -28,7 +27,7 @@ import {
 } from '../common/index.ts';
 import { UserTokens } from './auth/user-tokens.ts';
 import { decodeControl, encodeControl, type Bus, type Membership, type Presence } from './bus/index.ts';
-import { ActorRegistry, AppActionBudget, boundedQueue, CHAT_LIMITS, CHAT_OPS, ChatCap, ChatService, countedRefusals, runHere, UserWriteLimits, type EventSink, type LocalChatOps, type Principal, type SendInput, type SendResult } from './chat/index.ts';
+import { ActorRegistry, AppActionBudget, boundedQueue, CHAT_LIMITS, CHAT_OPS, ChatCap, ChatService, countedRefusals, runHere, SendAdmission, UserWriteLimits, type EventSink, type LocalChatOps } from './chat/index.ts';
 import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guard.ts';
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
@@ -224,6 +223,10 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const rpcLog = log.child({ component: 'rpc' });
   const rpcClient = cluster && new RpcClient({ nodeId: cluster.nodeId, secret, log: rpcLog });
   const appActions = new AppActionBudget(config.APP_ACTIONS_PER_SECOND);
+  // Load shedding at the edge: a node that cannot keep up refuses part of the new sends at once,
+  // before any work is done for them, so what it takes keeps bounded latency (common/limits);
+  // an application with little in flight is not shed for another's load.
+  const shedder = new LoadShedder();
   const chats = new ChatService({
     store,
     actors,
@@ -232,6 +235,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     ...(cluster && placement && rpcClient ? { router: (local: LocalChatOps) => new ClusterRouter(placement, { failoverMs: cluster.failoverMs, rpc: rpcClient, local: (op, args) => runHere(local, op, args) }) } : {}),
     deliverReplay: replays.deliver,
     limits: new UserWriteLimits({ write: config.USER_WRITES_PER_SECOND, typing: config.USER_TYPING_PER_SECOND }, appActions),
+    admission: new SendAdmission({ appActions, userSends: new WindowLimiter(config.USER_SENDS_PER_SECOND, 1000), userSendsPerSecond: config.USER_SENDS_PER_SECOND, shedder, onShed: () => m.shed() }),
     chatCap,
     ...(webhooks ? { webhooks } : {}),
     ...(blocks ? { blocks } : {}),
@@ -272,36 +276,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       }
     });
   }
-  const sends = new WindowLimiter(config.USER_SENDS_PER_SECOND, 1000);
   const requests = new WindowLimiter(config.USER_REQUESTS_PER_SECOND, 1000);
-  // Load shedding at the edge: a node that cannot keep up refuses part of the new sends at once,
-  // before any work is done for them, so what it takes keeps bounded latency (common/limits);
-  // an application with little in flight is not shed for another's load.
-  const shedder = new LoadShedder();
-  /**
-   * A send, REST or WebSocket alike, through the node's admission: the application's budget, the
-   * user's send rate and the load shedder refuse it at once, before any work; a send taken is timed
-   * to its answer for the shedder (which counts only those served, not those refused further on).
-   */
-  const admittedSend = async (p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> => {
-    const overApp = appActions.admit(p.appId);
-    if (overApp) return overApp;
-    const d = sends.hit(`${p.appId}/${p.userId}`);
-    if (!d.allowed) return new ApiError('RATE_LIMITED', `at most ${config.USER_SENDS_PER_SECOND} messages per second per user`, { retryAfterSeconds: d.retryAfterSeconds });
-    const done = shedder.begin(p.appId);
-    if (!done) {
-      m.shed();
-      return new ApiError('RATE_LIMITED', 'this node is overloaded: retry shortly', { retryAfterSeconds: 1 });
-    }
-    let served = false;
-    try {
-      const r = await chats.send(p, chatId, input);
-      served = !isApiError(r);
-      return r;
-    } finally {
-      done(served);
-    }
-  };
   const authenticateUser = (request: RequestInfo) => {
     const p = tokens.authenticate(request);
     if (p instanceof ApiError) return p;
@@ -359,7 +334,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, admittedSend, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklists: blocklistAdmin, usage, ...(webhooks ? { webhooks } : {}), now };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklists: blocklistAdmin, usage, ...(webhooks ? { webhooks } : {}), now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -386,7 +361,6 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     log,
     metrics: m,
     usage,
-    admittedSend,
     sessions,
     actionsPerSecond: config.WS_ACTIONS_PER_SECOND,
     appBudgetSpent: (appId: string) => appActions.spent(appId),

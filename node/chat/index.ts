@@ -13,6 +13,7 @@ export { CHAT_LIST, CHAT_OPS, ChatService, PAGE, runHere, type ChatOpArgs, type 
 export type { LocalChatOps } from './local-ops.ts';
 export { ChatCap } from './chat-cap.ts';
 export { AppActionBudget, UserWriteLimits } from './write-limits.ts';
+export { SendAdmission, type SendAdmissionOptions } from './send-admission.ts';
 export { CHAT_LIMITS } from './limits.ts';
 export { boundedQueue, countedRefusals, type AdmissionPolicy } from './admission.ts';
 export { chatEventSchemas, userEventSchemas, type ChatEvent, type EventSink, type ServerEvent, type UserEvent } from './events.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { ApiError, BackendUnavailableError } from '../../common/index.ts';
+import { ApiError, BackendUnavailableError, isApiError } from '../../common/index.ts';
 import { FencedError, type ActivityPosition, type Chat, type Member, type MemberRole, type NodeStore } from '../store/index.ts';
 import type { ActorDeps, SendInput, SendResult } from './actor.ts';
 import { LocalChatOps, loadedSummary, type ChatSummary, type Principal } from './local-ops.ts';
@@ -11,6 +11,7 @@ import type { LimitedOperation, UserWriteLimits } from './write-limits.ts';
 import type { ChatCap } from './chat-cap.ts';
 import type { ChatBanView, ChatModeration, Moderator, MuteView } from './chat-moderation.ts';
 import type { FlagView } from './flag-views.ts';
+import type { SendAdmission } from './send-admission.ts';
 import type { BeforeSendHook, BeforeSendPort } from './before-send-port.ts';
 import { changeWithEvents, type ChangeEventItem, type ChatWebhooks } from './change-events.ts';
 
@@ -74,6 +75,8 @@ export interface ChatServiceOptions {
   deliverReplay?: ReplayDelivery;
   /** Per-user write rates (see write-limits.ts); none when absent. */
   limits?: UserWriteLimits;
+  /** Whether this node takes a new message (see send-admission.ts); every send when absent. */
+  admission?: SendAdmission;
   /** How many chats a user may be in (see chat-cap.ts); unbounded when absent. */
   chatCap?: ChatCap;
   /** Applications' before-send hooks (see before-send-port.ts); sends are stored unasked when absent. */
@@ -104,10 +107,11 @@ export class ChatService {
   private readonly webhooks: ChatWebhooks | undefined;
   private readonly blocks: ActorDeps['blocks'];
   private readonly blocklists: ChatServiceOptions['blocklists'];
+  private readonly admission: SendAdmission | undefined;
 
   /** Built whole: every collaborator is given here, none is set later. */
   constructor(options: ChatServiceOptions) {
-    ({ store: this.store, actors: this.actors, now: this.now, limits: this.limits, chatCap: this.chatCap, beforeSend: this.beforeSend, webhooks: this.webhooks, blocks: this.blocks, blocklists: this.blocklists } = options);
+    ({ store: this.store, actors: this.actors, now: this.now, limits: this.limits, chatCap: this.chatCap, beforeSend: this.beforeSend, webhooks: this.webhooks, blocks: this.blocks, blocklists: this.blocklists, admission: this.admission } = options);
     this.local = new LocalChatOps(options.store, options.actors, options.deliverReplay);
     this.router = options.router ? options.router(this.local) : localRouter(this.local);
   }
@@ -122,7 +126,22 @@ export class ChatService {
     return refused ? Promise.resolve(refused) : this.on(p.appId, chatId, op, ...args);
   }
 
+  /** A new message, REST or WebSocket alike: admitted here once (send-admission.ts), then screened and run on the chat's owner. */
   send(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
+    const taken = this.admission?.admit(p);
+    if (taken instanceof ApiError) return Promise.resolve(taken);
+    const answer = this.sendAdmitted(p, chatId, input);
+    if (!taken) return answer;
+    return answer.then(
+      (r) => (taken(!isApiError(r)), r),
+      (error: unknown) => {
+        taken(false);
+        throw error;
+      },
+    );
+  }
+
+  private sendAdmitted(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
     const screened = this.blocklists?.screen(p.appId, input.content) ?? input.content;
     if (screened instanceof Promise) return screened.then((s) => (s instanceof ApiError ? s : this.sendScreened(p, chatId, s === input.content ? input : { ...input, content: s })));
     if (screened instanceof ApiError) return Promise.resolve(screened);

@@ -68,7 +68,8 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
         if (body.replyTo !== undefined) input.replyTo = body.replyTo;
         const key = body.idempotencyKey ?? headerKey;
         if (key !== undefined) input.clientKey = key;
-        const r = await ctx.admittedSend(auth, params.chatId, input);
+        // Admitted by the chat service, as a WebSocket send is (chat/send-admission.ts).
+        const r = await ctx.chats.send(auth, params.chatId, input);
         return isApiError(r) ? r : { status: r.created ? 201 : 200, body: { message: r.message } };
       },
     }),

@@ -3,7 +3,7 @@ import uws, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { unpack } from 'msgpackr';
 import { ApiError, bearerToken, compileValidator, isApiError, problemReply, toClientError, type Logger, type Validator } from '../../common/index.ts';
 import type { Presence } from '../bus/index.ts';
-import type { ChatService, ChatWebhooks, EventSink, Principal, SendInput, SendResult } from '../chat/index.ts';
+import type { ChatService, ChatWebhooks, EventSink, Principal } from '../chat/index.ts';
 import type { NodeStore } from '../store/index.ts';
 import type { SessionGuard } from '../auth/session-guard.ts';
 import type { UserTokens } from '../auth/user-tokens.ts';
@@ -43,11 +43,6 @@ export interface GatewayDeps {
   actionsPerSecond: number;
   /** The application's action budget on this node, when it is spent (see AppActionBudget): refused before any other work. */
   appBudgetSpent?: (appId: string) => ApiError | undefined;
-  /**
-   * A send through the node's admission, shared with REST (see NodeContext.admittedSend): a user's
-   * sends per second across connections and transports, the application's budget, the node's load.
-   */
-  admittedSend: (p: Principal, chatId: string, input: SendInput) => Promise<SendResult | ApiError>;
   /** Whether a socket's application and user still exist (checked on open and before each action). */
   sessions: SessionGuard;
   /** The tier's ceiling of concurrent users, checked before a socket counts as connected. */
@@ -352,7 +347,8 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
       const input: { content: string; replyTo?: string; clientKey?: string } = { content: action.content };
       if (action.replyTo !== undefined) input.replyTo = action.replyTo;
       if (action.idempotencyKey !== undefined) input.clientKey = action.idempotencyKey;
-      const r = await deps.admittedSend(p, action.chatId, input);
+      // Admitted by the chat service, as a REST send is (chat/send-admission.ts).
+      const r = await deps.chats.send(p, action.chatId, input);
       return isApiError(r) ? r : { message: r.message, created: r.created };
     }
     case 'message.edit': {
