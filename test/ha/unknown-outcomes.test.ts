@@ -160,4 +160,34 @@ else {
     t.same(rows, [{ key: 'k0', seq: 1 }, { key: 'k1', seq: retried.message.seq }], 'k1 is stored once: the row its first write left on one replica stays deleted');
     await storeB.writers.release(appId, chat.id);
   });
+  t.test('a read mark whose compare-and-set timed out on the ring is raised once the ring answers, not refused', async (t) => {
+    // The two other replicas are frozen as the mark's compare-and-set leaves node A's coordinator,
+    // after the read that precedes it: the Paxos round cannot reach a quorum and times out (its
+    // outcome unknown to the caller), and they are thawed 2.5 s later. The store reads the mark
+    // again and finishes; without that it answered 503 (BACKEND_UNAVAILABLE), which the
+    // conformance suite also met when concurrent marks contended on one chat.
+    let freezeAtCas = false;
+    const atCas: Cql = {
+      execute: (query, params, options) => {
+        if (freezeAtCas && query.includes('SET read_seq = ?') && query.includes('IF read_seq = ?')) {
+          freezeAtCas = false;
+          pids.slice(1).forEach(freeze);
+          setTimeout(() => pids.slice(1).forEach(thaw), 2500);
+        }
+        return viaFirst.execute(query, params, options);
+      },
+      batch: (statements, options) => viaFirst.batch(statements, options),
+    };
+    const store = CassandraNodeStore.open(atCas, keyspace, { id: 'node-marks' }, HOLD);
+    const appId = randomUUID();
+    const userId = randomUUID();
+    const chat: Chat = { appId, id: randomUUID(), kind: 'group', name: 'G', createdBy: userId, createdAt: NOW, updatedAt: NOW, lastSeq: 0, lastActivityAt: NOW };
+    await store.chats.create(chat, [{ appId, chatId: chat.id, userId, role: 'owner', joinedAt: NOW, readSeq: 0 }]);
+    freezeAtCas = true;
+    const started = Date.now();
+    const mark = await store.chats.markRead(appId, chat.id, userId, 5).catch((e: unknown) => e);
+    t.equal(mark, 5, `the mark is raised (${Date.now() - started} ms): ${mark instanceof Error ? mark.message : ''}`);
+    t.ok(Date.now() - started >= 1500, 'after the round that timed out');
+    t.equal((await store.chats.member(appId, chat.id, userId))?.readSeq, 5, 'and stored');
+  });
 }

@@ -1,5 +1,5 @@
 import type { types } from 'cassandra-driver';
-import { applied, claimRow, defined, num, opt, str, type Cql } from '../../../common/cassandra/index.ts';
+import { applied, claimRow, defined, num, opt, str, timedOut, type Cql } from '../../../common/cassandra/index.ts';
 import type { ActivityPosition, Chat, ChatKind, ChatStore, EventOptions, Member, MemberRole, WriteOptions } from '../types.ts';
 import type { CassandraLeases, Hold } from './leases.ts';
 import type { ChangeEvents } from './outbox.ts';
@@ -189,8 +189,10 @@ export class CassandraChats implements ChatStore {
     for (let attempt = 0; attempt < 20; attempt++) {
       const current = await this.member(appId, chatId, userId);
       const result = current
-        ? await this.db.execute(`UPDATE ${this.ks}.chat_members SET role = ?, read_seq = ?, mute = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF read_seq = ?${epoch}`, [member.role, Math.max(current.readSeq, member.readSeq), muteText(member), appId, chatId, userId, current.readSeq, ...fenceParams])
-        : await this.db.execute(`UPDATE ${this.ks}.chat_members SET role = ?, joined_at = ?, read_seq = ?, mute = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF role = null${epoch}`, [member.role, member.joinedAt, member.readSeq, muteText(member), appId, chatId, userId, ...fenceParams]);
+        ? await this.casRound(`UPDATE ${this.ks}.chat_members SET role = ?, read_seq = ?, mute = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF read_seq = ?${epoch}`, [member.role, Math.max(current.readSeq, member.readSeq), muteText(member), appId, chatId, userId, current.readSeq, ...fenceParams])
+        : await this.casRound(`UPDATE ${this.ks}.chat_members SET role = ?, joined_at = ?, read_seq = ?, mute = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF role = null${epoch}`, [member.role, member.joinedAt, member.readSeq, muteText(member), appId, chatId, userId, ...fenceParams]);
+      // Unknown outcome: the next round reads the member again, and writes the same values if it landed.
+      if (!result) continue;
       if (!applied(result)) {
         await this.checkEpoch(hold, result);
         continue;
@@ -245,13 +247,30 @@ export class CassandraChats implements ChatStore {
     return this.index.recount(appId, userId);
   }
 
+  /**
+   * One compare-and-set round of a read-then-compare-and-set loop, or undefined when its outcome is
+   * unknown (a timeout: on a ring, concurrent rounds on one partition contend, and one may time out
+   * after it applied). The loop then reads again, which makes retrying safe.
+   */
+  private async casRound(query: string, params: unknown[]): Promise<types.ResultSet | undefined> {
+    try {
+      return await this.db.execute(query, params);
+    } catch (error) {
+      if (timedOut(error)) return undefined;
+      throw error;
+    }
+  }
+
   async markRead(appId: string, chatId: string, userId: string, seq: number): Promise<number | undefined> {
     for (let attempt = 0; attempt < 20; attempt++) {
       const member = await this.member(appId, chatId, userId);
       if (!member) return undefined;
       if (seq <= member.readSeq) return member.readSeq;
-      const result = await this.db.execute(`UPDATE ${this.ks}.chat_members SET read_seq = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF read_seq = ?`, [seq, appId, chatId, userId, member.readSeq]);
-      if (applied(result)) return seq;
+      const result = await this.casRound(`UPDATE ${this.ks}.chat_members SET read_seq = ? WHERE app_id = ? AND chat_id = ? AND user_id = ? IF read_seq = ?`, [seq, appId, chatId, userId, member.readSeq]);
+      // Unknown outcome (undefined): the next round reads the mark again; one that landed is then
+      // at least `seq`, or the next compare-and-set, which first completes any round in progress
+      // on the partition (Paxos), finds it moved and reads again.
+      if (result && applied(result)) return seq;
     }
     throw new Error('read mark contended past 20 attempts');
   }
