@@ -140,7 +140,8 @@ export class ChatActor {
       onDurable: (batch) => this.durable(batch),
       ...(deps.linger ? { linger: deps.linger } : {}),
     });
-    this.listMoves = new ListMoves(deps.listMoveMs ?? CHAT_LIMITS.activityWriteMs, () => this.activity.touch());
+    // A broken actor (replaced after a failed or fenced write) writes nothing more of its own.
+    this.listMoves = new ListMoves(deps.listMoveMs ?? CHAT_LIMITS.activityWriteMs, () => this.status === 'live' && this.activity.touch());
     this.activity = new ChatActivity(async () => {
       const chat = { ...this.chat };
       const move = chat.lastActivityAt !== this.indexedAt && this.listMoves.due();

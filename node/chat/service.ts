@@ -130,7 +130,13 @@ export class ChatService {
   send(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
     const taken = this.admission?.admit(p);
     if (taken instanceof ApiError) return Promise.resolve(taken);
-    const answer = this.sendAdmitted(p, chatId, input);
+    let answer: Promise<SendResult | ApiError>;
+    try {
+      answer = this.sendAdmitted(p, chatId, input);
+    } catch (error) {
+      // A send taken is always reported to the shedder, however it ends.
+      answer = Promise.reject(error);
+    }
     if (!taken) return answer;
     return answer.then(
       (r) => (taken(!isApiError(r)), r),
@@ -324,8 +330,8 @@ export class ChatService {
    * most once per CHAT_LIMITS.activityWriteMs, behind its messages, and on Cassandra a busy chat at
    * most once per CHAT_LIMITS.listMoveMs (list-moves.ts); each chat's summary is its current state.
    * So a chat rises to its place within about a second of its newest message (on Cassandra, a busy
-   * one within listMoveMs), and a page is ordered by the summaries it shows. The cursor is opaque: the index position after the
-   * page. A chat I left after the index was read is left out, so a page may hold fewer than `size`.
+   * one within listMoveMs), and a page is ordered by the summaries it shows. The cursor is opaque:
+   * the index position after the page. A chat I left after the index was read is left out, so a page may hold fewer than `size`.
    */
   async list(p: Principal, size: number, cursor: string | undefined): Promise<{ chats: ChatSummary[]; nextCursor?: string } | ApiError> {
     let after: ActivityPosition | undefined;
