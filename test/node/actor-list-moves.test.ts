@@ -51,15 +51,16 @@ t.test('list moves: a quiet chat moves at its first message; a busy one at most 
   const last = sent.at(-1)!.message;
   const moves = () => writes.filter((w) => w.moved);
   t.equal(moves()[0]?.lastActivityAt, first.timeStamp, 'the first write moves the lists to the first message');
-  t.ok(moves()[0]!.at < 200, `at once (${Math.round(moves()[0]!.at)} ms)`);
+  t.ok(moves()[0]!.at < STEP_MS / 2, `at once, not a step later (${Math.round(moves()[0]!.at)} ms)`);
   t.ok(writes.some((w) => !w.moved && w.lastActivityAt > first.timeStamp), 'a later write within the step rewrote the row alone');
-  t.equal(moves().length, 1, `one move in the first ${STEP_MS} ms (${writes.length} activity writes)`);
   // Nothing more is sent: the move that was held back comes by itself, once the step is over.
-  await sleep(STEP_MS);
-  t.equal(moves().length, 2, 'one more move, without a message to carry it');
-  const second = moves()[1]!;
-  t.equal(second.lastActivityAt, last.timeStamp, 'to the latest message');
-  t.ok(second.at >= STEP_MS - 50 && second.at < STEP_MS + 1200, `a step after the first move (${Math.round(second.at)} ms)`);
+  await sleep(STEP_MS + 500);
+  const all = moves();
+  t.ok(all.length >= 2, `moved again without a message to carry it (${all.length} moves in ${writes.length} activity writes)`);
+  t.equal(all.at(-1)!.lastActivityAt, last.timeStamp, 'to the latest message');
+  const gaps = all.slice(1).map((m, i) => Math.round(m.at - all[i]!.at));
+  t.ok(gaps.every((gap) => gap >= STEP_MS - 50), `moves at least a step apart (${gaps.join(', ')} ms)`);
+  t.ok(writes.length > all.length, 'more activity writes than moves');
 });
 
 t.test('list moves: a drained actor (evicted, or its node stopping) moves the lists to its last activity at once', async (t) => {
