@@ -33,8 +33,13 @@ export const STATEMENT_OPTIONS: Readonly<cassandra.QueryOptions> = Object.freeze
   serialConsistency: consistencies.localSerial,
 });
 
-/** DDL: not prepared (a schema statement runs once; preparing it only adds a round trip). */
-export const DDL_OPTIONS: Readonly<cassandra.QueryOptions> = Object.freeze({ prepare: false });
+/**
+ * DDL: not prepared (a schema statement runs once; preparing it only adds a round trip), and
+ * waited for up to a minute rather than the 12 s of other statements: a schema change waits for
+ * Cassandra's flush of its schema tables, which on a busy node can queue behind a flush of every
+ * table (a full commit log), and a node's start (CREATE KEYSPACE IF NOT EXISTS) failed on that.
+ */
+export const DDL_OPTIONS: Readonly<cassandra.QueryOptions> = Object.freeze({ prepare: false, readTimeout: 60_000 });
 
 /** A statement of a batch: its CQL and positional values. */
 export interface BatchStatement {
