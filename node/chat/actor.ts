@@ -11,6 +11,7 @@ import { MessageCache } from './message-cache.ts';
 import { deleted, edited, moderated, reacted, type Change } from './message-changes.ts';
 import { MessageReads } from './message-reads.ts';
 import { SenderReads } from './sender-reads.ts';
+import { SendKeys } from './send-keys.ts';
 import { SerialQueue } from './serial-queue.ts';
 import { chatView, messageView, reactionView, type MessageView } from './views.ts';
 import { ChatMembership, FENCED, notFound } from './chat-membership.ts';
@@ -109,7 +110,8 @@ export class ChatActor {
   /** The activity time the members' chat lists were last moved to (the stored row's, at load). */
   private indexedAt: string | undefined;
   private readonly admission: AdmissionPolicy;
-  private readonly pendingByKey = new Map<string, Promise<SendResult>>();
+  /** The idempotency keys of sends being written and recently stored (send-keys.ts). */
+  private readonly keys: SendKeys<SendResult>;
   /** Highest seq whose event has been published (and so is durable). */
   publishedSeq = 0;
   private assignedSeq = 0;
@@ -127,6 +129,14 @@ export class ChatActor {
     private readonly deps: ActorDeps,
   ) {
     this.admission = deps.admission ?? boundedQueue();
+    this.keys = new SendKeys(CHAT_LIMITS.recentKeys, {
+      lookup: async (userId, clientKey) => {
+        // A write of this chat whose outcome was unknown is made definite first (ChatWriters.settle).
+        await deps.store.writers.settle(appId, chatId);
+        return deps.store.messages.byClientKey(appId, chatId, userId, clientKey);
+      },
+      message: (id) => this.message(id),
+    });
     this.reads = new MessageReads({
       appId,
       chatId,
@@ -187,7 +197,7 @@ export class ChatActor {
   }
 
   get idle(): boolean {
-    return !this.commit.busy && this.queue.length === 0 && this.pendingByKey.size === 0;
+    return !this.commit.busy && this.queue.length === 0 && this.keys.writing === 0;
   }
 
   /** Resolves when every operation queued so far has run and its writes are durable (or failed). */
@@ -238,11 +248,13 @@ export class ChatActor {
   // ---- messages -------------------------------------------------------------------------------
 
   send(userId: string, input: SendInput): Promise<SendResult | ApiError> {
-    const keyId = input.clientKey === undefined ? undefined : `${userId}\u0000${input.clientKey}`;
-    const inFlight = keyId === undefined ? undefined : this.pendingByKey.get(keyId);
+    const { clientKey } = input;
+    const inFlight = clientKey === undefined ? undefined : this.keys.inFlight(userId, clientKey);
     if (inFlight) return inFlight.then((r) => ({ ...r, created: false }));
     const refused = this.admit();
     if (refused) return Promise.resolve(refused);
+    // Looked up in the store while the operations ahead of this send run (send-keys.ts).
+    const lookup = clientKey === undefined ? undefined : this.keys.prefetch(userId, clientKey, this.assignedSeq);
     return settle(this.run(async (): Promise<SendResult | ApiError | Later<SendResult>> => {
       if (!this.isMember(userId)) return notFound();
       const muted = mutedRefusal(this.members.get(userId), this.deps.now);
@@ -252,14 +264,11 @@ export class ChatActor {
         const blocked = other === undefined ? undefined : await this.deps.blocks.refusal(this.appId, userId, other);
         if (blocked) return blocked;
       }
-      // A duplicate queued behind the original finds it here, still being written.
-      const queuedBehind = keyId === undefined ? undefined : this.pendingByKey.get(keyId);
-      if (queuedBehind) return new Later(queuedBehind.then((r) => ({ ...r, created: false })));
-      if (input.clientKey !== undefined) {
-        // A write of this chat whose outcome was unknown is made definite first (ChatWriters.settle).
-        await this.deps.store.writers.settle(this.appId, this.chatId);
-        const earlier = await this.deps.store.messages.byClientKey(this.appId, this.chatId, userId, input.clientKey);
-        if (earlier) return { message: await this.view(earlier), created: false };
+      if (clientKey !== undefined) {
+        // A duplicate queued behind the original finds it still being written, or stored.
+        const earlier = await this.keys.earlier(userId, clientKey, lookup);
+        if (earlier && 'pending' in earlier) return new Later(earlier.pending.then((r) => ({ ...r, created: false })));
+        if (earlier) return { message: await this.view(earlier.stored), created: false };
       }
       let replyTo: StoredMessage | undefined;
       if (input.replyTo !== undefined) {
@@ -269,14 +278,11 @@ export class ChatActor {
       const seq = ++this.assignedSeq;
       const message: StoredMessage = { appId: this.appId, chatId: this.chatId, id: newMessageId(seq), seq, senderId: userId, content: input.content, createdAt: this.deps.now().toISOString(), reactions: [] };
       if (replyTo) message.replyToId = replyTo.id;
-      if (input.clientKey !== undefined) message.clientKey = input.clientKey;
+      if (clientKey !== undefined) message.clientKey = clientKey;
       const view = messageView(message, replyTo);
       const durable = this.enqueue(message, { type: 'message.new', chatId: this.chatId, seq, rev: 0, message: view });
       const result = durable.then(() => ({ message: view, created: true }));
-      if (keyId !== undefined) {
-        this.pendingByKey.set(keyId, result);
-        void result.catch(() => undefined).finally(() => this.pendingByKey.delete(keyId));
-      }
+      if (clientKey !== undefined) this.keys.writingNow(userId, clientKey, result);
       return new Later(result);
     }));
   }
@@ -388,6 +394,7 @@ export class ChatActor {
       }
       if (w.event.type === 'message.new') {
         stored++;
+        this.keys.stored(w.message);
         this.senderReads.sent(w.message.senderId, w.message.seq);
       }
       this.deps.observeAck?.((now - w.enqueuedAt) / 1000);

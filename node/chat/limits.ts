@@ -14,6 +14,12 @@ export const CHAT_LIMITS = Object.freeze({
   reactionEntries: 500,
   /** Messages an actor keeps in memory for resume and replies. */
   recentMessages: 512,
+  /**
+   * Idempotency keys of its latest sends an actor keeps (send-keys.ts): a retry among them is
+   * answered from memory; older keys are looked up in the store. At most 128 keys of up to 64
+   * characters (with their sender's id): about 30 KB per busy chat.
+   */
+  recentKeys: 128,
   /** Messages read into memory when an actor starts (the rest load on demand). */
   preloadMessages: 64,
   /** Largest write batch an actor hands the store at once. */
