@@ -5,6 +5,8 @@ import { END, type Tables } from './shared.ts';
 import type { LmdbWriters } from './writers.ts';
 import type { LmdbOutbox } from './outbox.ts';
 
+/** Most buckets an instance remembers as indexed (about 100 bytes each). */
+const MAX_KNOWN_BUCKETS = 50_000;
 
 /**
  * Keys: ['m', app, chat, bucket, id] → message (partition app+chat+bucket, clustered by id);
@@ -13,6 +15,13 @@ import type { LmdbOutbox } from './outbox.ts';
  * revision of each message only; ['h', app, chat] → ChatHead, where the last fenced put left the head.
  */
 export class LmdbMessages implements MessageStore {
+  /**
+   * Buckets whose index entry a committed put of this instance wrote: a put into one of them
+   * writes no entry again (one put less per batch). Bounded: past it, forgotten, which costs
+   * only that put again.
+   */
+  private readonly buckets = new Set<string>();
+
   constructor(
     private readonly t: Tables,
     private readonly writers: LmdbWriters,
@@ -26,14 +35,17 @@ export class LmdbMessages implements MessageStore {
     if (messages.length === 0) return;
     const first = messages[0]!;
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
+    const buckets = new Set<string>();
     await this.t.root.transaction(() => {
       if (fence) {
         this.writers.take(first.appId, first.chatId);
-        const found = this.head(first.appId, first.chatId);
-        if (found.seq !== fence.from.seq || found.rev !== fence.from.rev) throw new FencedError(first.appId, first.chatId, found);
+        // The head row alone, once written: every put that moves an index past it moves it too.
+        const found = (this.t.db.get(['h', first.appId, first.chatId]) as ChatHead | undefined) ?? this.head(first.appId, first.chatId);
+        if (found.seq !== fence.from.seq || found.rev !== fence.from.rev) throw new FencedError(first.appId, first.chatId, this.head(first.appId, first.chatId));
         this.t.db.put(['h', first.appId, first.chatId], { seq: fence.to.seq, rev: fence.to.rev });
+      } else {
+        this.raiseHeads(messages);
       }
-      const buckets = new Set<string>();
       for (const m of latestOfEach(messages)) {
         const bucket = bucketOf(m.id);
         const previous = neverWritten(m, fence) ? undefined : (this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined);
@@ -41,7 +53,7 @@ export class LmdbMessages implements MessageStore {
         if (m.rev !== undefined) this.t.db.put(['r', m.appId, m.chatId, m.rev], [bucket, m.id]);
         this.t.db.put(['m', m.appId, m.chatId, bucket, m.id], m);
         const bucketKey = `${m.appId}\u0000${m.chatId}\u0000${bucket}`;
-        if (!buckets.has(bucketKey)) {
+        if (!this.buckets.has(bucketKey) && !buckets.has(bucketKey)) {
           buckets.add(bucketKey);
           this.t.db.put(['b', m.appId, m.chatId, bucket], true);
         }
@@ -51,6 +63,26 @@ export class LmdbMessages implements MessageStore {
       // The events of this write, in its transaction: both are durable, or neither.
       if (events?.length) this.outbox.write(this.writers.self.id, events, true);
     });
+    // Committed: their index entries exist (an entry is never removed while its chat exists).
+    if (this.buckets.size + buckets.size > MAX_KNOWN_BUCKETS) this.buckets.clear();
+    for (const b of buckets) this.buckets.add(b);
+  }
+
+  /**
+   * Inside an unfenced put: the head row of each chat it writes (where one exists) raised to its
+   * numbers, so the row stays at least every number indexed and a fenced put's check reads it alone.
+   */
+  private raiseHeads(messages: StoredMessage[]): void {
+    const tops = new Map<string, { appId: string; chatId: string; seq: number; rev: number }>();
+    for (const m of messages) {
+      const k = `${m.appId}\u0000${m.chatId}`;
+      const top = tops.get(k) ?? { appId: m.appId, chatId: m.chatId, seq: 0, rev: 0 };
+      tops.set(k, { ...top, seq: Math.max(top.seq, m.seq), rev: Math.max(top.rev, m.rev ?? 0) });
+    }
+    for (const { appId, chatId, seq, rev } of tops.values()) {
+      const stored = this.t.db.get(['h', appId, chatId]) as ChatHead | undefined;
+      if (stored && (seq > stored.seq || rev > stored.rev)) this.t.db.put(['h', appId, chatId], { seq: Math.max(seq, stored.seq), rev: Math.max(rev, stored.rev) });
+    }
   }
 
   async get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined> {
@@ -99,7 +131,7 @@ export class LmdbMessages implements MessageStore {
     return this.head(appId, chatId);
   }
 
-  /** Where the last fenced put left the head, or the indexes where they are higher (unfenced puts move only them). */
+  /** Where the last fenced put left the head, or the indexes where they are higher (only in a chat never written by a fenced put). */
   head(appId: string, chatId: string): ChatHead {
     const stored = this.t.db.get(['h', appId, chatId]) as ChatHead | undefined;
     return {
