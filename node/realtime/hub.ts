@@ -209,7 +209,11 @@ export class RealtimeHub implements EventSink {
     try {
       publish();
     } finally {
-      for (const ws of own) ws.subscribe(chatTopic(ws.getUserData().encoding, appId, chatId));
+      for (const ws of own) {
+        // The publish may have run a slow-consumer check that closed one of them: uWS throws on a
+        // closed socket, and the others must still get the chat back.
+        if (!ws.getUserData().closed) ws.subscribe(chatTopic(ws.getUserData().encoding, appId, chatId));
+      }
     }
   }
 

@@ -184,3 +184,28 @@ t.test("a user's events reach every connection of the user, in its encoding, and
   for (const socket of alice) t.same(socket.received()[1], { v: PROTOCOL_VERSION, type: 'presence.online', userId: 'bob' });
   t.same(bob.types(), ['ready']);
 });
+
+t.test("a typer's connection closed as a slow consumer while its typing is published: the others get the typing, the typer's other connections keep the chat", async (t) => {
+  const { app, hub, connect } = fakeNode();
+  const [slowAlice, alice, bob] = [connect('alice', { chats: [CHAT] }), connect('alice', { chats: [CHAT] }), connect('bob', { chats: [CHAT] })];
+  // Frames handed to uWS up to just below the next slow-consumer check, so that the typing frame
+  // is the one that crosses it, in the middle of its publish.
+  const typingBytes = Buffer.byteLength(eventFrame(typing(CHAT, 'alice')));
+  hub.dropSlowConsumers(); // counts from here (none is slow yet)
+  let left = REALTIME_LIMITS.slowConsumerCheckBytes;
+  for (let seq = 1; left > typingBytes; seq++) {
+    const bare = Buffer.byteLength(eventFrame(messageNew(CHAT, seq, '')));
+    const size = Math.min(64 * 1024, left - typingBytes + 1 - bare);
+    hub.chatEvent(APP_ID, messageNew(CHAT, seq, 'x'.repeat(Math.max(1, size))));
+    left -= bare + Math.max(1, size);
+  }
+  t.ok(left > 0 && left <= typingBytes, `${left} bytes to the check: the typing frame crosses it`);
+  app.drain();
+  slowAlice.bufferedAmount = REALTIME_LIMITS.slowConsumerBytes + 1;
+  t.doesNotThrow(() => hub.chatEvent(APP_ID, typing(CHAT, 'alice')), 'publishing the typing throws nothing');
+  hub.chatEvent(APP_ID, messageNew(CHAT, 9999));
+  app.drain();
+  t.equal(slowAlice.closedWith?.code, closeCodes.SLOW_CONSUMER.code, 'the slow connection is closed');
+  t.equal(bob.types().at(-2), 'typing.started', 'bob is told alice types');
+  t.equal(alice.types().at(-1), 'message.new:9999', "alice's other connection still gets the chat's events");
+});
