@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import uws, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
+import uws, { type HttpResponse, type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { unpack } from 'msgpackr';
 import { ApiError, bearerToken, compileValidator, isApiError, problemReply, toClientError, type Logger, type Validator } from '../../common/index.ts';
 import type { Presence } from '../bus/index.ts';
@@ -8,12 +7,15 @@ import type { NodeStore } from '../store/index.ts';
 import type { SessionGuard } from '../auth/session-guard.ts';
 import type { UserTokens } from '../auth/user-tokens.ts';
 import { actionSchemas, closeCodes, isActionType, type Action, type CloseName } from './protocol.ts';
-import type { Connection, Encoding, RealtimeHub } from './hub.ts';
+import type { Encoding, RealtimeHub } from './hub.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 import type { Replays } from './replays.ts';
-import { parseResume, resume, type ResumePoint } from './resume.ts';
+import { parseResume, resume } from './resume.ts';
 import type { Admission } from './admission.ts';
-import { freshHints, HintCooldowns, ignoresHint, jitteredHint, tokenKey, toldToWait, type HintState } from './ignored-hints.ts';
+import { HintCooldowns, ignoresHint, jitteredHint, tokenKey, toldToWait } from './ignored-hints.ts';
+import { connectionId, nextConnection } from './connection-id.ts';
+import { senderOf, socketState, takeToken, type SocketState } from './socket-state.ts';
+import { NO_CHANGE, presenceChanged } from './presence-change.ts';
 
 export interface GatewayMetrics {
   connections: (delta: number) => void;
@@ -51,20 +53,18 @@ export interface GatewayDeps {
   usage?: { connectionsChanged(appId: string): void };
 }
 
-export interface SocketState extends Connection {
-  /** The JWT's expiry (ms): the socket lives no longer than the token it was opened with. */
-  expiresAt: number;
-  tokens: number;
-  refilledAt: number;
-  resume: Map<string, ResumePoint>;
-  hints: HintState;
-  /** The hash of the JWT the socket was opened with (see HintCooldowns). */
-  tokenKey: string;
-  /** Past the admission check: counted in the hub and in presence (so its close is too). */
-  admitted: boolean;
-  /** Frames received before the admission check answered, taken in order once admitted. */
-  early: { data: ArrayBuffer; isBinary: boolean }[];
+export type { SocketState } from './socket-state.ts';
+
+/** Answers an upgrade with the HTTP problem response of `error`: no socket. */
+function refuse(res: HttpResponse, error: ApiError): void {
+  const reply = problemReply(error);
+  res.writeStatus(`${reply.status}`);
+  for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+  res.end(JSON.stringify(reply.body));
 }
+
+/** The subprotocol list a client asked for (`Sec-WebSocket-Protocol`), none when the header is absent. */
+const subprotocols = (header: string): string[] => (header === '' ? [] : header.split(',').map((p) => p.trim()).filter(Boolean));
 
 const cooldownError = (seconds: number) =>
   new ApiError('RATE_LIMITED', 'a connection of this user was closed for sending while told to wait; reconnect after Retry-After', { retryAfterSeconds: seconds });
@@ -87,31 +87,30 @@ const validators = new Map<string, Validator>(Object.entries(actionSchemas).map(
  */
 export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): void } {
   const { app, hub, log } = deps;
-  const live = new Set<WebSocket<SocketState>>();
+  /**
+   * Open sockets not counted in the hub yet: their admission check is pending (or refused them and
+   * they are closing). Every other open socket is in the hub, which holds this gateway's sockets
+   * only: the two together are every socket, with no set of them all (about 35 bytes a socket).
+   */
+  const pending = new Set<WebSocket<SocketState>>();
+  const counted = () => hub.all() as IterableIterator<WebSocket<SocketState>>;
   const cooldowns = new HintCooldowns();
 
   /** The socket counts as connected: in the hub, in presence; `ready` once its chats are subscribed. */
   function opened(ws: WebSocket<SocketState>, waitPresence: boolean): void {
     const c = ws.getUserData();
     c.admitted = true;
+    pending.delete(ws);
     const count = hub.add(ws);
-    const early = c.early.splice(0);
-    for (const frame of early) onMessage(ws, frame.data, frame.isBinary);
-    const start = () => {
-      if (c.closed) return;
-      // Events flow from here on, and `ready` goes out before any of them.
-      hub.join(ws);
-      hub.send(ws, { type: 'ready', connectionId: c.connId, userId: c.userId });
-      if (c.resume.size > 0) {
-        void resume(deps, ws, c.resume).catch((error: unknown) => log.warn({ err: String(error) }, 'resume failed'));
-      }
-    };
+    const early = c.early;
+    c.early = undefined;
+    for (const frame of early ?? []) onMessage(ws, frame.data, frame.isBinary);
     // `ready` follows once the socket is subscribed to the user's chats. In a cluster it also
     // waits until this node hears those chats from the other nodes, so nothing published after
     // `ready` is missed (a down bus does not hold the socket back).
     // A token outlives a deletion of its application or user: such a socket is closed at once.
-    const online = presenceChanged(deps, c, 'presence.online', deps.presence ? () => deps.presence!.online(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => count === 1);
-    void online.finally(() => deps.usage?.connectionsChanged(c.appId));
+    const online = presenceChanged(deps, c, 'presence.online', deps.presence ? () => deps.presence!.online(c.appId, c.userId, deps.replays.nodeId, connectionId(c.connId)) : count === 1);
+    usageAfter(online, c.appId);
     Promise.all([deps.store.chats.chatsOf(c.appId, c.userId), deps.sessions.ended(c.appId, c.userId), waitPresence ? online : undefined]).then(
       ([chatIds, ended]) => {
         if (c.closed) return;
@@ -119,9 +118,9 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
           const { code, reason, reconnect } = closeCodes[ended === 'app-deleted' ? 'APP_DELETED' : ended === 'user-banned' ? 'USER_BANNED' : 'USER_DELETED'];
           return ws.end(code, JSON.stringify({ reason, reconnect }));
         }
-        for (const chatId of chatIds) if (!c.resume.has(chatId)) hub.subscribe(ws, chatId);
-        if (deps.presence) void deps.replays.ready().then(start, start);
-        else start();
+        for (const chatId of chatIds) if (!c.resume?.has(chatId)) hub.subscribe(ws, chatId);
+        if (deps.presence) void deps.replays.ready().then(() => ready(ws), () => ready(ws));
+        else ready(ws);
       },
       (error: unknown) => {
         log.warn({ err: String(error) }, 'cannot load the chats of a new socket');
@@ -131,12 +130,31 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
     );
   }
 
+  /** Subscribes the socket to its topics and sends `ready`: events flow from here on, `ready` before any of them. */
+  function ready(ws: WebSocket<SocketState>): void {
+    const c = ws.getUserData();
+    if (c.closed) return;
+    hub.join(ws);
+    hub.send(ws, { type: 'ready', connectionId: connectionId(c.connId), userId: c.userId });
+    const from = c.resume;
+    c.resume = undefined; // the replay holds it from here on
+    if (from) void resume(deps, ws, from).catch((error: unknown) => log.warn({ err: String(error) }, 'resume failed'));
+  }
+
+  /** Usage is told that the application's connections changed once presence has the change. */
+  function usageAfter(change: Promise<void>, appId: string): void {
+    if (!deps.usage) return;
+    if (change === NO_CHANGE) deps.usage.connectionsChanged(appId);
+    else void change.finally(() => deps.usage!.connectionsChanged(appId));
+  }
+
   /** One frame of a socket that counts as connected (see `opened`). */
   function onMessage(ws: WebSocket<SocketState>, data: ArrayBuffer, isBinary: boolean): void {
     const c = ws.getUserData();
     if (c.closed) return;
     const now = Date.now();
-    if (ignoresHint(c.hints, now)) {
+    const sender = senderOf(c, deps.actionsPerSecond, now);
+    if (ignoresHint(sender, now)) {
       const seconds = cooldowns.start(`${c.appId}:${c.userId}`, c.tokenKey, now);
       const { code, reason, reconnect } = closeCodes.IGNORED_RETRY_HINTS;
       c.closed = true; // no answer to what is still buffered: the socket is going
@@ -163,10 +181,10 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
     // for a jittered time, so that the many sockets one budget refused together come back spread.
     const waitFor = (error: ApiError) => {
       const hint = jitteredHint(error.extra.retryAfterSeconds ?? 0);
-      toldToWait(c.hints, now, hint);
+      toldToWait(sender, now, hint);
       fail(error, hint);
     };
-    if (!takeToken(c, deps.actionsPerSecond)) return waitFor(new ApiError('RATE_LIMITED', `at most ${deps.actionsPerSecond} actions per second per connection`, { retryAfterSeconds: (1 - c.tokens) / deps.actionsPerSecond }));
+    if (!takeToken(sender, deps.actionsPerSecond, now)) return waitFor(new ApiError('RATE_LIMITED', `at most ${deps.actionsPerSecond} actions per second per connection`, { retryAfterSeconds: (1 - sender.tokens) / deps.actionsPerSecond }));
     // A tenant over its budget is refused here, before validation and dispatch: refusing its
     // flood must cost the node as little as possible (the action is counted where it is taken).
     const spent = deps.appBudgetSpent?.(c.appId);
@@ -214,46 +232,26 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       const extensions = req.getHeader('sec-websocket-extensions');
       const query = new URLSearchParams(req.getQuery() ?? '');
       const token = query.get('token') ?? bearerToken(req.getHeader('authorization'));
-      const refuse = (error: ApiError) => {
-        const reply = problemReply(error);
-        res.writeStatus(`${reply.status}`);
-        for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
-        res.end(JSON.stringify(reply.body));
-      };
-      if (!token) return refuse(new ApiError('AUTH_REQUIRED', 'connect with ?token=<user JWT>'));
+      if (!token) return refuse(res, new ApiError('AUTH_REQUIRED', 'connect with ?token=<user JWT>'));
       const hashed = tokenKey(token);
       const tokenCooling = cooldowns.remainingForToken(hashed, Date.now());
-      if (tokenCooling > 0) return refuse(cooldownError(tokenCooling));
+      if (tokenCooling > 0) return refuse(res, cooldownError(tokenCooling));
       const principal = deps.tokens.verify(token);
-      if (isApiError(principal)) return refuse(principal);
+      if (isApiError(principal)) return refuse(res, principal);
       const cooling = cooldowns.remaining(`${principal.appId}:${principal.userId}`, Date.now());
-      if (cooling > 0) return refuse(cooldownError(cooling));
-      if (hub.sockets(principal.appId, principal.userId).size >= REALTIME_LIMITS.connectionsPerUser) {
-        return refuse(new ApiError('TOO_MANY_CONNECTIONS', `at most ${REALTIME_LIMITS.connectionsPerUser} connections per user`));
+      if (cooling > 0) return refuse(res, cooldownError(cooling));
+      const siblings = hub.sockets(principal.appId, principal.userId) as ReadonlySet<WebSocket<SocketState>>;
+      if (siblings.size >= REALTIME_LIMITS.connectionsPerUser) {
+        return refuse(res, new ApiError('TOO_MANY_CONNECTIONS', `at most ${REALTIME_LIMITS.connectionsPerUser} connections per user`));
       }
-      const requested = protocols.split(',').map((p) => p.trim()).filter(Boolean);
+      const requested = subprotocols(protocols);
       const encoding: Encoding = requested.includes('msgpack') ? 'msgpack' : 'json';
       const chosen = requested.length === 0 ? '' : encoding;
       const resumeFrom = parseResume(query.get('resume'));
-      if (isApiError(resumeFrom)) return refuse(resumeFrom);
-      const state: SocketState = {
-        appId: principal.appId,
-        userId: principal.userId,
-        connId: randomUUID(),
-        encoding,
-        chats: new Set(),
-        joined: false,
-        closed: false,
-        slow: false,
-        expiresAt: principal.expiresAt,
-        tokens: deps.actionsPerSecond * 2,
-        refilledAt: Date.now(),
-        resume: resumeFrom,
-        hints: freshHints(),
-        tokenKey: hashed,
-        admitted: false,
-        early: [],
-      };
+      if (isApiError(resumeFrom)) return refuse(res, resumeFrom);
+      // The hub holds this gateway's sockets only, open ones only (each leaves it as it closes).
+      const sibling = siblings.values().next().value?.getUserData();
+      const state = socketState(principal, { connId: nextConnection(), encoding, tokenKey: hashed, resume: resumeFrom }, sibling);
       // Upgraded here, synchronously, with the chats loaded after `open`. An upgrade completed
       // after an await must be corked, and uWS's cork() around such an upgrade can read the new
       // socket's memory as HTTP state and close it at once (1006, nothing logged; seen on about 1
@@ -264,9 +262,9 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
 
     open: (ws) => {
       const c = ws.getUserData();
-      live.add(ws);
       deps.metrics.connections(1);
       if (!deps.admission) return opened(ws, false);
+      pending.add(ws);
       // Checked before the socket counts anywhere; `ready` then waits for presence to count it, so
       // the next user's check (on any node) sees this one.
       deps.admission.admit(c.appId, c.userId).then(
@@ -289,23 +287,22 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       if (c.admitted) return onMessage(ws, data, isBinary);
       // Sent before the admission check answered: kept (a copy: uWS reuses the buffer) and taken
       // once the socket counts as connected, or dropped with it if refused.
-      const held = c.early.reduce((n, f) => n + f.data.byteLength, 0);
-      if (c.early.length < REALTIME_LIMITS.earlyFrames && held + data.byteLength <= REALTIME_LIMITS.earlyBytes) c.early.push({ data: data.slice(0), isBinary });
+      const early = (c.early ??= []);
+      const held = early.reduce((n, f) => n + f.data.byteLength, 0);
+      if (early.length < REALTIME_LIMITS.earlyFrames && held + data.byteLength <= REALTIME_LIMITS.earlyBytes) early.push({ data: data.slice(0), isBinary });
       else ws.end(closeCodes.UNAVAILABLE.code, JSON.stringify({ reason: 'too much sent before ready', reconnect: closeCodes.UNAVAILABLE.reconnect }));
     },
 
     close: (ws, code) => {
       const c = ws.getUserData();
-      log.debug({ code, connId: c.connId, slow: c.slow }, 'socket closed');
+      log.debug({ code, connId: connectionId(c.connId), slow: c.slow }, 'socket closed');
       c.closed = true;
-      live.delete(ws);
+      pending.delete(ws);
       deps.metrics.connections(-1);
       if (c.slow) deps.metrics.slowConsumerDropped();
       if (!c.admitted) return; // refused before it counted anywhere
       const left = hub.remove(ws);
-      void presenceChanged(deps, c, 'presence.offline', deps.presence ? () => deps.presence!.offline(c.appId, c.userId, deps.replays.nodeId, c.connId) : () => left === 0).finally(() =>
-        deps.usage?.connectionsChanged(c.appId),
-      );
+      usageAfter(presenceChanged(deps, c, 'presence.offline', deps.presence ? () => deps.presence!.offline(c.appId, c.userId, deps.replays.nodeId, connectionId(c.connId)) : left === 0), c.appId);
     },
 
   });
@@ -315,7 +312,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
   const expiryCheck = setInterval(() => {
     const now = Date.now();
     const { code, reason, reconnect } = closeCodes.TOKEN_EXPIRED;
-    for (const ws of live) if (ws.getUserData().expiresAt <= now) ws.end(code, JSON.stringify({ reason, reconnect }));
+    for (const sockets of [counted(), pending]) for (const ws of sockets) if (ws.getUserData().expiresAt * 1000 <= now) ws.end(code, JSON.stringify({ reason, reconnect }));
   }, REALTIME_LIMITS.expiryCheckMs);
   expiryCheck.unref();
 
@@ -325,18 +322,9 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       clearInterval(expiryCheck);
       cooldowns.close();
       const { code, reason, reconnect } = closeCodes[name];
-      for (const ws of [...live]) ws.end(code, JSON.stringify({ reason, reconnect }));
+      for (const ws of [...counted(), ...pending]) ws.end(code, JSON.stringify({ reason, reconnect }));
     },
   };
-}
-
-function takeToken(c: SocketState, perSecond: number): boolean {
-  const now = Date.now();
-  c.tokens = Math.min(perSecond * 2, c.tokens + ((now - c.refilledAt) / 1000) * perSecond);
-  c.refilledAt = now;
-  if (c.tokens < 1) return false;
-  c.tokens -= 1;
-  return true;
 }
 
 async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Promise<object | ApiError> {
@@ -389,25 +377,3 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
       return action satisfies never;
   }
 }
-
-/**
- * Tells every user who shares a chat with `c`'s user that it came online or went offline, when
- * `transition` says this connection was the user's first (or its last ended).
- */
-async function presenceChanged(deps: GatewayDeps, c: Connection, type: 'presence.online' | 'presence.offline', transition: () => boolean | Promise<boolean>): Promise<void> {
-  try {
-    if (!(await transition())) return;
-    // Once per transition cluster-wide (Presence's guarantee), like the realtime event; a store
-    // that cannot take the webhook event does not keep the realtime one from the user's contacts.
-    await deps.webhooks?.emit(c.appId, [{ type: type === 'presence.online' ? 'user.online' : 'user.offline', data: { userId: c.userId } }]).catch((error: unknown) => deps.log.warn({ err: String(error), type }, 'presence webhook event not written'));
-    const others = new Set<string>();
-    for (const chatId of await deps.store.chats.chatsOf(c.appId, c.userId)) {
-      for (const m of await deps.store.chats.members(c.appId, chatId)) if (m.userId !== c.userId) others.add(m.userId);
-    }
-    for (const userId of others) deps.events.userEvent(c.appId, userId, { type, userId: c.userId });
-  } catch (error) {
-    // Presence is a courtesy: an outage of Redis or the store must not touch the connection.
-    deps.log.warn({ err: String(error), type }, 'presence not announced');
-  }
-}
-

@@ -7,13 +7,23 @@ import { REALTIME_LIMITS } from './limits.ts';
 export type Encoding = 'json' | 'msgpack';
 export const ENCODINGS: readonly Encoding[] = ['json', 'msgpack'];
 
+/**
+ * What a socket carries, as the hub reads it. uWS copies the user data's own properties onto the
+ * socket object itself, and V8 keeps them as fast properties only up to 15 (with 14: a 136-byte
+ * array, the layout shared by every socket); past that each socket gets a dictionary of its own
+ * (832 bytes with 16). The gateway's state adds to these eight fields and stays within 15.
+ */
 export interface Connection {
   appId: string;
   userId: string;
-  connId: string;
+  /** The connection's id, or the number it is made from: see connectionId(). */
+  connId: string | number;
   encoding: Encoding;
-  /** Chats whose topic this socket is subscribed to (or will be, when it joins). */
-  chats: Set<string>;
+  /**
+   * Chats whose topic this socket is subscribed to (or will be, when it joins); undefined while
+   * there are none (a set is about 200 bytes, made with the socket's first chat).
+   */
+  chats: Set<string> | undefined;
   /**
    * Whether the socket receives its topics' events yet. Until `join`, its user and chats count
    * as interest (so a cluster node starts hearing them) but nothing is delivered to it: `ready`
@@ -116,6 +126,11 @@ export class RealtimeHub implements EventSink {
     return out;
   }
 
+  /** Every socket counted on this node (a scan: for timers and shutdown; one may close on the way). */
+  *all(): IterableIterator<WebSocket<Connection>> {
+    for (const set of this.byUser.values()) yield* set;
+  }
+
   get connectionCount(): number {
     let n = 0;
     for (const set of this.byUser.values()) n += set.size;
@@ -144,7 +159,7 @@ export class RealtimeHub implements EventSink {
     if (c.closed || c.joined) return;
     c.joined = true;
     ws.subscribe(userTopic(c.encoding, c.appId, c.userId));
-    for (const chatId of c.chats) ws.subscribe(chatTopic(c.encoding, c.appId, chatId));
+    for (const chatId of c.chats ?? []) ws.subscribe(chatTopic(c.encoding, c.appId, chatId));
   }
 
   remove(ws: WebSocket<Connection>): number {
@@ -153,8 +168,8 @@ export class RealtimeHub implements EventSink {
     const set = this.byUser.get(key);
     if (!set) return 0;
     if (!set.delete(ws)) return set.size;
-    for (const chatId of c.chats) this.chatInterest(c.appId, chatId, -1);
-    c.chats.clear();
+    for (const chatId of c.chats ?? []) this.chatInterest(c.appId, chatId, -1);
+    c.chats = undefined;
     if (set.size === 0) {
       this.byUser.delete(key);
       this.interest?.user(c.appId, c.userId, false);
@@ -167,15 +182,15 @@ export class RealtimeHub implements EventSink {
 
   subscribe(ws: WebSocket<Connection>, chatId: string): void {
     const c = ws.getUserData();
-    if (c.closed || c.slow || c.chats.has(chatId)) return;
-    c.chats.add(chatId);
+    if (c.closed || c.slow || c.chats?.has(chatId)) return;
+    (c.chats ??= new Set()).add(chatId);
     if (c.joined) ws.subscribe(chatTopic(c.encoding, c.appId, chatId));
     this.chatInterest(c.appId, chatId, 1);
   }
 
   unsubscribe(ws: WebSocket<Connection>, chatId: string): void {
     const c = ws.getUserData();
-    if (c.closed || !c.chats.delete(chatId)) return;
+    if (c.closed || !c.chats?.delete(chatId)) return;
     ws.unsubscribe(chatTopic(c.encoding, c.appId, chatId));
     this.chatInterest(c.appId, chatId, -1);
   }
@@ -203,7 +218,7 @@ export class RealtimeHub implements EventSink {
   private withoutUser(appId: string, userId: string, chatId: string, publish: () => void): void {
     const own = [...this.sockets(appId, userId)].filter((ws) => {
       const c = ws.getUserData();
-      return !c.closed && c.joined && c.chats.has(chatId);
+      return !c.closed && c.joined && c.chats?.has(chatId) === true;
     });
     for (const ws of own) ws.unsubscribe(chatTopic(ws.getUserData().encoding, appId, chatId));
     try {
@@ -284,7 +299,7 @@ export class RealtimeHub implements EventSink {
         if (c.closed || c.slow || ws.getBufferedAmount() <= REALTIME_LIMITS.slowConsumerBytes) continue;
         c.slow = true;
         // Nothing more is queued behind the close frame: the client resumes from its seqs.
-        for (const chatId of [...c.chats]) this.unsubscribe(ws, chatId);
+        for (const chatId of [...(c.chats ?? [])]) this.unsubscribe(ws, chatId);
         ws.unsubscribe(userTopic(c.encoding, c.appId, c.userId));
         ws.end(code, JSON.stringify({ reason, reconnect }));
       }

@@ -3,6 +3,7 @@ import { ApiError, type Logger } from '../../common/index.ts';
 import type { ChatService, ResumeEntry, ResumePoint } from '../chat/index.ts';
 import type { NodeStore } from '../store/index.ts';
 import type { Connection, RealtimeHub } from './hub.ts';
+import { connectionId } from './connection-id.ts';
 import type { Replays } from './replays.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 
@@ -25,10 +26,10 @@ const REPLAY_WAIT_MS = 5_000;
 
 const count = (text: string | undefined) => (text !== undefined && /^\d{1,15}$/.test(text) ? Number(text) : NaN);
 
-/** `resume=<chatId>:<seq>[:<rev>],…` from the connect URL. */
-export function parseResume(value: string | null): Map<string, ResumePoint> | ApiError {
+/** `resume=<chatId>:<seq>[:<rev>],…` from the connect URL; undefined when it names no chat. */
+export function parseResume(value: string | null): Map<string, ResumePoint> | undefined | ApiError {
+  if (!value) return undefined;
   const out = new Map<string, ResumePoint>();
-  if (!value) return out;
   const parts = value.split(',');
   if (parts.length > MAX_CHATS) return new ApiError('VALIDATION_FAILED', `resume names at most ${MAX_CHATS} chats`);
   for (const part of parts) {
@@ -65,6 +66,7 @@ export async function resume(deps: ResumeDeps, ws: WebSocket<Connection>, from: 
 
 function resumeChat(deps: ResumeDeps, ws: WebSocket<Connection>, chatId: string, point: ResumePoint): Promise<ResumeEntry | null> {
   const c = ws.getUserData();
+  const connId = connectionId(c.connId);
   return new Promise((resolve) => {
     let settled = false;
     const settle = (entry: ResumeEntry | null) => {
@@ -73,7 +75,7 @@ function resumeChat(deps: ResumeDeps, ws: WebSocket<Connection>, chatId: string,
       release();
       resolve(entry);
     };
-    const release = deps.replays.wait(c.appId, chatId, c.connId, ({ frames, entry }) => {
+    const release = deps.replays.wait(c.appId, chatId, connId, ({ frames, entry }) => {
       if (settled) return;
       // Synchronous with the owner's publication order: subscribed from here on, replayed up to here.
       if (entry && !c.closed) {
@@ -93,7 +95,7 @@ function resumeChat(deps: ResumeDeps, ws: WebSocket<Connection>, chatId: string,
     const timer = setTimeout(fallBack, REPLAY_WAIT_MS);
     deps.replays
       .ready()
-      .then(() => deps.chats.replay(c.appId, chatId, c.userId, point, { nodeId: deps.replays.nodeId, connId: c.connId }, REALTIME_LIMITS.resumeMessages))
+      .then(() => deps.chats.replay(c.appId, chatId, c.userId, point, { nodeId: deps.replays.nodeId, connId }, REALTIME_LIMITS.resumeMessages))
       .catch((error: unknown) => {
         deps.log.warn({ err: String(error), chatId }, 'replay failed; the client pages history');
         fallBack();
