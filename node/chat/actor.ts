@@ -10,6 +10,7 @@ import { CHAT_LIMITS } from './limits.ts';
 import { MessageCache } from './message-cache.ts';
 import { deleted, edited, moderated, reacted, type Change } from './message-changes.ts';
 import { MessageReads } from './message-reads.ts';
+import { messageJson } from './message-json.ts';
 import { SenderReads } from './sender-reads.ts';
 import { SendKeys } from './send-keys.ts';
 import { SerialQueue } from './serial-queue.ts';
@@ -61,8 +62,6 @@ interface PendingWrite {
   message: StoredMessage;
   event: ChatEvent & { rev: number };
   enqueuedAt: number;
-  /** The JSON of the event's message, when webhooks made it (see ChatWebhooks.messageEvents). */
-  text?: string;
 }
 
 /** `live`; `broken` after a failed or fenced write (the registry replaces it); `gone` once the chat is deleted. */
@@ -398,7 +397,7 @@ export class ChatActor {
         this.senderReads.sent(w.message.senderId, w.message.seq);
       }
       this.deps.observeAck?.((now - w.enqueuedAt) / 1000);
-      this.deps.events.chatEvent(this.appId, w.event, w.text);
+      this.deps.events.chatEvent(this.appId, w.event, 'message' in w.event ? messageJson(w.event.message) : undefined);
     }
     if (stored > 0) this.deps.messagesStored?.(this.appId, stored);
     if (stored > 0 && this.deps.webhooks) {

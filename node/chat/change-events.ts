@@ -12,15 +12,13 @@ import type { MessageView } from './views.ts';
 export interface MessageWrite {
   message: StoredMessage;
   event: ChatEvent & { rev: number };
-  /** Set by messageEvents when it makes the event's message JSON: the realtime frame reuses it. */
-  text?: string;
 }
 
 /** What the chat actor and the routes call to make webhook events (see NodeWebhooks). */
 export interface ChatWebhooks {
   /**
    * The events of a batch of message writes, made before the write (none when nobody listens).
-   * Sets the `text` of each write whose message it serialises.
+   * A message's JSON comes from messageJson (message-json.ts), made once for every sender.
    */
   messageEvents(appId: string, writes: readonly MessageWrite[]): OutboxEvent[] | Promise<OutboxEvent[]>;
   /** The put that carried `events` resolved (ok) or failed. */

@@ -79,8 +79,9 @@ export type ServerEvent = ChatEvent | UserEvent;
  */
 export interface EventSink {
   /**
-   * `messageText`, when given, is `JSON.stringify(event.message)`, made already (by webhooks): a
-   * JSON frame puts it in rather than serialising the message again.
+   * `messageText`, when given, is `JSON.stringify(event.message)`, made once (message-json.ts)
+   * and shared with the webhook event and the writer's acknowledgement: a JSON frame puts it in
+   * rather than serialising the message again.
    */
   chatEvent(appId: string, event: ChatEvent, messageText?: string): void;
   userEvent(appId: string, userId: string, event: UserEvent): void;

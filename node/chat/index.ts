@@ -19,6 +19,7 @@ export { boundedQueue, countedRefusals, type AdmissionPolicy } from './admission
 export { chatEventSchemas, userEventSchemas, type ChatEvent, type EventSink, type ServerEvent, type UserEvent } from './events.ts';
 export type { Replay, ReplayDelivery, ReplayTarget, ResumeEntry, ResumePoint } from './replay.ts';
 export { ChatSchema, Content, IdempotencyKey, MemberSchema, MessageSchema, ReactionSchema, ReactionValue, ReplySchema, Role } from './schemas.ts';
+export { madeMessageJson, messageJson } from './message-json.ts';
 export type { ChatView, MemberView, MessageView, ReactionView, ReplyView } from './views.ts';
 export { ChatBanSchema, MuteSchema, type Moderator } from './chat-moderation.ts';
 export type { BeforeSendHook, BeforeSendPort } from './before-send-port.ts';

@@ -7,7 +7,8 @@ import type { NodeStore } from '../store/index.ts';
 import type { SessionGuard } from '../auth/session-guard.ts';
 import type { UserTokens } from '../auth/user-tokens.ts';
 import { actionSchemas, closeCodes, isActionType, type Action, type CloseName } from './protocol.ts';
-import type { Encoding, RealtimeHub } from './hub.ts';
+import type { RealtimeHub } from './hub.ts';
+import type { Encoding } from './frames.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 import type { Replays } from './replays.ts';
 import { parseResume, resume } from './resume.ts';
@@ -202,7 +203,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
         return;
       }
       dispatch(deps, c, action).then(
-        (result) => (isApiError(result) ? fail(result) : hub.send(ws, { type: 'ack', id: action.id, result })),
+        (result) => (isApiError(result) ? fail(result) : hub.ack(ws, action.id, result)),
         (error: unknown) => {
           const reply = actionFailure(error);
           if (reply.code === 'UNAVAILABLE') log.warn({ err: (error as Error).message, action: action.type }, 'backend unavailable');

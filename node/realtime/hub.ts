@@ -1,11 +1,9 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
-import { pack } from 'msgpackr';
 import type { ChatEvent, EventSink, UserEvent } from '../chat/index.ts';
 import { closeCodes, PROTOCOL_VERSION } from './protocol.ts';
+import { ackFrame, encode, ENCODINGS, eventFrame, TYPING_FRAME, type Encoding } from './frames.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 
-export type Encoding = 'json' | 'msgpack';
-export const ENCODINGS: readonly Encoding[] = ['json', 'msgpack'];
 
 /**
  * What a socket carries, as the hub reads it. uWS copies the user data's own properties onto the
@@ -37,42 +35,6 @@ export interface Connection {
 
 export const chatTopic = (enc: Encoding, appId: string, chatId: string) => `${enc}:c:${appId}:${chatId}`;
 export const userTopic = (enc: Encoding, appId: string, userId: string) => `${enc}:u:${appId}:${userId}`;
-
-/**
- * An event's JSON frame, as sockets receive it: byte for byte `JSON.stringify({ v, ...event })`.
- * `messageText`, when given, is the JSON of the event's message, made already (by webhooks): the
- * frame is put together around it, field by field in the event's own order (0.25 µs a frame,
- * against 0.8 µs made from scratch and 0.55 µs spliced into a frame made with a stand-in).
- */
-export function eventFrame(event: ChatEvent | UserEvent, messageText?: string): string {
-  if (messageText === undefined || !('message' in event)) return JSON.stringify({ v: PROTOCOL_VERSION, ...event });
-  const fields = event as unknown as Record<string, unknown>;
-  let frame = `{"v":${PROTOCOL_VERSION}`;
-  for (const key in fields) {
-    if (key === 'v' || !Object.hasOwn(fields, key)) continue;
-    const value = fields[key];
-    // As JSON.stringify does, a field with no JSON (undefined) is left out; a finite number's JSON is its string.
-    const json = key === 'message' ? messageText : typeof value === 'number' && Number.isFinite(value) ? `${value}` : JSON.stringify(value);
-    if (json !== undefined) frame += `${fieldPrefix(key)}${json}`;
-  }
-  return `${frame}}`;
-}
-
-const fieldPrefixes = new Map<string, string>();
-
-/** `,"key":` for a field of an event (a few dozen names in all: each made once). */
-function fieldPrefix(key: string): string {
-  let prefix = fieldPrefixes.get(key);
-  if (prefix === undefined) fieldPrefixes.set(key, (prefix = `,${JSON.stringify(key)}:`));
-  return prefix;
-}
-
-/** How every typing frame eventFrame makes begins. */
-const TYPING_FRAME = `{"v":${PROTOCOL_VERSION},"type":"typing.`;
-
-export function encode(enc: Encoding, frame: object): string | Buffer {
-  return enc === 'json' ? JSON.stringify(frame) : pack(frame);
-}
 
 export interface HubCounters {
   eventOut: (n: number) => void;
@@ -257,7 +219,7 @@ export class RealtimeHub implements EventSink {
     const packedTopic = chatTopic('msgpack', appId, chatId);
     const packedSubscribers = this.app.numSubscribers(packedTopic);
     if (packedSubscribers === 0) return;
-    const data = pack(event ? event() : (JSON.parse(json) as object));
+    const data = encode('msgpack', event ? event() : (JSON.parse(json) as object));
     this.app.publish(packedTopic, data, true);
     this.counters.eventOut(packedSubscribers);
     this.sent(data);
@@ -274,11 +236,21 @@ export class RealtimeHub implements EventSink {
     }
   }
 
-  /** Sends one frame to one socket (acks, errors, replays), encoded for that socket. */
+  /** Sends one frame to one socket (errors, replays), encoded for that socket. */
   send(ws: WebSocket<Connection>, frame: object): void {
     const c = ws.getUserData();
     if (c.closed) return;
-    const data = encode(c.encoding, { v: PROTOCOL_VERSION, ...frame });
+    this.sendData(ws, c, encode(c.encoding, { v: PROTOCOL_VERSION, ...frame }));
+  }
+
+  /** Acknowledges an action: `{ type: 'ack', id, result }`, reusing its message's JSON (frames.ts). */
+  ack(ws: WebSocket<Connection>, id: string, result: object): void {
+    const c = ws.getUserData();
+    if (c.closed) return;
+    this.sendData(ws, c, c.encoding === 'json' ? ackFrame(id, result) : encode(c.encoding, { v: PROTOCOL_VERSION, type: 'ack', id, result }));
+  }
+
+  private sendData(ws: WebSocket<Connection>, c: Connection, data: string | Buffer): void {
     // 2 = dropped: the socket is past maxBackpressure and uWS closes it.
     if (ws.send(data, c.encoding === 'msgpack') === 2) c.slow = true;
     this.sent(data);

@@ -5,7 +5,8 @@
  * them). Events reach sockets in the order the hub is given them.
  */
 export { attachGateway, type GatewayDeps, type GatewayMetrics } from './gateway.ts';
-export { eventFrame, RealtimeHub, type HubInterest } from './hub.ts';
+export { RealtimeHub, type HubInterest } from './hub.ts';
+export { ackFrame, eventFrame } from './frames.ts';
 export { LocalReplays, ReplayWaiters, type Replays, type ReplayWaiter } from './replays.ts';
 export { Admission } from './admission.ts';
 export { closeCodes, PROTOCOL_VERSION, type CloseName } from './protocol.ts';

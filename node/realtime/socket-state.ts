@@ -1,4 +1,5 @@
-import type { Connection, Encoding } from './hub.ts';
+import type { Connection } from './hub.ts';
+import type { Encoding } from './frames.ts';
 import type { HintState } from './ignored-hints.ts';
 import type { ResumePoint } from './resume.ts';
 

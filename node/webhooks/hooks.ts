@@ -1,5 +1,5 @@
 import type { Logger } from '../../common/index.ts';
-import type { ChangeEventItem, ChatEvent, ChatWebhooks, MessageView, MessageWrite } from '../chat/index.ts';
+import { messageJson, type ChangeEventItem, type ChatEvent, type ChatWebhooks, type MessageView, type MessageWrite } from '../chat/index.ts';
 import { changeLanded, type NodeStore, type OutboxEvent } from '../store/index.ts';
 import { Raw, WebhookDispatcher } from './dispatcher.ts';
 import { anySubscribed, EndpointCache } from './endpoints.ts';
@@ -30,8 +30,8 @@ const webhookTypeOf: Partial<Record<ChatEvent['type'], string>> = {
 };
 
 /**
- * A message view with its `rev`, as JSON text: the view's text (`text`, kept for its realtime
- * frame) with the field added at its end, which is what `{ ...message, rev }` would give.
+ * A message view with its `rev`, as JSON text: the view's text (messageJson, shared with its
+ * realtime frame and acknowledgement) with the field added at its end, which is what `{ ...message, rev }` would give.
  */
 function withRev(text: string, rev: number): Raw {
   return new Raw(text === '{}' ? `{"rev":${rev}}` : `${text.slice(0, -1)},"rev":${rev}}`);
@@ -87,7 +87,7 @@ export class NodeWebhooks implements ChatWebhooks {
         event.type === 'reaction.added' || event.type === 'reaction.removed'
           ? { ...event.reaction, seq: event.seq, rev: event.rev }
           : 'message' in event
-            ? withRev((w.text ??= JSON.stringify(event.message)), event.rev)
+            ? withRev(messageJson(event.message), event.rev)
             : undefined;
       out.push(this.dispatcher.make(appId, type, data, { chatId: message.chatId, messageId: message.id, rev: event.rev }));
     }
