@@ -205,8 +205,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       messagesStored: (appId, n) => usage.messagesStored(appId, n),
       ...(webhooks ? { webhooks } : {}),
       blocks,
-      // A Cassandra request costs far more than a row: busy chats write fewer, larger batches.
-      ...(config.STORE === 'cassandra' ? { linger: { ms: CHAT_LIMITS.lingerMs, minBatch: CHAT_LIMITS.lingerMinBatch }, listMoveMs: CHAT_LIMITS.listMoveMs } : {}),
+      ...(config.STORE === 'cassandra' ? { listMoveMs: CHAT_LIMITS.listMoveMs } : {}),
     },
     {
       idleMs: config.ACTOR_IDLE_SECONDS * 1000,

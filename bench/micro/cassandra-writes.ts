@@ -10,7 +10,11 @@ import { listenerPid } from '../lib/services.ts';
  * just before, and the latency p50/p99. The floor under the cluster bench's Cassandra CPU per
  * message: a group commit writes many messages in one mutation, but every mutation costs this.
  *
- *   node --import tsx bench/micro/cassandra-writes.ts [--rates 250,500,1000] [--seconds 10]
+ *   node --import tsx bench/micro/cassandra-writes.ts [--rates 250,500,1000] [--seconds 10] [--groups 1,4] [--targets single,ring]
+ *
+ * `--groups`: rows per request. A group of G rows goes as one unlogged batch of G partitions (as
+ * several chats' writes of a node would, sent together), so the rate of requests is the rate of
+ * rows ÷ G: what a request costs beyond its rows shows as the drop in CPU per row.
  *
  * The single node is found at CASSANDRA_CONTACT_POINTS (default 127.0.0.1:9042), the ring at
  * HA_CASSANDRA_CONTACT_POINTS (default scripts/services.sh's 127.0.0.11-13:9042); each gets a
@@ -22,10 +26,12 @@ const arg = (name: string, fallback: string) => {
 };
 const rates = arg('rates', '250,500,1000').split(',').map(Number);
 const seconds = Number(arg('seconds', '10'));
+const groups = arg('groups', '1').split(',').map(Number);
+const wanted = arg('targets', 'single,ring').split(',');
 const targets = [
   { name: 'single (RF 1)', points: process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042', rf: 1 },
   { name: 'ring (RF 3)', points: process.env.HA_CASSANDRA_CONTACT_POINTS ?? '127.0.0.11:9042,127.0.0.12:9042,127.0.0.13:9042', rf: 3 },
-];
+].filter((t) => wanted.includes(t.name.split(' ')[0]!));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function open(points: string, rf: number) {
@@ -39,7 +45,7 @@ async function open(points: string, rf: number) {
   return { client, pids: pids as number[] };
 }
 
-async function run(client: cassandra.Client, pids: number[], rate: number) {
+async function run(client: cassandra.Client, pids: number[], rate: number, group: number) {
   const cpu = async () => (await processStats(pids)).cpuSeconds;
   const idleFrom = await cpu();
   await sleep(3000);
@@ -52,11 +58,15 @@ async function run(client: cassandra.Client, pids: number[], rate: number) {
   const from = await cpu();
   const started = performance.now();
   while (performance.now() - started < seconds * 1000) {
-    const due = Math.floor(((performance.now() - started) / 1000) * rate) - sent;
+    const due = Math.floor((((performance.now() - started) / 1000) * rate) / group) - sent / group;
     for (let i = 0; i < due; i++) {
-      sent++;
+      const rows = Array.from({ length: group }, () => {
+        sent++;
+        return { query: 'INSERT INTO bench_writes.rows (k, c, v) VALUES (?, ?, ?)', params: [`k${sent % 64}`, Date.now() * 1000 + (sent % 1000), payload] };
+      });
       const at = performance.now();
-      const write = client.execute('INSERT INTO bench_writes.rows (k, c, v) VALUES (?, ?, ?)', [`k${sent % 64}`, Date.now() * 1000 + (sent % 1000), payload]).then(
+      const request = group === 1 ? client.execute(rows[0]!.query, rows[0]!.params) : client.batch(rows, { logged: false, prepare: true });
+      const write = request.then(
         () => void latencies.push(performance.now() - at),
         () => void failed++,
       );
@@ -70,16 +80,16 @@ async function run(client: cassandra.Client, pids: number[], rate: number) {
   const used = (await cpu()) - from;
   latencies.sort((a, b) => a - b);
   const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]! * 10) / 10;
-  return { rate, writes: sent, failed, cores: Math.round((used / elapsed) * 100) / 100, idleCores: Math.round(idleCores * 100) / 100, cpuUsPerWrite: Math.round(((used - idleCores * elapsed) / sent) * 1e6), p50Ms: q(0.5), p99Ms: q(0.99) };
+  return { rate, group, writes: sent, failed, cores: Math.round((used / elapsed) * 100) / 100, idleCores: Math.round(idleCores * 100) / 100, cpuUsPerWrite: Math.round(((used - idleCores * elapsed) / sent) * 1e6), p50Ms: q(0.5), p99Ms: q(0.99) };
 }
 
 const opened = await Promise.all(targets.map(async (target) => ({ ...target, ...(await open(target.points, target.rf)) })));
-const rows: string[] = ['| target | offered writes/s | written | failed | Cassandra cores | idle cores before | CPU µs / write beyond idle | p50 ms | p99 ms |', '|---|---|---|---|---|---|---|---|---|'];
+const rows: string[] = ['| target | offered writes/s | rows per request | written | failed | Cassandra cores | idle cores before | CPU µs / write beyond idle | p50 ms | p99 ms |', '|---|---|---|---|---|---|---|---|---|---|'];
 for (const rate of rates) {
-  for (const t of opened) {
-    const r = await run(t.client, t.pids, rate);
+  for (const group of groups) for (const t of opened) {
+    const r = await run(t.client, t.pids, rate, group);
     console.log(JSON.stringify({ target: t.name, ...r }));
-    rows.push(`| ${t.name} | ${r.rate} | ${r.writes} | ${r.failed} | ${r.cores} | ${r.idleCores} | ${r.cpuUsPerWrite} | ${r.p50Ms} | ${r.p99Ms} |`);
+    rows.push(`| ${t.name} | ${r.rate} | ${r.group} | ${r.writes} | ${r.failed} | ${r.cores} | ${r.idleCores} | ${r.cpuUsPerWrite} | ${r.p50Ms} | ${r.p99Ms} |`);
   }
 }
 console.log(rows.join('\n'));

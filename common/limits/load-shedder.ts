@@ -30,8 +30,8 @@ export interface LoadShedderOptions {
    * A unit's sojourn is the time from taking it to its end: queueing and serving, on this process
    * and on the ones it waits on (the node owning the chat, the database). A window is late when
    * more than half of the units served in it took longer than this (ms): a median, not the least
-   * as in CoDel, because an actor lingers to batch writes (on Cassandra up to 50 ms), so some
-   * units get through fast even behind a standing queue, and not the mean, which a few units held
+   * as in CoDel, because an actor batches what arrives while it writes, so some units get
+   * through fast even behind a standing queue, and not the mean, which a few units held
    * by one slow chat would carry.
    */
   targetSojournMs: number;

@@ -31,8 +31,6 @@ export interface ActorDeps {
   messagesStored?: (appId: string, n: number) => void;
   /** Whether a chat takes one more write (default: a bounded queue and delay, see admission.ts). */
   admission?: AdmissionPolicy;
-  /** Wait for larger batches after a write (see GroupCommitOptions.linger); none by default. */
-  linger?: { ms: number; minBatch: number };
   /** Least time between two moves of a chat in its members' lists (list-moves.ts); CHAT_LIMITS.activityWriteMs by default. */
   listMoveMs?: number;
   /** How many chats a user may be in; unbounded when absent. */
@@ -147,7 +145,6 @@ export class ChatActor {
       maxBatch: CHAT_LIMITS.batchMessages,
       write: (batch) => this.write(batch),
       onDurable: (batch) => this.durable(batch),
-      ...(deps.linger ? { linger: deps.linger } : {}),
     });
     // A broken actor (replaced after a failed or fenced write) writes nothing more of its own.
     this.listMoves = new ListMoves(deps.listMoveMs ?? CHAT_LIMITS.activityWriteMs, () => this.status === 'live' && this.activity.touch());

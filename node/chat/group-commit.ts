@@ -8,21 +8,19 @@
  * - if a write fails, that batch and every item queued behind it are rejected with its error, and
  *   the commit is `failed`: every later item is rejected at once. Nothing is retried here: what a
  *   failed write left in the store is the caller's to find out (it reloads).
+ *
+ * Adaptive: an item that arrives when nothing is being written is written at once (after the
+ * current microtasks, with what they add), and what arrives during a write waits for it and goes
+ * in the next batch. So a quiet chat pays no wait, and a busy one writes batches that grow with its
+ * rate and with the store's latency (on the cluster bench: 1 message a write at 761 msgs/s, 4 at
+ * 3,855), without a timer choosing between the two.
  */
-/** Lingering writes start on multiples of this many milliseconds. */
-const LINGER_GRID_MS = 5;
-
 export interface GroupCommitOptions<T> {
   /** Writes one batch; resolves once it is durable. */
   write: (batch: T[]) => Promise<void>;
   onDurable: (batch: T[]) => void;
   /** Most items in one batch. */
   maxBatch: number;
-  /**
-   * Writes start at least `ms` apart unless `minBatch` items wait: a busy chat writes fewer, larger
-   * batches (at most one per `ms`), while an item arriving after a quiet spell is written at once.
-   */
-  linger?: { ms: number; minBatch: number };
 }
 
 interface Queued<T> {
@@ -35,8 +33,6 @@ export class GroupCommit<T> {
   private queue: Queued<T>[] = [];
   private inflight: Queued<T>[] = [];
   private writing = false;
-  private lingering: NodeJS.Timeout | undefined;
-  private lastWriteAt = -Infinity;
   private failure: { error: unknown } | undefined;
   private drainWaiters: (() => void)[] = [];
 
@@ -48,7 +44,7 @@ export class GroupCommit<T> {
   }
 
   get busy(): boolean {
-    return this.writing || this.queue.length > 0 || this.lingering !== undefined;
+    return this.writing || this.queue.length > 0;
   }
 
   get failed(): boolean {
@@ -65,8 +61,7 @@ export class GroupCommit<T> {
     if (this.failure) return Promise.reject(this.failure.error);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (this.lingering && this.queue.length >= (this.options.linger?.minBatch ?? 1)) this.flushNow();
-      else if (!this.writing && !this.lingering) queueMicrotask(() => this.flush());
+      if (!this.writing) queueMicrotask(() => this.flush());
     });
   }
 
@@ -76,25 +71,8 @@ export class GroupCommit<T> {
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
-  private flushNow(): void {
-    if (this.lingering) clearTimeout(this.lingering);
-    this.lingering = undefined;
-    this.flush();
-  }
-
   private flush(): void {
-    if (this.writing || this.lingering || this.queue.length === 0 || this.failure) return;
-    const linger = this.options.linger;
-    const now = performance.now();
-    const wait = linger && this.queue.length < linger.minBatch ? this.lastWriteAt + linger.ms - now : 0;
-    if (wait > 0) {
-      // On a grid shared by every chat of the process: chats due at about the same time write in
-      // the same tick, so their requests leave in one write to the database.
-      const due = Math.ceil((now + wait) / LINGER_GRID_MS) * LINGER_GRID_MS;
-      this.lingering = setTimeout(() => this.flushNow(), Math.ceil(due - now));
-      return;
-    }
-    this.lastWriteAt = performance.now();
+    if (this.writing || this.queue.length === 0 || this.failure) return;
     const batch = this.queue.splice(0, this.options.maxBatch);
     this.inflight = batch;
     this.writing = true;

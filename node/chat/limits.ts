@@ -24,16 +24,6 @@ export const CHAT_LIMITS = Object.freeze({
   preloadMessages: 64,
   /** Largest write batch an actor hands the store at once. */
   batchMessages: 256,
-  /**
-   * On Cassandra, where each write request costs far more than a row: after a write, a chat whose
-   * next batch has fewer than `lingerMinBatch` messages waits up to `lingerMs` for more. 50 rather
-   * than 30: on the cluster bench (12 busy chats, 3 nodes sharing 2 cores with Cassandra) it cut
-   * Cassandra's requests per message by a quarter and its CPU per message in each of four paired
-   * runs (by 4-19 %), and the p99 was no worse on average (90 against 93 ms at 1,425 msgs/s, 91
-   * against 113 at 2,500): there the tail comes from CPU contention, not from the wait.
-   */
-  lingerMs: 50,
-  lingerMinBatch: 16,
   /** Least time between two writes of a chat row's activity (last seq, last activity time). */
   activityWriteMs: 1000,
   /**

@@ -108,33 +108,6 @@ t.test('group commit: a failed write refuses its batch, everything queued behind
   await commit.drained();
 });
 
-t.test('group commit with a linger: a busy stream writes fewer, larger batches; a quiet one writes at once', async (t) => {
-  const batches: { at: number; items: number[] }[] = [];
-  const commit = new GroupCommit<number>({
-    maxBatch: 100,
-    linger: { ms: 40, minBatch: 5 },
-    write: async (batch) => void batches.push({ at: performance.now(), items: batch }),
-    onDurable: () => undefined,
-  });
-  const started = performance.now();
-  await commit.add(1);
-  t.ok(batches[0]!.at - started < 20, 'the first item after a quiet spell is written at once');
-  const stream = [2, 3, 4].map((n) => commit.add(n));
-  await ticks();
-  t.equal(batches.length, 1, 'the next ones wait for the linger');
-  await Promise.all(stream);
-  t.same(batches[1]!.items, [2, 3, 4], 'and go out together');
-  t.ok(batches[1]!.at - batches[0]!.at >= 35, `about the linger after the previous write (${Math.round(batches[1]!.at - batches[0]!.at)} ms)`);
-  const full = [5, 6, 7, 8, 9].map((n) => commit.add(n));
-  await Promise.all(full);
-  t.same(batches[2]!.items, [5, 6, 7, 8, 9], 'a batch of minBatch does not wait');
-  t.ok(batches[2]!.at - batches[1]!.at < 35, 'it is written before the linger is over');
-  await new Promise((resolve) => setTimeout(resolve, 60));
-  const before = performance.now();
-  await commit.add(10);
-  t.ok(performance.now() - before < 20, 'after a quiet spell longer than the linger, at once again');
-});
-
 t.test('chat activity: one write in flight, spaced by the interval, retried after a failure, always ending with the latest state', async (t) => {
   let state = 0;
   const written: number[] = [];

@@ -143,6 +143,46 @@ else {
     await store.writers.release(appId, chatId);
   });
 
+  t.test("cassandra: puts of several chats handed over in one turn leave in one request; one too large leaves alone; a failed request leaves each put in doubt, written again whole", async (t) => {
+    let failNext = false;
+    const { db, sent } = recording(async (kind, queries, run) => {
+      if (kind === 'batch' && failNext && queries.some((q) => q.includes('.chat_messages '))) {
+        failNext = false;
+        throw Object.assign(new Error('write timeout'), { code: 0x1100 });
+      }
+      return run();
+    });
+    const store = CassandraNodeStore.open(db, keyspace);
+    const chats = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 1)], fence(0, 1))));
+    sent.length = 0;
+    await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 2), message(chatId, 3, { clientKey: `k3` })], fence(1, 3))));
+    t.same(sent.map((s) => [s.kind, s.queries.length]), [['batch', 12]], 'four chats: one request of their rows and key rows');
+    for (const chatId of chats) t.same((await store.messages.afterSeq(appId, chatId, 0, 10)).map((m) => m.seq), [1, 2, 3], 'each chat has its messages');
+    t.equal((await store.messages.byClientKey(appId, chats[3]!, 'sender', 'k3'))?.seq, 3, 'and its keys');
+
+    // Larger than a request shares (put-merger.ts MERGE_LIMITS): sent as a put alone would be.
+    sent.length = 0;
+    const big = 'x'.repeat(6000);
+    await Promise.all([
+      store.messages.put([message(chats[0]!, 4, { content: big })], fence(3, 4)),
+      store.messages.put([message(chats[1]!, 4)], fence(3, 4)),
+      store.messages.put([message(chats[2]!, 4)], fence(3, 4)),
+    ]);
+    t.same(sent.map((s) => s.queries.length).sort(), [1, 2], 'the large put alone, the other two together');
+    t.equal((await store.messages.afterSeq(appId, chats[0]!, 3, 10))[0]?.content, big);
+
+    // A request that fails fails every put in it, each with an unknown outcome; each chat's next put
+    // first writes it again (same rows, same timestamp), so what the senders retry finds it.
+    failNext = true;
+    const outcomes = await Promise.all(chats.slice(0, 2).map((chatId) => store.messages.put([message(chatId, 5)], fence(4, 5)).then(() => 'ok', (e: unknown) => e)));
+    t.ok(outcomes.every((o) => o instanceof OutcomeUnknownError), 'both puts of the failed request are in doubt');
+    sent.length = 0;
+    for (const chatId of chats.slice(0, 2)) await store.messages.put([message(chatId, 6)], fence(5, 6));
+    for (const chatId of chats.slice(0, 2)) t.same((await store.messages.afterSeq(appId, chatId, 4, 10)).map((m) => m.seq), [5, 6], 'the put in doubt was written again before the next');
+    for (const chatId of chats) await store.writers.release(appId, chatId);
+  });
+
   t.test('cassandra: a claim whose compare-and-set times out finds out whether it was applied', async (t) => {
     const timeouts = {
       'the server timed out': () => new driver.errors.ResponseError(0x1100, 'CAS operation timed out'),

@@ -6,6 +6,7 @@ import { CassandraLeases, type HoldTiming } from './leases.ts';
 import { CassandraMessages } from './messages.ts';
 import { CassandraFlags } from './flags.ts';
 import { CassandraModeration } from './moderation.ts';
+import { PutMerger } from './put-merger.ts';
 import { CassandraOutbox, ChangeEvents } from './outbox.ts';
 import { CassandraUsers, CassandraUserSessions } from './users.ts';
 export { nodeMigrations } from './schema.ts';
@@ -51,7 +52,7 @@ export class CassandraNodeStore implements NodeStore {
     this.moderation = new CassandraModeration(db, keyspace);
     this.flags = new CassandraFlags(db, keyspace);
     this.chats = new CassandraChats(db, keyspace, this.writers, events);
-    this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox);
+    this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox, new PutMerger(db));
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');
   }
 

@@ -5,7 +5,8 @@ import { FencedError, type ChatHead, type HeadFence, type MessageStore, type Out
 import type { CassandraLeases } from './leases.ts';
 import type { CassandraOutbox } from './outbox.ts';
 import { BLOCK, blockOf, MessageWrites, readMessage, type MessageRow } from './message-rows.ts';
-import { newestAtOrBelow, writeAgain, writeTimestamp } from './unknown-outcomes.ts';
+import { newestAtOrBelow } from './unknown-outcomes.ts';
+import type { MergeablePut, PutMerger } from './put-merger.ts';
 
 const same = (a: ChatHead, b: ChatHead) => a.seq === b.seq && a.rev === b.rev;
 const carriesSeq = (m: StoredMessage) => seqOfMessageId(m.id) === m.seq;
@@ -22,6 +23,7 @@ export class CassandraMessages implements MessageStore {
     private readonly ks: string,
     private readonly leases: CassandraLeases,
     private readonly outbox: CassandraOutbox,
+    private readonly merger: PutMerger,
   ) {}
 
   async put(messages: StoredMessage[], fence?: HeadFence, events?: OutboxEvent[]): Promise<void> {
@@ -57,8 +59,9 @@ export class CassandraMessages implements MessageStore {
     await appended;
     // Every attempt of this put carries one timestamp, so it can be written again whole when its
     // outcome is unknown (unknown-outcomes.ts): the hold keeps it, the caller gets OutcomeUnknownError.
-    const put = { batches: writes.batches(), timestamp: writeTimestamp() };
-    await this.leases.write(hold, () => writeAgain(this.db, put), put);
+    // The merger sets it as it sends the put, with other chats' puts of the same turn (put-merger.ts).
+    const put: MergeablePut = { batches: writes.batches(), timestamp: 0 };
+    await this.leases.write(hold, () => this.merger.write(put), put);
   }
 
   /** Written as given: each message's stored row is read first (for its previous revision). */
