@@ -12,8 +12,8 @@
  * Adaptive: an item that arrives when nothing is being written is written at once (after the
  * current microtasks, with what they add), and what arrives during a write waits for it and goes
  * in the next batch. So a quiet chat pays no wait, and a busy one writes batches that grow with its
- * rate and with the store's latency (on the cluster bench: 1 message a write at 761 msgs/s, 4 at
- * 3,855), without a timer choosing between the two.
+ * rate and with the store's latency (on the cluster bench: 1 message a write at 761 msgs/s, 4 to 7
+ * at 3,855), without a timer choosing between the two.
  */
 export interface GroupCommitOptions<T> {
   /** Writes one batch; resolves once it is durable. */
