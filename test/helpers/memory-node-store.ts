@@ -33,6 +33,18 @@ export class MemoryNodeStore {
   fenceMembership: FencedError | undefined;
   private readonly waiters: (() => void)[] = [];
 
+  /**
+   * A group chat of `users` new users of `appId`, all made at `at`: the first its owner, the others
+   * with the role `roleOf` gives (members by default). Its rows are in the store when this returns.
+   */
+  groupChat(appId: string, users: number, at: string, roleOf: (i: number) => Member['role'] = (i) => (i === 0 ? 'owner' : 'member')): { chat: Chat; ids: string[] } {
+    const ids = Array.from({ length: users }, () => randomUUID());
+    for (const id of ids) this.users.set(id, { appId, id, username: id, displayName: id, createdAt: at, updatedAt: at });
+    const chat: Chat = { appId, id: randomUUID(), kind: 'group', name: 'G', createdBy: ids[0]!, createdAt: at, updatedAt: at, lastSeq: 0, lastActivityAt: at };
+    void this.store.chats.create(chat, ids.map((userId, i) => ({ appId, chatId: chat.id, userId, role: roleOf(i), joinedAt: at, readSeq: 0 })));
+    return { chat, ids };
+  }
+
   /** Resolves once `n` puts are held. */
   async heldPuts(n: number): Promise<HeldPut[]> {
     while (this.held.length < n) await new Promise<void>((resolve) => this.waiters.push(resolve));

@@ -3,7 +3,6 @@ import t from 'tap';
 import { ChatActor, type SendResult } from '../../node/chat/actor.ts';
 import type { EventSink } from '../../node/chat/events.ts';
 import { CHAT_LIMITS } from '../../node/chat/limits.ts';
-import type { Chat } from '../../node/store/index.ts';
 import { MemoryNodeStore } from '../helpers/memory-node-store.ts';
 
 /**
@@ -17,11 +16,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function setup(listMoveMs: number | undefined) {
   const fake = new MemoryNodeStore();
   const appId = randomUUID();
-  const ids = [randomUUID(), randomUUID(), randomUUID()];
-  const created = new Date(Date.now() - 60_000).toISOString();
-  for (const id of ids) fake.users.set(id, { appId, id, username: id, displayName: id, createdAt: created, updatedAt: created });
-  const chat: Chat = { appId, id: randomUUID(), kind: 'group', name: 'G', createdBy: ids[0]!, createdAt: created, updatedAt: created, lastSeq: 0, lastActivityAt: created };
-  void fake.store.chats.create(chat, ids.map((userId, i) => ({ appId, chatId: chat.id, userId, role: i === 0 ? 'owner' : 'member', joinedAt: created, readSeq: 0 })));
+  const { chat, ids } = fake.groupChat(appId, 3, new Date(Date.now() - 60_000).toISOString());
   const sink: EventSink = { chatEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
   const actor = new ChatActor(appId, chat.id, { store: fake.store, events: sink, now: () => new Date(), ...(listMoveMs === undefined ? {} : { listMoveMs }) });
   const started = performance.now();

@@ -4,7 +4,7 @@ import { ApiError } from '../../common/index.ts';
 import { ChatActor, type SendResult } from '../../node/chat/actor.ts';
 import { moderationRefusal } from '../../node/chat/chat-moderation.ts';
 import type { ChatEvent, EventSink } from '../../node/chat/events.ts';
-import type { Chat, Member } from '../../node/store/index.ts';
+import type { Member } from '../../node/store/index.ts';
 import { MemoryNodeStore } from '../helpers/memory-node-store.ts';
 
 // The chat actor's side of mutes and chat bans (README, "Moderation"), on a fake store with a
@@ -15,11 +15,8 @@ const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 function setup() {
   const fake = new MemoryNodeStore();
   const appId = randomUUID();
-  const [owner, admin, member] = [randomUUID(), randomUUID(), randomUUID()];
-  for (const id of [owner, admin, member]) fake.users.set(id, { appId, id, username: id, displayName: id, createdAt: new Date(T0).toISOString(), updatedAt: new Date(T0).toISOString() });
-  const chat: Chat = { appId, id: randomUUID(), kind: 'group', name: 'G', createdBy: owner, createdAt: new Date(T0).toISOString(), updatedAt: new Date(T0).toISOString(), lastSeq: 0, lastActivityAt: new Date(T0).toISOString() };
-  const role = (id: string): Member['role'] => (id === owner ? 'owner' : id === admin ? 'admin' : 'member');
-  void fake.store.chats.create(chat, [owner, admin, member].map((userId) => ({ appId, chatId: chat.id, userId, role: role(userId), joinedAt: new Date(T0).toISOString(), readSeq: 0 })));
+  const { chat, ids } = fake.groupChat(appId, 3, new Date(T0).toISOString(), (i) => (['owner', 'admin', 'member'] as const)[i]!);
+  const [owner, admin, member] = ids as [string, string, string];
   const events: ChatEvent[] = [];
   const clock = { ms: T0 };
   const sink: EventSink = { chatEvent: (_a, e) => void events.push(e), userEvent: () => undefined, membershipMoved: () => undefined };

@@ -3,7 +3,7 @@ import t from 'tap';
 import { ChatActor, type SendResult } from '../../node/chat/actor.ts';
 import type { EventSink } from '../../node/chat/events.ts';
 import { CHAT_LIMITS } from '../../node/chat/limits.ts';
-import type { Chat, StoredMessage } from '../../node/store/index.ts';
+import type { StoredMessage } from '../../node/store/index.ts';
 import { MemoryNodeStore } from '../helpers/memory-node-store.ts';
 
 /**
@@ -17,10 +17,7 @@ const NOW = '2030-01-01T00:00:00.000Z';
 function setup() {
   const fake = new MemoryNodeStore();
   const appId = randomUUID();
-  const ids = [randomUUID(), randomUUID()];
-  for (const id of ids) fake.users.set(id, { appId, id, username: id, displayName: id, createdAt: NOW, updatedAt: NOW });
-  const chat: Chat = { appId, id: randomUUID(), kind: 'group', name: 'G', createdBy: ids[0]!, createdAt: NOW, updatedAt: NOW, lastSeq: 0, lastActivityAt: NOW };
-  void fake.store.chats.create(chat, ids.map((userId, i) => ({ appId, chatId: chat.id, userId, role: i === 0 ? 'owner' : 'member', joinedAt: NOW, readSeq: 0 })));
+  const { chat, ids } = fake.groupChat(appId, 2, NOW);
   const sink: EventSink = { chatEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
   // Every write admitted: these tests queue more than a chat's default bound.
   const actor = new ChatActor(appId, chat.id, { store: fake.store, events: sink, now: () => new Date(NOW), admission: { admit: () => undefined } });

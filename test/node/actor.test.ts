@@ -7,7 +7,7 @@ import type { ChatEvent, EventSink } from '../../node/chat/events.ts';
 import { ActorRegistry } from '../../node/chat/registry.ts';
 import { LocalChatOps } from '../../node/chat/local-ops.ts';
 import { runHere } from '../../node/chat/service.ts';
-import { FencedError, type Chat } from '../../node/store/index.ts';
+import { FencedError } from '../../node/store/index.ts';
 import { MemoryNodeStore } from '../helpers/memory-node-store.ts';
 
 const NOW = '2030-01-01T00:00:00.000Z';
@@ -16,10 +16,7 @@ const NOW = '2030-01-01T00:00:00.000Z';
 function setup(users = 2, deps: Partial<ActorDeps> = {}) {
   const fake = new MemoryNodeStore();
   const appId = randomUUID();
-  const ids = Array.from({ length: users }, () => randomUUID());
-  for (const id of ids) fake.users.set(id, { appId, id, username: id, displayName: id, createdAt: NOW, updatedAt: NOW });
-  const chat: Chat = { appId, id: randomUUID(), kind: 'group', name: 'G', createdBy: ids[0]!, createdAt: NOW, updatedAt: NOW, lastSeq: 0, lastActivityAt: NOW };
-  void fake.store.chats.create(chat, ids.map((userId, i) => ({ appId, chatId: chat.id, userId, role: i === 0 ? 'owner' : 'member', joinedAt: NOW, readSeq: 0 })));
+  const { chat, ids } = fake.groupChat(appId, users, NOW);
   const events: ChatEvent[] = [];
   const sink: EventSink = { chatEvent: (_appId, e) => void events.push(e), userEvent: () => undefined, membershipMoved: () => undefined };
   const actorDeps: ActorDeps = { store: fake.store, events: sink, now: () => new Date(NOW), ...deps };
