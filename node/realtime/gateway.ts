@@ -296,7 +296,8 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
 
     close: (ws, code) => {
       const c = ws.getUserData();
-      log.debug({ code, connId: connectionId(c.connId), slow: c.slow }, 'socket closed');
+      // The connection's id is made only when the line is written (a socket closing is frequent).
+      if (log.isLevelEnabled('debug')) log.debug({ code, connId: connectionId(c.connId), slow: c.slow }, 'socket closed');
       c.closed = true;
       pending.delete(ws);
       deps.metrics.connections(-1);
