@@ -223,7 +223,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
     maxPayloadLength: REALTIME_LIMITS.hardFrameBytes,
     maxBackpressure: REALTIME_LIMITS.maxBackpressureBytes,
     closeOnBackpressureLimit: 1,
-    idleTimeout: 120,
+    idleTimeout: REALTIME_LIMITS.idleTimeoutSeconds,
     sendPingsAutomatically: true,
     compression: uws.DISABLED,
 

@@ -40,4 +40,14 @@ export const REALTIME_LIMITS = Object.freeze({
   expiryCheckMs: 1000,
   /** Messages a reconnect replays per chat before it says "page history" instead. */
   resumeMessages: 500,
+  /** Chats one resume may name (`?resume=`); more is refused VALIDATION_FAILED. */
+  resumeChats: 1000,
+  /** How long a resuming socket waits for a chat's replay from its owner before it is told to page history. */
+  replayWaitMs: 5_000,
+  /**
+   * Seconds without a frame either way before uWS closes a socket. uWS pings every socket well
+   * within it (sendPingsAutomatically), so a live client's pong keeps it open and a dead peer is
+   * found within this time.
+   */
+  idleTimeoutSeconds: 120,
 });

@@ -8,7 +8,6 @@ import type { Replays } from './replays.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const MAX_CHATS = 1000;
 
 export type { ResumePoint } from '../chat/index.ts';
 
@@ -21,9 +20,6 @@ export interface ResumeDeps {
   log: Logger;
 }
 
-/** How long a socket waits for a chat's replay from its owner before it is told to page history. */
-const REPLAY_WAIT_MS = 5_000;
-
 const count = (text: string | undefined) => (text !== undefined && /^\d{1,15}$/.test(text) ? Number(text) : NaN);
 
 /** `resume=<chatId>:<seq>[:<rev>],…` from the connect URL; undefined when it names no chat. */
@@ -31,7 +27,7 @@ export function parseResume(value: string | null): Map<string, ResumePoint> | un
   if (!value) return undefined;
   const out = new Map<string, ResumePoint>();
   const parts = value.split(',');
-  if (parts.length > MAX_CHATS) return new ApiError('VALIDATION_FAILED', `resume names at most ${MAX_CHATS} chats`);
+  if (parts.length > REALTIME_LIMITS.resumeChats) return new ApiError('VALIDATION_FAILED', `resume names at most ${REALTIME_LIMITS.resumeChats} chats`);
   for (const part of parts) {
     const [chatId, seqText, revText, ...rest] = part.split(':');
     const seq = count(seqText);
@@ -92,7 +88,7 @@ function resumeChat(deps: ResumeDeps, ws: WebSocket<Connection>, chatId: string,
         () => !settled && settle(null),
       );
     };
-    const timer = setTimeout(fallBack, REPLAY_WAIT_MS);
+    const timer = setTimeout(fallBack, REALTIME_LIMITS.replayWaitMs);
     deps.replays
       .ready()
       .then(() => deps.chats.replay(c.appId, chatId, c.userId, point, { nodeId: deps.replays.nodeId, connId }, REALTIME_LIMITS.resumeMessages))
