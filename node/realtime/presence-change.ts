@@ -17,6 +17,12 @@ export interface PresenceChangeDeps {
  */
 export type Transition = boolean | (() => Promise<boolean>);
 
+/**
+ * Member lists read together while a change is announced: a user in many chats waits for about
+ * chats ÷ this many round trips (on Cassandra), not one per chat, and opens no more reads at once.
+ */
+export const MEMBER_READS_IN_FLIGHT = 8;
+
 /** What presenceChanged returns when there is nothing to announce: settled, shared by every such call. */
 export const NO_CHANGE: Promise<void> = Promise.resolve();
 
@@ -36,10 +42,16 @@ async function announce(deps: PresenceChangeDeps, c: Connection, type: 'presence
     // Once per transition cluster-wide (Presence's guarantee), like the realtime event; a store
     // that cannot take the webhook event does not keep the realtime one from the user's contacts.
     await deps.webhooks?.emit(c.appId, [{ type: type === 'presence.online' ? 'user.online' : 'user.offline', data: { userId: c.userId } }]).catch((error: unknown) => deps.log.warn({ err: String(error), type }, 'presence webhook event not written'));
+    const chatIds = await deps.store.chats.chatsOf(c.appId, c.userId);
     const others = new Set<string>();
-    for (const chatId of await deps.store.chats.chatsOf(c.appId, c.userId)) {
-      for (const m of await deps.store.chats.members(c.appId, chatId)) if (m.userId !== c.userId) others.add(m.userId);
-    }
+    let next = 0;
+    const readMembers = async () => {
+      while (next < chatIds.length) {
+        const chatId = chatIds[next++]!;
+        for (const m of await deps.store.chats.members(c.appId, chatId)) if (m.userId !== c.userId) others.add(m.userId);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(MEMBER_READS_IN_FLIGHT, chatIds.length) }, readMembers));
     for (const userId of others) deps.events.userEvent(c.appId, userId, { type, userId: c.userId });
   } catch (error) {
     // Presence is a courtesy: an outage of Redis or the store must not touch the connection.
