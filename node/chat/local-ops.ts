@@ -39,42 +39,36 @@ export class LocalChatOps {
     private readonly deliverReplay: ReplayDelivery = () => {},
   ) {}
 
-  /** The actor of a chat the principal is a member of, else CHAT_NOT_FOUND. */
-  private async actorFor(p: Principal, chatId: string): Promise<ChatActor | ApiError> {
+  /** Runs `run` on the actor of a chat the principal is a member of; CHAT_NOT_FOUND otherwise. */
+  private async withActor<T>(p: Principal, chatId: string, run: (actor: ChatActor) => T | Promise<T>): Promise<T | ApiError> {
     const actor = await this.actors.get(p.appId, chatId);
     if (!actor || !actor.isMember(p.userId)) return notFound();
-    return actor;
+    return run(actor);
   }
 
   async send(p: Principal, chatId: string, input: SendInput): Promise<SendResult | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.send(p.userId, input);
+    return this.withActor(p, chatId, (actor) => actor.send(p.userId, input));
   }
 
   async edit(p: Principal, chatId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.edit(p.userId, messageId, content);
+    return this.withActor(p, chatId, (actor) => actor.edit(p.userId, messageId, content));
   }
 
   async deleteMessage(p: Principal, chatId: string, messageId: string): Promise<MessageView | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.deleteMessage(p.userId, messageId);
+    return this.withActor(p, chatId, (actor) => actor.deleteMessage(p.userId, messageId));
   }
 
   async react(p: Principal, chatId: string, messageId: string, reaction: string, add: boolean): Promise<MessageView | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.react(p.userId, messageId, reaction, add);
+    return this.withActor(p, chatId, (actor) => actor.react(p.userId, messageId, reaction, add));
   }
 
   async markRead(p: Principal, chatId: string, seq: number): Promise<number | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.markRead(p.userId, seq);
+    return this.withActor(p, chatId, (actor) => actor.markRead(p.userId, seq));
   }
 
   /** `null` when done: the result crosses nodes as JSON, which has no `undefined`. */
   async typing(p: Principal, chatId: string, started: boolean): Promise<ApiError | null> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : (actor.typing(p.userId, started) ?? null);
+    return this.withActor(p, chatId, (actor) => (actor.typing(p.userId, started) ?? null));
   }
 
   /**
@@ -114,48 +108,44 @@ export class LocalChatOps {
   }
 
   async get(p: Principal, chatId: string): Promise<ChatSummary | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : summary(actor, p.userId);
+    return this.withActor(p, chatId, (actor) => summary(actor, p.userId));
   }
 
   async rename(p: Principal, chatId: string, name: string): Promise<ChatSummary | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    const result = await actor.rename(p.userId, name);
-    return result instanceof ApiError ? result : summary(actor, p.userId);
+    return this.withActor(p, chatId, async (actor) => {
+      const result = await actor.rename(p.userId, name);
+      return result instanceof ApiError ? result : summary(actor, p.userId);
+    });
   }
 
   async remove(p: Principal, chatId: string): Promise<true | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    const result = await actor.deleteChat(p.userId);
-    return result instanceof ApiError ? result : true;
+    return this.withActor(p, chatId, async (actor) => {
+      const result = await actor.deleteChat(p.userId);
+      return result instanceof ApiError ? result : true;
+    });
   }
 
   async members(p: Principal, chatId: string): Promise<MemberView[] | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
     const rank = { owner: 0, admin: 1, member: 2 } as const;
-    return [...actor.members.values()].map(memberView).sort((a, b) => a.joinedAt.localeCompare(b.joinedAt) || rank[a.role] - rank[b.role] || a.userId.localeCompare(b.userId));
+    return this.withActor(p, chatId, (actor) => [...actor.members.values()].map(memberView).sort((a, b) => a.joinedAt.localeCompare(b.joinedAt) || rank[a.role] - rank[b.role] || a.userId.localeCompare(b.userId)));
   }
 
   async addMembers(p: Principal, chatId: string, userIds: string[], role: MemberRole): Promise<MemberView[] | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    const added = await actor.addMembers(p.userId, userIds, role);
-    return added instanceof ApiError ? added : added.map(memberView);
+    return this.withActor(p, chatId, async (actor) => {
+      const added = await actor.addMembers(p.userId, userIds, role);
+      return added instanceof ApiError ? added : added.map(memberView);
+    });
   }
 
   async removeMember(p: Principal, chatId: string, userId: string): Promise<true | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    return actor instanceof ApiError ? actor : actor.removeMember(p.userId, userId);
+    return this.withActor(p, chatId, (actor) => actor.removeMember(p.userId, userId));
   }
 
   async setRole(p: Principal, chatId: string, userId: string, role: MemberRole): Promise<MemberView | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    const result = await actor.setRole(p.userId, userId, role);
-    return result instanceof ApiError ? result : memberView(result);
+    return this.withActor(p, chatId, async (actor) => {
+      const result = await actor.setRole(p.userId, userId, role);
+      return result instanceof ApiError ? result : memberView(result);
+    });
   }
 
   /**
@@ -171,32 +161,30 @@ export class LocalChatOps {
 
   // ---- moderation (README, "Moderation") ---------------------------------------------------------
 
-  /** The chat's actor for a moderator: the backend sees every chat, a user only those it is in. */
-  private async moderated(appId: string, chatId: string, by: Moderator): Promise<ChatActor | ApiError> {
+  /** Runs `run` on the chat's actor for a moderator: the backend sees every chat, a user only those it is in. */
+  private async withModerated<T>(appId: string, chatId: string, by: Moderator, run: (actor: ChatActor) => T | Promise<T>): Promise<T | ApiError> {
     const actor = await this.actors.get(appId, chatId);
     if (!actor || (by.kind === 'user' && !actor.isMember(by.userId))) return notFound();
-    return actor;
+    return run(actor);
   }
 
   async moderate(appId: string, chatId: string, by: Moderator, change: ChatModeration): Promise<MuteView | ChatBanView | true | ApiError> {
-    const actor = await this.moderated(appId, chatId, by);
-    return actor instanceof ApiError ? actor : actor.moderate(by, change);
+    return this.withModerated(appId, chatId, by, (actor) => actor.moderate(by, change));
   }
 
   async chatMutes(appId: string, chatId: string, by: Moderator): Promise<MuteView[] | ApiError> {
-    const actor = await this.moderated(appId, chatId, by);
-    return actor instanceof ApiError ? actor : actor.mutes(by);
+    return this.withModerated(appId, chatId, by, (actor) => actor.mutes(by));
   }
 
   /** The chat's bans in force, by user id, a page at a time; for its moderators only. */
   async chatBans(appId: string, chatId: string, by: Moderator, now: string, after: string | undefined, size: number): Promise<{ bans: ChatBanView[]; nextCursor?: string } | ApiError> {
-    const actor = await this.moderated(appId, chatId, by);
-    if (actor instanceof ApiError) return actor;
-    const refused = listRefusal(actor.members, by);
-    if (refused !== null) return refused ?? notFound();
-    const bans = await this.store.moderation.chatBans(appId, chatId, now, after, size + 1);
-    const page = bans.slice(0, size);
-    return { bans: page.map(chatBanView), ...(bans.length > size ? { nextCursor: page.at(-1)!.userId } : {}) };
+    return this.withModerated(appId, chatId, by, async (actor) => {
+      const refused = listRefusal(actor.members, by);
+      if (refused !== null) return refused ?? notFound();
+      const bans = await this.store.moderation.chatBans(appId, chatId, now, after, size + 1);
+      const page = bans.slice(0, size);
+      return { bans: page.map(chatBanView), ...(bans.length > size ? { nextCursor: page.at(-1)!.userId } : {}) };
+    });
   }
 
   /**
@@ -204,22 +192,22 @@ export class LocalChatOps {
    * application's threshold, the message is hidden pending review (see ChatActor.moderateMessage).
    */
   async flag(p: Principal, chatId: string, messageId: string, reason: string, id: string, now: string): Promise<{ flag: FlagView; hidden: boolean } | ApiError> {
-    const actor = await this.actorFor(p, chatId);
-    if (actor instanceof ApiError) return actor;
-    const message = await actor.messageOf(messageId);
-    if (!message || message.seq > actor.publishedSeq) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
-    if (message.deletedAt) return new ApiError('MESSAGE_DELETED', 'a deleted message cannot be flagged');
-    if (message.senderId === p.userId) return new ApiError('NOT_ALLOWED', 'you cannot flag your own message');
-    const flag = { appId: p.appId, id, chatId, messageId, senderId: message.senderId, flaggedBy: p.userId, reason, createdAt: now };
-    const { result, open } = await this.store.flags.flag(flag);
-    if (result === 'exists') return new ApiError('ALREADY_FLAGGED', 'you flagged this message already');
-    const threshold = await this.store.flags.hideThreshold(p.appId);
-    const hide = threshold > 0 && open >= threshold && message.hiddenAt === undefined;
-    if (hide) {
-      const hidden = await actor.moderateMessage(messageId, 'hide');
-      if (hidden instanceof ApiError) return hidden;
-    }
-    return { flag: flagView(flag), hidden: hide || message.hiddenAt !== undefined };
+    return this.withActor(p, chatId, async (actor) => {
+      const message = await actor.messageOf(messageId);
+      if (!message || message.seq > actor.publishedSeq) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
+      if (message.deletedAt) return new ApiError('MESSAGE_DELETED', 'a deleted message cannot be flagged');
+      if (message.senderId === p.userId) return new ApiError('NOT_ALLOWED', 'you cannot flag your own message');
+      const flag = { appId: p.appId, id, chatId, messageId, senderId: message.senderId, flaggedBy: p.userId, reason, createdAt: now };
+      const { result, open } = await this.store.flags.flag(flag);
+      if (result === 'exists') return new ApiError('ALREADY_FLAGGED', 'you flagged this message already');
+      const threshold = await this.store.flags.hideThreshold(p.appId);
+      const hide = threshold > 0 && open >= threshold && message.hiddenAt === undefined;
+      if (hide) {
+        const hidden = await actor.moderateMessage(messageId, 'hide');
+        if (hidden instanceof ApiError) return hidden;
+      }
+      return { flag: flagView(flag), hidden: hide || message.hiddenAt !== undefined };
+    });
   }
 
   /** A review's outcome on a flagged message: restored when it was hidden (dismiss), or deleted. */
