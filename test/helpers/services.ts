@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
-import { connectCassandra, ensureKeyspace, migrate, type CassandraClient } from '../../common/cassandra/index.ts';
+import { connectCassandra, DDL_OPTIONS, ensureKeyspace, migrate, type CassandraClient } from '../../common/cassandra/index.ts';
 import { nodeMigrations } from '../../node/store/index.ts';
 
 /** A real service a suite needs, and where it listens (from the same variables the service reads). */
@@ -62,7 +62,7 @@ export async function testKeyspace(
   const client = connectCassandra({ contactPoints: `${address.host}:${address.port}`, localDataCenter: 'datacenter1' });
   const keyspace = `${prefix}_${randomBytes(6).toString('hex')}`;
   t.teardown(async () => {
-    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
+    await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], DDL_OPTIONS);
     await client.shutdown();
   });
   await ensureKeyspace(client, keyspace, 1);
@@ -136,7 +136,7 @@ export async function haTestKeyspace(
   t.teardown(async () => {
     // A suite that leaves a node down still closes its client.
     try {
-      await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
+      await client.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], DDL_OPTIONS);
     } finally {
       await client.shutdown();
     }

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { connectCassandra } from '../../common/cassandra/index.ts';
+import { connectCassandra, DDL_OPTIONS } from '../../common/cassandra/index.ts';
 import { HOLD } from '../../node/store/index.ts';
 import { client, freePort, newAccount, requireService, startService } from '../helpers/index.ts';
 
@@ -19,7 +19,8 @@ else {
   };
   t.teardown(async () => {
     const admin = connectCassandra({ contactPoints: env.CASSANDRA_CONTACT_POINTS, localDataCenter: 'datacenter1' });
-    await admin.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`);
+    // A schema statement waits as the service's own do (DDL_OPTIONS): a busy Cassandra answers them late.
+    await admin.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`, [], DDL_OPTIONS);
     await admin.shutdown();
   });
 
