@@ -184,12 +184,16 @@ export class ChatState {
     });
   }
 
-  /** Starts (or finds) the direct chat with a user, or creates a group; opens it. */
+  /**
+   * Starts (or finds) the direct chat with a user, or creates a group, and opens it. Resolves once
+   * the chat exists: its history loads in the open conversation, which shows its own loading and
+   * errors (`openChat` never rejects), so the form that asked is not held open by a slow load.
+   */
   async createChat(kind: 'direct' | 'group', userIds: string[], name?: string): Promise<void> {
     const chat = kind === 'direct' ? await this.client.directChat(userIds[0]!) : await this.client.createGroup(name!, userIds);
     if (chat.peer) this.names.set(chat.peer.userId, chat.peer.displayName);
     if (!this.chats.some((c) => c.chatId === chat.chatId)) this.chats = [chat, ...this.chats];
-    await this.openChat(chat.chatId);
+    void this.openChat(chat.chatId);
   }
 
   signOut(): void {

@@ -26,7 +26,10 @@ async function say(page: Page, text: string) {
   await page.press('.message-input', 'Enter');
 }
 
-/** Creates a group named `name` with `member` through the new-chat form, and waits for it to open. */
+/**
+ * Creates a group named `name` with `member` through the new-chat form, and waits for it to open
+ * and for the form to close (the next click on the toggle must open the form, not close it).
+ */
 async function newGroup(page: Page, name: string, member: string) {
   await page.click('.new-chat-toggle');
   await page.check('.new-chat input[value="group"]');
@@ -34,6 +37,7 @@ async function newGroup(page: Page, name: string, member: string) {
   await page.check(`.new-chat label:has-text("${member}") input`);
   await page.click('.new-chat button[type=submit]');
   await page.waitForSelector(`.conv-title:has-text("${name}")`);
+  await page.waitForSelector('.new-chat', { state: 'detached' });
 }
 
 const seqs = (page: Page) => page.$$eval('.log .msg[data-seq]', (els) => els.map((e) => Number((e as HTMLElement).dataset.seq)));
@@ -215,7 +219,18 @@ t.test('a chat that opens while a read mark and a message arrive keeps both: the
   t.teardown(() => browser.close());
   const { page: bob, errors: bobErrors } = await person(browser, svc.urls.demo!, 'bob');
   const { page: alice, errors: aliceErrors } = await person(browser, svc.urls.demo!, 'alice');
+  // The form closes once the chat exists, not once its history has loaded: a slow load does not
+  // hold it open (a click on the toggle meanwhile would close it instead of opening a new one).
+  let holdLoad!: () => void;
+  const loadHeld = new Promise<void>((resolve) => (holdLoad = resolve));
+  await alice.route((u) => u.pathname.includes('/api/messages/getMessages/'), async (route) => {
+    await loadHeld;
+    await route.continue();
+  });
   await newGroup(alice, 'Other', 'bob');
+  t.equal(await alice.locator('.new-chat').count(), 0, 'the new-chat form closed while the history was still loading');
+  holdLoad();
+  await alice.unrouteAll({ behavior: 'wait' });
   await newGroup(alice, 'Slow', 'bob');
   await say(alice, 'one');
   await alice.waitForSelector('.msg[data-seq="1"]:has-text("one")');
