@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pidusage from 'pidusage';
 
 export interface ProcessStats {
@@ -24,4 +26,30 @@ export function openFileLimit(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Node flags that make a server collect its garbage on SIGUSR2 (bench/lib/gc-on-signal.mjs), for collectedStats. */
+export const MEMORY_MEASURE_ARGS: readonly string[] = ['--expose-gc', '--import', new URL('./gc-on-signal.mjs', import.meta.url).pathname];
+
+export interface CollectedStats extends ProcessStats {
+  /** Bytes of live JavaScript objects after the last collection (V8's heapUsed), summed over the processes. */
+  heapUsedBytes: number;
+}
+
+/**
+ * processStats of idle servers started with MEMORY_MEASURE_ARGS, after full garbage collections,
+ * with the bytes their live JavaScript objects take. A full collection alone frees little resident
+ * memory: V8 gives pages back (and shrinks a young generation grown during setup) in its memory
+ * reducer, about 8 s after a full collection when the process allocates little. So each round
+ * collects and then waits `waitMs` for that.
+ */
+export async function collectedStats(pids: number[], o: { rounds: number; waitMs: number } = { rounds: 2, waitMs: 10_000 }): Promise<CollectedStats> {
+  const reports = pids.map((pid) => join(tmpdir(), `gc-report-${pid}.json`));
+  for (let round = 0; round < o.rounds; round++) {
+    for (const pid of pids) process.kill(pid, 'SIGUSR2');
+    await new Promise((resolve) => setTimeout(resolve, o.waitMs));
+  }
+  const heapUsedBytes = reports.reduce((n, file) => n + (JSON.parse(readFileSync(file, 'utf8')) as { heapUsed: number }).heapUsed, 0);
+  for (const file of reports) rmSync(file, { force: true });
+  return { ...(await processStats(pids)), heapUsedBytes };
 }

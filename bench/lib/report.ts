@@ -24,7 +24,7 @@ function withRatios(rows: Row[], field: string, key: (r: Row) => string = () => 
     for (const peer of PEERS) {
       const theirs = rows.find((x) => x.system === peer && key(x) === key(r));
       const ours = rows.find((x) => x.system === 'chat' && key(x) === key(r));
-      out[`vs ${peer}`] = r.system === 'chat' && theirs && ours && Number(theirs[field]) > 0 ? `${(Number(ours[field]) / Number(theirs[field])).toFixed(2)}×` : null;
+      out[`vs ${peer}`] = r.system === 'chat' && theirs && ours && typeof ours[field] === 'number' && Number(theirs[field]) > 0 ?  `${(Number(ours[field]) / Number(theirs[field])).toFixed(2)}×` : null;
     }
     return out;
   });
@@ -203,9 +203,9 @@ const SECTIONS: Record<string, Section> = {
   connections: async (r, chart) => {
     const rows = withRatios(r.rows, 'rssBytesPerConnection');
     return [
-      table(rows, [['system', 'system'], ['connections', 'connections'], ['failed', 'failed'], ['connectsPerSecond', 'connects/s'], ['rssBytesPerConnection', 'server RSS bytes / connection'], ...ratioColumns(r.rows)]),
-      'Ratios are of memory per connection: lower is better.\n',
-      await chart('connections', barChart(r.rows, { title: 'Server memory per idle connection', y: 'rssBytesPerConnection', yTitle: 'RSS bytes per connection' })),
+      table(rows, [['system', 'system'], ['connections', 'connections'], ['failed', 'failed'], ['connectsPerSecond', 'connects/s'], ['rssBytesPerConnection', 'server RSS bytes / connection'], ['rssSlopeBytes', 'RSS slope, second half (bytes / connection)'], ['rssBytesPerConnectionFromStart', 'RSS from start (bytes / connection)'], ['heapBytesPerConnection', 'live JS heap bytes / connection'], ...ratioColumns(r.rows)]),
+      'Ratios are of server RSS per connection: lower is better. A system whose resident memory was still falling as the connections opened has no RSS figure (see the notes); its live heap per connection stands.\n',
+      await chart('connections', barChart(r.rows, { title: 'Live JavaScript heap per idle connection (after a full collection)', y: 'heapBytesPerConnection', yTitle: 'bytes per connection' })),
     ].join('\n');
   },
   fanout: fanoutSection,

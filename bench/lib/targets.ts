@@ -36,9 +36,9 @@ export interface TargetServices {
 const PEERS = { uws: 'uws.ts', socketio: 'socketio.ts' } as const;
 
 /** One peer server process; resolves once it prints where it listens. */
-async function startPeer(system: 'uws' | 'socketio', env: Record<string, string>, nofile?: number): Promise<{ url: string; child: ChildProcess }> {
+async function startPeer(system: 'uws' | 'socketio', env: Record<string, string>, nofile?: number, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   const script = new URL(`../peers/${PEERS[system]}`, import.meta.url).pathname;
-  const [command, args] = withOpenFileLimit(nofile, process.execPath, ['--import', 'tsx', script]);
+  const [command, args] = withOpenFileLimit(nofile, process.execPath, [...nodeArgs, '--import', 'tsx', script]);
   const child = spawn(command, args, { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -72,6 +72,8 @@ export interface StartOptions {
   profileDir?: string;
   /** This service's settings beyond BENCH_ENV. */
   env?: Record<string, string>;
+  /** Node flags for every server process started (this service's and the peers'), e.g. MEMORY_MEASURE_ARGS. */
+  nodeArgs?: string[];
 }
 
 // Node refuses --cpu-prof in NODE_OPTIONS: it goes on the command line.
@@ -89,10 +91,10 @@ function tracked(target: Target): Target {
 /** One node of `system` on embedded defaults (this service: LMDB in a fresh data directory). */
 export async function startSingle(system: SystemName, options: StartOptions): Promise<Target> {
   if (system !== 'chat') {
-    const { url, child } = await startPeer(system, {}, options.nofile);
+    const { url, child } = await startPeer(system, {}, options.nofile, options.nodeArgs);
     return tracked({ system, nodes: [url], pids: [child.pid!], stop: () => stopChild(child) });
   }
-  const service = await startService({ ...BENCH_ENV, ...options.env }, undefined, { nofile: options.nofile, nodeArgs: profiling(options.profileDir) });
+  const service = await startService({ ...BENCH_ENV, ...options.env }, undefined, { nofile: options.nofile, nodeArgs: [...(options.nodeArgs ?? []), ...profiling(options.profileDir)] });
   try {
     const app = await provisionApp(service.controlUrl, [service.nodeUrl], options.users, options.onProgress);
     return tracked({

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import type { Row } from '../lib/output.ts';
-import { openFileLimit, processStats } from '../lib/process-stats.ts';
+import { collectedStats, MEMORY_MEASURE_ARGS, openFileLimit } from '../lib/process-stats.ts';
 import { startSingle, type Target } from '../lib/targets.ts';
 import type { ConnSpec } from '../load/systems.ts';
-import { round, sleep, type Context } from './context.ts';
+import { round, type Context } from './context.ts';
 import type { ScenarioOptions, ScenarioOutput } from './options.ts';
 
 /** Connections per user the service allows (node/realtime/limits.ts). */
@@ -40,13 +40,16 @@ export async function connections(ctx: Context, o: ScenarioOptions): Promise<Sce
     ctx.log(message);
   }
   const addresses = o.num('addresses', Math.max(1, Math.ceil(n / 25_000)));
+  // Each reading is of idle servers that collected their garbage (collectedStats), so the figure is
+  // what the connections hold, not what setup left for the collector.
+  const settle = o.smoke ? { rounds: 1, waitMs: 500 } : { rounds: 2, waitMs: 10_000 };
   const rows: Row[] = [];
   const summary: Record<string, unknown> = {};
   for (const system of ctx.systems) {
     ctx.progress.plan(3, `${system}: starting`);
     let target: Target | undefined;
     try {
-      target = await startSingle(system, { users: system === 'chat' ? Math.ceil(n / PER_USER) : 0, nofile: n + FD_HEADROOM, profileDir: ctx.profileDir });
+      target = await startSingle(system, { users: system === 'chat' ? Math.ceil(n / PER_USER) : 0, nofile: n + FD_HEADROOM, profileDir: ctx.profileDir, nodeArgs: [...MEMORY_MEASURE_ARGS] });
       ctx.progress.step();
       const conns: ConnSpec[] = Array.from({ length: n }, (_, i) => ({
         system,
@@ -58,14 +61,27 @@ export async function connections(ctx: Context, o: ScenarioOptions): Promise<Sce
         // addresses of its own. With one address the kernel picks ports per destination.
         localAddress: addresses > 1 ? `127.0.${1 + ctx.systems.indexOf(system)}.${1 + (i % addresses)}` : undefined,
       }));
-      await sleep(1000);
-      const before = await processStats(target.pids);
+      // Per connection is the slope between half and all of them: what setup left (the users'
+      // provisioning, structures grown once) is in both readings, as it is not in a server's
+      // steady state. The reading before any connection is kept for the whole-run figure.
+      const before = await collectedStats(target.pids, settle);
       ctx.progress.stage(`${system}: opening ${n} connections`);
-      const opened = await ctx.pool.open(conns, 100);
+      const half = Math.floor(n / 2);
+      const first = await ctx.pool.open(conns.slice(0, half), 100);
+      const atHalf = await collectedStats(target.pids, settle);
+      const second = await ctx.pool.open(conns.slice(half), 100);
       ctx.progress.step();
-      await sleep(o.smoke ? 500 : 3000);
-      const after = await processStats(target.pids);
-      const perConnection = opened.opened === 0 ? null : round((after.rssBytes - before.rssBytes) / opened.opened);
+      const after = await collectedStats(target.pids, settle);
+      const opened = { opened: first.opened + second.opened, failed: first.failed + second.failed, seconds: first.seconds + second.seconds, errors: { ...first.errors, ...second.errors } };
+      const slope = second.opened === 0 ? null : round((after.rssBytes - atHalf.rssBytes) / second.opened);
+      const heapPerConnection = opened.opened === 0 ? null : round((after.heapUsedBytes - before.heapUsedBytes) / opened.opened);
+      // Resident memory cannot grow less than the live heap did unless the process was still giving
+      // back memory it held from before (V8 shrinks a young generation grown during setup in steps,
+      // one per memory-reducer round): such a slope measures that, not the connections, and is not
+      // given as the figure.
+      const settledRss = slope !== null && heapPerConnection !== null && slope >= heapPerConnection;
+      const perConnection = settledRss ? slope : null;
+      if (!settledRss && slope !== null) notes.push(`${system}: its resident memory was still falling while the connections opened (${round(atHalf.rssBytes / 2 ** 20, 1)} -> ${round(after.rssBytes / 2 ** 20, 1)} MiB for the second half, a slope of ${slope} B per connection, below the live heap's ${heapPerConnection} B), so no RSS figure is given for it; its live heap per connection stands.`);
       const row: Row = {
         system,
         connections: opened.opened,
@@ -73,12 +89,16 @@ export async function connections(ctx: Context, o: ScenarioOptions): Promise<Sce
         connectSeconds: round(opened.seconds, 2),
         connectsPerSecond: round(opened.opened / opened.seconds),
         rssBeforeMiB: round(before.rssBytes / 2 ** 20, 1),
+        rssHalfMiB: round(atHalf.rssBytes / 2 ** 20, 1),
         rssAfterMiB: round(after.rssBytes / 2 ** 20, 1),
         rssBytesPerConnection: perConnection,
+        rssSlopeBytes: slope,
+        rssBytesPerConnectionFromStart: opened.opened === 0 ? null : round((after.rssBytes - before.rssBytes) / opened.opened),
+        heapBytesPerConnection: heapPerConnection,
       };
       rows.push(row);
-      summary[system] = { connections: opened.opened, rssBytesPerConnection: perConnection, connectsPerSecond: row.connectsPerSecond, errors: opened.errors };
-      ctx.log(`${system}: ${opened.opened}/${n} connections in ${row.connectSeconds} s, ${perConnection} B of server RSS each${opened.failed ? `; failures: ${JSON.stringify(opened.errors)}` : ''}`);
+      summary[system] = { connections: opened.opened, rssBytesPerConnection: perConnection, heapBytesPerConnection: row.heapBytesPerConnection, connectsPerSecond: row.connectsPerSecond, errors: opened.errors };
+      ctx.log(`${system}: ${opened.opened}/${n} connections in ${row.connectSeconds} s, ${perConnection ?? `unsettled (slope ${slope})`} B of server RSS each, ${heapPerConnection} B of live heap${opened.failed ? `; failures: ${JSON.stringify(opened.errors)}` : ''}`);
       ctx.progress.step();
     } finally {
       await ctx.pool.closeAll();
@@ -91,6 +111,6 @@ export async function connections(ctx: Context, o: ScenarioOptions): Promise<Sce
     parameters: { connections: n, requested, sourceAddresses: addresses, workers: ctx.pool.size },
     rows,
     summary,
-    notes: [...notes, 'RSS per connection is (server RSS after all connected, settled 3 s) minus (before), over the connections opened; this service includes its control service in the same process, idle.'],
+    notes: [...notes, `RSS per connection is (server RSS with all connected) minus (with half of them), over the second half: the slope, which leaves out what setup left behind; "from start" is (all) minus (before any) over all. Each reading is taken after the server ran full garbage collections and idled ${settle.rounds} × ${settle.waitMs / 1000} s (V8's memory reducer gives pages back then), the same for every system: all three are Node processes. This service includes its control service in the same process, idle.`],
   };
 }

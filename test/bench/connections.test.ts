@@ -11,6 +11,10 @@ t.test('connections smoke: every connection opens (authenticated on this service
   for (const r of rows) {
     t.equal(r.connections, 200, `${r.system}: all 200 open`);
     t.equal(r.failed, 0);
-    t.ok(Number(r.rssAfterMiB) > 0 && typeof r.rssBytesPerConnection === 'number', `${r.system}: memory measured`);
+    t.ok(Number(r.rssAfterMiB) > 0 && typeof r.rssSlopeBytes === 'number' && typeof r.rssBytesPerConnectionFromStart === 'number', `${r.system}: memory measured`);
+    // Read after a full collection in the server (bench/lib/gc-on-signal.mjs). At 200 connections
+    // its sign is noise (V8 flushes startup bytecode in the same collections), so only its presence
+    // is checked here.
+    t.type(r.heapBytesPerConnection, 'number', `${r.system}: the live heap was read from the server`);
   }
 });
