@@ -4,7 +4,6 @@ import { closeCodes, PROTOCOL_VERSION } from './protocol.ts';
 import { ackFrame, encode, ENCODINGS, eventFrame, TYPING_FRAME, type Encoding } from './frames.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 
-
 /**
  * What a socket carries, as the hub reads it. uWS copies the user data's own properties onto the
  * socket object itself, and V8 keeps them as fast properties only up to 15 (with 14: a 136-byte
