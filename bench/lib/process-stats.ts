@@ -1,4 +1,4 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pidusage from 'pidusage';
@@ -46,8 +46,14 @@ export interface CollectedStats extends ProcessStats {
 export async function collectedStats(pids: number[], o: { rounds: number; waitMs: number } = { rounds: 2, waitMs: 10_000 }): Promise<CollectedStats> {
   const reports = pids.map((pid) => join(tmpdir(), `gc-report-${pid}.json`));
   for (let round = 0; round < o.rounds; round++) {
+    for (const file of reports) rmSync(file, { force: true });
     for (const pid of pids) process.kill(pid, 'SIGUSR2');
     await new Promise((resolve) => setTimeout(resolve, o.waitMs));
+    // A busy machine may take longer than waitMs to run the collection: its report says it did.
+    for (let waited = 0; !reports.every((file) => existsSync(file)); waited += 100) {
+      if (waited >= 30_000) throw new Error(`no garbage-collection report from ${pids.join(', ')} after 30 s: were they started with MEMORY_MEASURE_ARGS?`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
   const heapUsedBytes = reports.reduce((n, file) => n + (JSON.parse(readFileSync(file, 'utf8')) as { heapUsed: number }).heapUsed, 0);
   for (const file of reports) rmSync(file, { force: true });
