@@ -18,7 +18,7 @@ Writes <scenario>.json and <scenario>.csv to --out, then renders RESULTS.md and 
 every result there. Each run stops by itself within --max-minutes.
 
 Scenarios:
-  connections  N idle authenticated WebSocket connections: connect rate, server RSS per connection
+  connections  N idle authenticated WebSocket connections: connect rate, server RSS and live heap per connection (each read after a full collection)
   fanout       rooms x members online, open-loop sends: delivered msgs/s, latency p50/p99/p99.9,
                server CPU per delivery and per message; sweeps for the highest rate whose p99
                stays under --p99, runs at 70% of it, then an overload run at twice it
