@@ -11,6 +11,13 @@ const PER_USER = 16;
 /** Open files a server needs besides its sockets (store, listeners, logs). */
 const FD_HEADROOM = 500;
 
+/** Error counts of both halves, added up by kind. */
+function summed(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}
+
 /** Whether a child may get `nofile` open files (the hard limit can be raised: root with CAP_SYS_RESOURCE). */
 function canRaise(nofile: number): boolean {
   try {
@@ -72,7 +79,7 @@ export async function connections(ctx: Context, o: ScenarioOptions): Promise<Sce
       const second = await ctx.pool.open(conns.slice(half), 100);
       ctx.progress.step();
       const after = await collectedStats(target.pids, settle);
-      const opened = { opened: first.opened + second.opened, failed: first.failed + second.failed, seconds: first.seconds + second.seconds, errors: { ...first.errors, ...second.errors } };
+      const opened = { opened: first.opened + second.opened, failed: first.failed + second.failed, seconds: first.seconds + second.seconds, errors: summed(first.errors, second.errors) };
       const slope = second.opened === 0 ? null : round((after.rssBytes - atHalf.rssBytes) / second.opened);
       const heapPerConnection = opened.opened === 0 ? null : round((after.heapUsedBytes - before.heapUsedBytes) / opened.opened);
       // Resident memory cannot grow less than the live heap did unless the process was still giving
