@@ -82,13 +82,14 @@ export async function connections(ctx: Context, o: ScenarioOptions): Promise<Sce
       const opened = { opened: first.opened + second.opened, failed: first.failed + second.failed, seconds: first.seconds + second.seconds, errors: summed(first.errors, second.errors) };
       const slope = second.opened === 0 ? null : round((after.rssBytes - atHalf.rssBytes) / second.opened);
       const heapPerConnection = opened.opened === 0 ? null : round((after.heapUsedBytes - before.heapUsedBytes) / opened.opened);
-      // Resident memory cannot grow less than the live heap did unless the process was still giving
-      // back memory it held from before (V8 shrinks a young generation grown during setup in steps,
-      // one per memory-reducer round): such a slope measures that, not the connections, and is not
-      // given as the figure.
-      const settledRss = slope !== null && heapPerConnection !== null && slope >= heapPerConnection;
+      // Over the same connections, resident memory cannot grow less than the live heap did (nor
+      // shrink) unless the process was still giving back memory it held from before (V8 shrinks a
+      // young generation grown during setup in steps, one per memory-reducer round): such a slope
+      // measures that, not the connections, and is not given as the figure.
+      const heapSlope = second.opened === 0 ? null : (after.heapUsedBytes - atHalf.heapUsedBytes) / second.opened;
+      const settledRss = slope !== null && heapSlope !== null && slope > 0 && slope >= heapSlope;
       const perConnection = settledRss ? slope : null;
-      if (!settledRss && slope !== null) notes.push(`${system}: its resident memory was still falling while the connections opened (${round(atHalf.rssBytes / 2 ** 20, 1)} -> ${round(after.rssBytes / 2 ** 20, 1)} MiB for the second half, a slope of ${slope} B per connection, below the live heap's ${heapPerConnection} B), so no RSS figure is given for it; its live heap per connection stands.`);
+      if (!settledRss && slope !== null) notes.push(`${system}: its resident memory was still falling while the connections opened (${round(atHalf.rssBytes / 2 ** 20, 1)} -> ${round(after.rssBytes / 2 ** 20, 1)} MiB for the second half, a slope of ${slope} B per connection, below the live heap's ${round(heapSlope ?? 0)} B over the same half), so no RSS figure is given for it; its live heap per connection stands.`);
       const row: Row = {
         system,
         connections: opened.opened,
