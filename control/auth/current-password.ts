@@ -12,7 +12,10 @@ import { verifyPassword } from './passwords.ts';
 export async function checkCurrentPassword(ctx: ControlContext, account: Account, password: string, request: RequestInfo): Promise<ApiError | undefined> {
   const attempt = ctx.throttles.passwordGuesses.attempt(account.email, request.ip);
   if (!attempt.allowed) return new ApiError('RATE_LIMITED', 'too many wrong passwords for this account from this address; retry later', { retryAfterSeconds: attempt.retryAfterSeconds });
-  if (!(await verifyPassword(password, account.passwordHash, account.passwordSalt))) return new ApiError('INVALID_CREDENTIALS', 'currentPassword is wrong');
+  if (!(await verifyPassword(password, account.passwordHash, account.passwordSalt))) {
+    ctx.throttles.passwordGuesses.failed(account.email, request.ip);
+    return new ApiError('INVALID_CREDENTIALS', 'currentPassword is wrong');
+  }
   ctx.throttles.passwordGuesses.succeeded(account.email, request.ip);
   return undefined;
 }

@@ -96,7 +96,10 @@ export function authRoutes(ctx: ControlContext): AnyRoute[] {
         }
         const account = await ctx.store.accounts.getByEmail(email);
         const ok = account ? await verifyPassword(body.password, account.passwordHash, account.passwordSalt) : await burnPasswordCheck(body.password);
-        if (!account || !ok) return new ApiError('INVALID_CREDENTIALS', 'e-mail or password is wrong');
+        if (!account || !ok) {
+          guesses.failed(email, request.ip);
+          return new ApiError('INVALID_CREDENTIALS', 'e-mail or password is wrong');
+        }
         guesses.succeeded(email, request.ip);
         // With a second factor on, the password opens no session: a single-use challenge does, with a code.
         if ((await ctx.store.mfa.get(account.id))?.secret) {

@@ -39,7 +39,10 @@ export function mfaRoutes(ctx: ControlContext): AnyRoute[] {
       const hash = recoveryHash(code);
       ok = hash !== undefined && (await ctx.store.mfa.useRecoveryCode(accountId, hash, now.toISOString()));
     }
-    if (!ok) return new ApiError('MFA_CODE_INVALID', step !== undefined ? 'this code was used already; wait for the next one' : 'the code is wrong');
+    if (!ok) {
+      ctx.throttles.passwordGuesses.failed(guessKey(accountId), request.ip);
+      return new ApiError('MFA_CODE_INVALID', step !== undefined ? 'this code was used already; wait for the next one' : 'the code is wrong');
+    }
     ctx.throttles.passwordGuesses.succeeded(guessKey(accountId), request.ip);
     return undefined;
   }
