@@ -37,7 +37,24 @@ export function withOpenFileLimit(nofile: number | undefined, command: string, a
   return ['/bin/sh', ['-c', `ulimit -Hn ${nofile} 2>/dev/null; ulimit -n ${nofile} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec ${quoted}`]];
 }
 
-const ROOT = new URL('..', import.meta.url).pathname;
+export const ROOT = new URL('..', import.meta.url).pathname;
+
+/** Where `npm run build:service` (bin/build-service.ts) writes the service compiled to JavaScript. */
+export const BUILD_DIR = join(ROOT, 'build');
+/** The scripts it compiles: the processes tests and benchmarks start many times. */
+export const BUILT_SCRIPTS: readonly string[] = ['bin/start.ts', 'control/cli.ts', 'bin/keys.ts'];
+
+/**
+ * The node arguments that run `script` (a path from the project root): its compiled form from
+ * build/ when CHAT_SERVICE_BUILT=1 (`npm test` sets it after building), else the source through
+ * tsx. A missing build is an error there, not a silent fall-back to a slower start.
+ */
+export function nodeScript(script: string): string[] {
+  if (process.env.CHAT_SERVICE_BUILT !== '1' || !BUILT_SCRIPTS.includes(script)) return ['--import', 'tsx', join(ROOT, script)];
+  const built = join(BUILD_DIR, script.replace(/\.ts$/, '.mjs'));
+  if (!existsSync(built)) throw new Error(`CHAT_SERVICE_BUILT=1 but ${built} is missing: run npm run build:service`);
+  return [built];
+}
 
 /**
  * util-linux's setpriv, where there is one (every Debian has it): a service started here gets
@@ -95,7 +112,7 @@ export async function startService(
 ): Promise<Running> {
   const dir = dataDir ?? madeDataDir();
   const services = options.services ?? ['control', 'node'];
-  const [command, args] = diesWithParent(withOpenFileLimit(options.nofile, process.execPath, [...SERVICE_NODE_FLAGS, ...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, options.script ?? 'bin/start.ts')]));
+  const [command, args] = diesWithParent(withOpenFileLimit(options.nofile, process.execPath, [...SERVICE_NODE_FLAGS, ...(options.nodeArgs ?? []), ...nodeScript(options.script ?? 'bin/start.ts')]));
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dir, CONTROL_PORT: '0', NODE_PORT: '0', LOG_LEVEL: 'info', ...env },

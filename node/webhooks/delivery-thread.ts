@@ -60,6 +60,12 @@ interface Group extends Omit<RequestGroup, 'first' | 'ids' | 'idLengths' | 'bodi
 const GROUP_SIZE = 65_536;
 
 /**
+ * The compiled worker's file URL, which bin/build-service.ts defines in the compiled service (the
+ * worker then starts without tsx); undefined when the service runs from its sources.
+ */
+declare const BUILT_DELIVERY_WORKER: string | undefined;
+
+/**
  * Answers the thread gathered (see delivery-worker.ts): successes as one column of numbers,
  * `[n, status, ms]` each (a typed array crosses threads as one copy of its bytes), failures one by
  * one.
@@ -118,12 +124,7 @@ export class DeliveryThread {
   }
 
   private start(): Worker {
-    // The service runs its TypeScript through tsx, whose loader is per thread: the worker registers
-    // it before loading its module.
-    const entry = new URL('./delivery-worker.ts', import.meta.url).href;
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const bootstrap = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
-    const worker = new Worker(bootstrap, { eval: true, workerData: this.options });
+    const worker = typeof BUILT_DELIVERY_WORKER === 'string' ? new Worker(new URL(BUILT_DELIVERY_WORKER), { workerData: this.options }) : this.startFromSource();
     worker.unref();
     worker.on('message', (a: Answers) => this.answered(a));
     worker.on('error', (error) => this.failAll(`delivery thread failed: ${error.message}`));
@@ -132,6 +133,15 @@ export class DeliveryThread {
       if (!this.closed) this.worker = this.start();
     });
     return worker;
+  }
+
+  private startFromSource(): Worker {
+    // The service runs its TypeScript through tsx, whose loader is per thread: the worker registers
+    // it before loading its module.
+    const entry = new URL('./delivery-worker.ts', import.meta.url).href;
+    const tsx = import.meta.resolve('tsx/esm/api');
+    const bootstrap = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
+    return new Worker(bootstrap, { eval: true, workerData: this.options });
   }
 
   private answered(a: Answers): void {

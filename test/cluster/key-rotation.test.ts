@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { TokenVerifier } from '../../common/jwt/index.ts';
-import { client } from '../helpers/index.ts';
+import { client, nodeScript } from '../helpers/index.ts';
 import { clusterApp, clusterBackends, startCluster, type ClusterNode } from '../helpers/cluster.ts';
 
 // The node signing key is rotated by the operator command while a cluster serves: user JWTs move
@@ -26,7 +26,7 @@ if (backends) {
     const notOwner = () => cluster.nodes.find((n) => n !== cluster.ownerOf(appId, chat.chatId))!;
     t.equal(await send(notOwner(), ann.jwt), 201, 'a send through the other node is forwarded to the owner');
 
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'rotate', 'node', '--retire-after', '3', '--json'], { cwd: ROOT, env: { ...process.env, ...cluster.env } });
+    const { stdout } = await run(process.execPath, [...nodeScript('bin/keys.ts'), 'rotate', 'node', '--retire-after', '3', '--json'], { cwd: ROOT, env: { ...process.env, ...cluster.env } });
     const rotated = JSON.parse(stdout) as { kid: string; activeFrom: string; replaced: { kid: string; retiresAt: string }[] };
     const retiresAt = rotated.replaced[0]!.retiresAt;
 

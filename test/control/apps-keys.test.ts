@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import { client, newAccount, removeDir, startService } from '../helpers/index.ts';
+import { client, newAccount, nodeScript, removeDir, startService } from '../helpers/index.ts';
 import { assertProblem } from '../helpers/problem.ts';
 
 const run = promisify(execFile);
@@ -28,7 +28,7 @@ async function createApp(token: string, name = 'My app') {
 }
 
 /** The operator CLI against the running service's store. */
-const ctl = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'control/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: svc.dataDir } });
+const ctl = (...args: string[]) => run(process.execPath, [...nodeScript('control/cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: svc.dataDir } });
 
 const whoami = (apiKey: string) => node.get('/api/server/whoami', apiKey);
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { TokenVerifier } from '../../common/jwt/index.ts';
-import { integration, newAccount, removeDir, startService } from '../helpers/index.ts';
+import { integration, newAccount, nodeScript, removeDir, startService } from '../helpers/index.ts';
 import { assertProblem } from '../helpers/problem.ts';
 import { decodeJwt, openServiceSigner } from '../helpers/tokens.ts';
 
@@ -24,7 +24,7 @@ t.teardown(async () => {
 
 /** `npm run keys -- …` against the running service's store, with its environment. */
 async function keys(...args: string[]): Promise<Record<string, any>> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/keys.ts', ...args, '--json'], { cwd: ROOT, env: { ...process.env, ...env, DATA_DIR: svc.dataDir } });
+  const { stdout } = await run(process.execPath, [...nodeScript('bin/keys.ts'), ...args, '--json'], { cwd: ROOT, env: { ...process.env, ...env, DATA_DIR: svc.dataDir } });
   return JSON.parse(stdout) as Record<string, any>;
 }
 
@@ -43,7 +43,7 @@ const waitUntil = (iso: string) => new Promise((r) => setTimeout(r, Math.max(0, 
 const kid = (token: string) => TokenVerifier.kidOf(token);
 
 t.test('the help text names the commands and what a retired key still does', async (t) => {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/keys.ts', '--help'], { cwd: ROOT });
+  const { stdout } = await run(process.execPath, [...nodeScript('bin/keys.ts'), '--help'], { cwd: ROOT });
   t.match(stdout, /rotate <control\|node>/);
   t.match(stdout, /--retire-after/);
   t.match(stdout, /API keys it signed keep working/);
@@ -132,13 +132,13 @@ t.test('node: user JWTs move to the new key; the old key verifies until it retir
 });
 
 t.test('rotate refuses bad options and a store without keys', async (t) => {
-  const bad = await run(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'rotate', 'control', '--retire-after', 'soon'], { cwd: ROOT, env: { ...process.env, DATA_DIR: svc.dataDir } }).then(
+  const bad = await run(process.execPath, [...nodeScript('bin/keys.ts'), 'rotate', 'control', '--retire-after', 'soon'], { cwd: ROOT, env: { ...process.env, DATA_DIR: svc.dataDir } }).then(
     () => undefined,
     (error: { code: number; stderr: string }) => error,
   );
   t.equal(bad?.code, 2, 'exit code 2');
   t.match(bad?.stderr, /--retire-after takes a whole number of seconds/);
-  const none = await run(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'list'], { cwd: ROOT, env: { ...process.env, DATA_DIR: `${svc.dataDir}/nowhere` } }).then(
+  const none = await run(process.execPath, [...nodeScript('bin/keys.ts'), 'list'], { cwd: ROOT, env: { ...process.env, DATA_DIR: `${svc.dataDir}/nowhere` } }).then(
     () => undefined,
     (error: { code: number; stderr: string }) => error,
   );

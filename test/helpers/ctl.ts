@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { nodeScript } from '../../bin/spawn.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -14,7 +15,7 @@ export interface CtlRun {
  */
 export function ctl(dataDir: string, ...args: string[]): Promise<CtlRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'control/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...nodeScript('control/cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
     });
   });

@@ -1,4 +1,4 @@
-export { startService, removeDir, freePort, type Running } from '../../bin/spawn.ts';
+export { startService, removeDir, freePort, nodeScript, type Running } from '../../bin/spawn.ts';
 export { client, newAccount, type HttpResult } from './http.ts';
 export { socketFate, WsClient, type Frame } from './ws.ts';
 export { integration, type ChatUserSession } from './fixture.ts';

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { connectCassandra, DDL_OPTIONS } from '../../common/cassandra/index.ts';
 import { HOLD } from '../../node/store/index.ts';
-import { client, freePort, newAccount, requireService, startService } from '../helpers/index.ts';
+import { client, freePort, newAccount, nodeScript, requireService, startService } from '../helpers/index.ts';
 
 const cassandra = await requireService('cassandra', (line) => t.comment(line));
 if (!cassandra) t.skip('cassandra not running', () => undefined);
@@ -75,7 +75,7 @@ else {
     t.same(after.body.messages.map((m: { seq: number }) => m.seq), [seq, ...Array.from({ length: 50 }, (_, i) => 50 - i)], 'no acked message lost, none doubled');
 
     // The operator command works on the same keyspace.
-    const ctl = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'control/cli.ts', ...args], { cwd: new URL('../..', import.meta.url).pathname, env: { ...process.env, ...env } });
+    const ctl = (...args: string[]) => promisify(execFile)(process.execPath, [...nodeScript('control/cli.ts'), ...args], { cwd: new URL('../..', import.meta.url).pathname, env: { ...process.env, ...env } });
     t.match((await ctl('app', 'suspend', app.id)).stdout, /SUSPENDED/);
     t.equal((await mgmt.post(`/api/client/apps/${app.id}/keys`, undefined, token)).body.code, 'APP_SUSPENDED', 'a suspended application gets no keys');
     await ctl('app', 'reactivate', app.id);

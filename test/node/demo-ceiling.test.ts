@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import t from 'tap';
 import WebSocket from 'ws';
-import { integration, startService, WsClient } from '../helpers/index.ts';
+import { integration, nodeScript, startService, WsClient } from '../helpers/index.ts';
 
 // README, "Tiers": a DEMO application has at most DEMO_MAX_CONCURRENT_USERS distinct users
 // connected at once; the next new user's socket is closed with 4010 before `ready`, nobody
@@ -12,7 +12,7 @@ const CEILING = 3;
 const svc = await startService({ DEMO_MAX_CONCURRENT_USERS: String(CEILING) });
 t.teardown(() => svc.stop());
 const ROOT = new URL('../..', import.meta.url).pathname;
-const ctl = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', 'control/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: svc.dataDir } });
+const ctl = (...args: string[]) => promisify(execFile)(process.execPath, [...nodeScript('control/cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: svc.dataDir } });
 
 /** Opens a socket and reports how it went: `ready`, or the close code and reason that ended it first. */
 function attempt(jwt: string): Promise<{ ready: true; ws: WebSocket } | { ready: false; code: number; reason: Record<string, unknown> }> {
