@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { startCluster } from '../../bin/spawn-cluster.ts';
-import { removeDir, startService, withOpenFileLimit } from '../../bin/spawn.ts';
+import { nodeScript, removeDir, startService, withOpenFileLimit } from '../../bin/spawn.ts';
 import type { SystemName } from '../load/systems.ts';
 import { CassandraStats } from './cassandra-stats.ts';
 import { whileRunning } from './cleanup.ts';
@@ -37,8 +37,7 @@ const PEERS = { uws: 'uws.ts', socketio: 'socketio.ts' } as const;
 
 /** One peer server process; resolves once it prints where it listens. */
 async function startPeer(system: 'uws' | 'socketio', env: Record<string, string>, nofile?: number, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
-  const script = new URL(`../peers/${PEERS[system]}`, import.meta.url).pathname;
-  const [command, args] = withOpenFileLimit(nofile, process.execPath, [...nodeArgs, '--import', 'tsx', script]);
+  const [command, args] = withOpenFileLimit(nofile, process.execPath, [...nodeArgs, ...nodeScript(`bench/peers/${PEERS[system]}`)]);
   const child = spawn(command, args, { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {

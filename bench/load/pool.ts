@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { withOpenFileLimit } from '../../bin/spawn.ts';
+import { nodeScript, withOpenFileLimit } from '../../bin/spawn.ts';
 import { mergeHistograms, type Histogram } from '../lib/histogram.ts';
 import type { Command, Opened, WorkerResult } from './commands.ts';
 import type { ConnSpec } from './systems.ts';
 
-const WORKER = new URL('./worker.ts', import.meta.url).pathname;
 
 export interface Merged {
   sent: number;
@@ -40,7 +39,7 @@ export class LoadPool {
   static async start(size: number, nofile = 200_000): Promise<LoadPool> {
     const workers = await Promise.all(
       Array.from({ length: size }, async () => {
-        const [command, args] = withOpenFileLimit(nofile, process.execPath, ['--import', 'tsx', WORKER]);
+        const [command, args] = withOpenFileLimit(nofile, process.execPath, nodeScript('bench/load/worker.ts'));
         const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
         await new Promise<void>((resolve, reject) => {
           child.once('message', () => resolve());

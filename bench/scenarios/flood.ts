@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { nodeScript } from '../../bin/spawn.ts';
 import { whileRunning } from '../lib/cleanup.ts';
 import type { Row } from '../lib/output.ts';
 import { processStats } from '../lib/process-stats.ts';
@@ -118,7 +119,7 @@ async function floodPhase(
   const file = join(p.dir, `flood-${p.mode}.json`);
   const floodMs = plan.warmupMs + plan.durationMs + 6000;
   writeFileSync(file, JSON.stringify({ base: target.nodes[0]!, sockets: p.sockets, mix: MIX, durationMs: floodMs, mode: p.mode }));
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('../load/flood.ts', import.meta.url).pathname, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeScript('bench/load/flood.ts'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
   const untrack = whileRunning(async () => void child.kill('SIGKILL'));
   const lines: Record<string, any>[] = [];
   const waiters: { pred: (l: Record<string, any>) => boolean; resolve: (l: Record<string, any>) => void }[] = [];

@@ -3,8 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ScenarioResult } from '../../bench/lib/output.ts';
-
-const CLI = new URL('../../bench/cli.ts', import.meta.url).pathname;
+import { nodeScript } from '../../bin/spawn.ts';
 
 export interface BenchRun {
   code: number | null;
@@ -24,7 +23,7 @@ export interface BenchRun {
 export function bench(args: string[], timeoutMs = 240_000): Promise<BenchRun> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI, ...args, '--out', dir, '--no-progress'], { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...nodeScript('bench/cli.ts'), ...args, '--out', dir, '--no-progress'], { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve({
         code: error ? ((error as { code?: number }).code ?? null) : 0,
         stdout,
