@@ -42,7 +42,7 @@ export const ROOT = new URL('..', import.meta.url).pathname;
 /** Where `npm run build:service` (bin/build-service.ts) writes the service compiled to JavaScript. */
 export const BUILD_DIR = join(ROOT, 'build');
 /** The scripts it compiles: the processes tests and benchmarks start many times. */
-export const BUILT_SCRIPTS: readonly string[] = ['bin/start.ts', 'control/cli.ts', 'bin/keys.ts', 'bench/cli.ts', 'bench/load/worker.ts', 'bench/load/flood.ts', 'bench/peers/uws.ts', 'bench/peers/socketio.ts'];
+export const BUILT_SCRIPTS: readonly string[] = ['bin/start.ts', 'control/cli.ts', 'bin/keys.ts', 'bench/cli.ts', 'bench/load/worker.ts', 'bench/load/flood.ts', 'bench/peers/uws.ts', 'bench/peers/socketio.ts', 'demo/serve.ts'];
 
 /**
  * The node arguments that run `script` (a path from the project root): its compiled form from
