@@ -38,7 +38,7 @@ t.test('the checker finds each kind of violation it reports', async (t) => {
   const v = check({
     // Node a: seq 6 twice (two messages), k1 again at seq 7; node b: the messages as sent.
     chats: [{ chatId, histories: [{ node: 'a', messages: [...stored, row(6, 'm6b', 'x6'), row(7, 'm7', 'k1')] }, { node: 'b', messages: stored }] }],
-    sends: [send('k1', 0, { seq: 1, at: 10 }), send('k2', 20, { seq: 2, at: 30 }), send('k5', 35, { seq: 5, at: 50 }), send('k3', 55, { seq: 3, at: 60 }), send('k4', 62, { seq: 4, at: 70 }), send('k6', 5, { seq: 6, at: 80 })],
+    sends: [send('k1', 0, { seq: 1, at: 10 }), { ...send('k2', 20, { seq: 2, at: 30 }), attempts: [{ at: 20, node: 'node-b', outcome: 'unknown' as const, detail: 'no answer within 5 ms', ms: 9 }] }, send('k5', 35, { seq: 5, at: 50 }), send('k3', 55, { seq: 3, at: 60 }), send('k4', 62, { seq: 4, at: 70 }), send('k6', 5, { seq: 6, at: 80 })],
     members: [member],
     loadFrom: 0,
     loadTo: 100,
@@ -59,6 +59,7 @@ t.test('the checker finds each kind of violation it reports', async (t) => {
   t.equal(v.membersReplayHoles, 1, 'a replay from 2 to 6 that skipped stored seq 5');
   t.equal(v.recoverMs, 5, 'first acknowledgement 5 ms after the heal');
   t.equal(v.longestStallMs, 20, 'longest time without an acknowledgement: 20 ms');
+  t.equal(v.worstChatStall, 'chat 00000000 from 0.0 s to 0.0 s of the load; 1 attempts across it: k2 rest to node-b at 0.0 s: unknown (no answer within 5 ms) after 9 ms', 'the worst stall is placed, with the attempt under way across it');
 });
 
 const topology = await findTopology((line) => t.comment(line));
@@ -89,7 +90,9 @@ else {
       const v = phase.verdict!;
       t.ok(v.acknowledged > 0, `sends were acknowledged (${v.acknowledged} of ${v.attempted}; ${v.unknownOutcomes} unknown outcomes retried, ${v.unresolved} unresolved)`);
       for (const kind of VIOLATIONS) t.equal(v[kind], 0, `${kind}: 0${v.examples[kind] ? ` (${v.examples[kind]!.join('; ')})` : ''}`);
-      for (const b of phase.bounds ?? []) t.ok(b.value < b.limit, `${b.name}: ${b.value} ms < ${b.limit} ms`);
+      // Where the bound was missed, and the fault's timeline, in the failure's own diagnostics.
+      const timeline = phase.timeline && `fault at ${phase.timeline.faultAt.toFixed(1)} s, heal at ${phase.timeline.healAt.toFixed(1)} s, healed at ${phase.timeline.healedAt.toFixed(1)} s of the load`;
+      for (const b of phase.bounds ?? []) t.ok(b.value < b.limit, `${b.name}: ${b.value} ms < ${b.limit} ms`, { where: b.detail, timeline });
     });
   }
 }

@@ -57,6 +57,8 @@ export interface Verdict {
   unresolvedStored: number;
   longestStallMs: number;
   worstChatStallMs: number;
+  /** Where the worst chat's stall lies and the attempts under way across it. */
+  worstChatStall: string;
   recoverMs: number | null;
   stored: number;
   // Violations: each must be 0.
@@ -102,14 +104,42 @@ const isError = (x: unknown): x is { error: string } => typeof x === 'object' &&
 
 /** The longest span in [from, to] without one of `times`. */
 function longestGap(times: number[], from: number, to: number): number {
+  return Math.round(widestGap(times, from, to).ms);
+}
+
+/** The longest interval in [from, to] without one of `times`, and where it lies. */
+function widestGap(times: number[], from: number, to: number): { ms: number; start: number; end: number } {
   const sorted = times.filter((x) => x >= from && x <= to).sort((a, b) => a - b);
   let prev = from;
-  let worst = 0;
+  let worst = { ms: 0, start: from, end: from };
   for (const x of [...sorted, to]) {
-    worst = Math.max(worst, x - prev);
+    if (x - prev > worst.ms) worst = { ms: x - prev, start: prev, end: x };
     prev = x;
   }
-  return Math.round(worst);
+  return worst;
+}
+
+/**
+ * Where the worst chat's stall lies (seconds from the load's start) and the attempts that were
+ * under way across it: which node each went to, how it ended and how long it took. A bound on the
+ * stall that fails then says what the chat was waiting for.
+ */
+function describeStall(byChat: Map<string, SendRecord[]>, from: number, to: number): string {
+  let worst: { chatId: string; ms: number; start: number; end: number } | undefined;
+  for (const [chatId, sends] of byChat) {
+    const gap = widestGap(sends.flatMap((s) => (s.ackAt === undefined ? [] : [s.ackAt])), from, to);
+    if (!worst || gap.ms > worst.ms) worst = { chatId, ...gap };
+  }
+  if (!worst) return 'no chat';
+  const { chatId, start, end } = worst;
+  const secs = (x: number) => ((x - from) / 1000).toFixed(1);
+  const across = byChat
+    .get(chatId)!
+    .flatMap((s) => s.attempts.map((a) => ({ s, a })))
+    .filter(({ a }) => a.at < end && a.at + a.ms > start)
+    .sort((x, y) => x.a.at - y.a.at);
+  const lines = across.slice(0, 12).map(({ s, a }) => `${s.key} ${s.via} to ${a.node} at ${secs(a.at)} s: ${a.outcome} (${a.detail}) after ${Math.round(a.ms)} ms`);
+  return `chat ${chatId.slice(0, 8)} from ${secs(start)} s to ${secs(end)} s of the load; ${across.length} attempts across it${lines.length ? `: ${lines.join('; ')}` : ''}`;
 }
 
 export function check(input: CheckInput): Verdict {
@@ -280,6 +310,7 @@ export function check(input: CheckInput): Verdict {
 
   const ackTimes = input.sends.flatMap((s) => (s.ackAt === undefined ? [] : [s.ackAt]));
   const worstChatStallMs = Math.max(0, ...[...byChat.values()].map((sends) => longestGap(sends.flatMap((s) => (s.ackAt === undefined ? [] : [s.ackAt])), input.loadFrom, input.loadTo)));
+  const worstChatStall = describeStall(byChat, input.loadFrom, input.loadTo);
   const afterHeal = input.healedAt === undefined ? [] : ackTimes.filter((x) => x >= input.healedAt!);
   return {
     attempted: input.sends.length,
@@ -291,6 +322,7 @@ export function check(input: CheckInput): Verdict {
     unresolvedStored,
     longestStallMs: longestGap(ackTimes, input.loadFrom, input.loadTo),
     worstChatStallMs,
+    worstChatStall,
     recoverMs: afterHeal.length === 0 ? null : Math.round(Math.min(...afterHeal) - input.healedAt!),
     stored: [...canonical.values()].reduce((n, l) => n + l.length, 0),
     lost,

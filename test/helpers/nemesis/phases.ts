@@ -46,7 +46,7 @@ export interface PhaseDef {
   needs: ('ha' | 'faults')[];
   inject(ctx: FaultContext): Promise<Injected>;
   /** Bounds beyond the violations, checked by the test. */
-  bounds?(v: Verdict): { name: string; limit: number; value: number }[];
+  bounds?(v: Verdict): { name: string; limit: number; value: number; detail?: string }[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -97,7 +97,7 @@ export const PHASES: PhaseDef[] = [
       };
     },
     // Two replicas of three still make LOCAL_QUORUM: sends go on being acknowledged.
-    bounds: (v) => [{ name: 'longest time a busy chat had no acknowledgement', limit: 5000, value: v.worstChatStallMs }],
+    bounds: (v) => [{ name: 'longest time a busy chat had no acknowledgement', limit: 5000, value: v.worstChatStallMs, detail: v.worstChatStall }],
   },
   {
     id: '2',

@@ -12,7 +12,7 @@ export interface PhaseResult {
   /** Seconds from the start of the phase's load: the fault, the heal, the heal done, the load stopped. */
   timeline?: { faultAt: number; healAt: number; healedAt: number; loadStoppedAt: number };
   /** Bounds the phase asserts beyond the violations (e.g. the longest stall). */
-  bounds?: { name: string; limit: number; value: number }[];
+  bounds?: { name: string; limit: number; value: number; detail?: string }[];
   notes: string[];
   verdict?: Verdict;
   /** A phase that threw: the error (the run goes on with the next phase). */
@@ -71,7 +71,7 @@ export function markdown(report: RunReport): string {
     lines.push(`### ${p.id} ${p.title}`, '');
     if (p.target) lines.push(`Target: ${p.target}.`);
     if (p.timeline) lines.push(`Fault at ${p.timeline.faultAt.toFixed(1)} s, heal at ${p.timeline.healAt.toFixed(1)} s (done at ${p.timeline.healedAt.toFixed(1)} s), load stopped at ${p.timeline.loadStoppedAt.toFixed(1)} s.`);
-    for (const b of p.bounds ?? []) lines.push(`Bound: ${b.name} ${ms(b.value)} (limit ${ms(b.limit)}): ${b.value < b.limit ? 'met' : 'NOT MET'}.`);
+    for (const b of p.bounds ?? []) lines.push(`Bound: ${b.name} ${ms(b.value)} (limit ${ms(b.limit)}): ${b.value < b.limit ? 'met' : `NOT MET${b.detail ? `: ${b.detail}` : ''}`}.`);
     if (p.skipped) lines.push(`Skipped: ${p.skipped}.`);
     if (p.error) lines.push(`Error: ${p.error}`);
     for (const n of p.notes) lines.push(`- ${n}`);
