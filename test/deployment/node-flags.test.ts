@@ -24,5 +24,8 @@ t.test('a started service runs with them: its young generation may grow to 64 Mi
   t.teardown(() => svc.stop());
   const argv = readFileSync(`/proc/${svc.pid}/cmdline`, 'utf8').split('\0');
   for (const flag of SERVICE_NODE_FLAGS) t.ok(argv.includes(flag), `${flag} in the process's arguments`);
-  t.ok(argv.indexOf(SERVICE_NODE_FLAGS[0]!) < argv.findIndex((a) => a.endsWith('bin/start.ts')), 'given to node, not to the script');
+  // The script is the source (bin/start.ts through tsx) or its compiled form (build/bin/start.mjs).
+  const script = argv.findIndex((a) => /bin\/start\.(ts|mjs)$/.test(a));
+  t.ok(script > 0, `the service script is in the arguments (${argv.join(' ')})`);
+  t.ok(argv.indexOf(SERVICE_NODE_FLAGS[0]!) < script, 'given to node, not to the script');
 });
