@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
-import { connectCassandra, DDL_OPTIONS, ensureKeyspace, migrate, type CassandraClient } from '../../common/cassandra/index.ts';
-import { nodeMigrations } from '../../node/store/index.ts';
+import type { CassandraClient } from '../../common/cassandra/index.ts';
+
+/**
+ * The Cassandra client and the node store's migrations, loaded when a suite asks for a keyspace:
+ * every test file imports this module (through helpers/index.ts), and loading them through tsx
+ * costs about 2.5 s of CPU, for the many files that never touch Cassandra themselves.
+ */
+const cassandraModule = () => import('../../common/cassandra/index.ts');
 
 /** A real service a suite needs, and where it listens (from the same variables the service reads). */
 export interface ServiceAddress {
@@ -59,6 +65,7 @@ export async function testKeyspace(
   address: ServiceAddress,
   prefix: string,
 ): Promise<{ client: CassandraClient; keyspace: string }> {
+  const { connectCassandra, DDL_OPTIONS, ensureKeyspace } = await cassandraModule();
   const client = connectCassandra({ contactPoints: `${address.host}:${address.port}`, localDataCenter: 'datacenter1' });
   const keyspace = `${prefix}_${randomBytes(6).toString('hex')}`;
   t.teardown(async () => {
@@ -131,6 +138,7 @@ export async function haTestKeyspace(
   contactPoints: string,
   prefix: string,
 ): Promise<{ client: CassandraClient; keyspace: string }> {
+  const { connectCassandra, DDL_OPTIONS, ensureKeyspace } = await cassandraModule();
   const client = connectCassandra({ contactPoints, localDataCenter: 'datacenter1' });
   const keyspace = `${prefix}_${randomBytes(6).toString('hex')}`;
   t.teardown(async () => {
@@ -156,6 +164,7 @@ export const HA_SHARED_KEYSPACE = 'chat_ha_tests';
  */
 export async function haSharedNodeKeyspace(client: CassandraClient): Promise<string> {
   const keyspace = HA_SHARED_KEYSPACE;
+  const [{ ensureKeyspace, migrate }, { nodeMigrations }] = await Promise.all([cassandraModule(), import('../../node/store/index.ts')]);
   await ensureKeyspace(client, keyspace, 3);
   await migrate(client, keyspace, nodeMigrations);
   return keyspace;
