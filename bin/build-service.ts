@@ -5,10 +5,12 @@ import { build, type Plugin } from 'esbuild';
 import { BUILD_DIR, BUILT_SCRIPTS, ROOT } from './spawn.ts';
 
 /**
- * `npm run build:service`: the service's processes (bin/start.ts, the operator CLIs, the webhook
- * delivery thread) compiled to plain JavaScript under build/, which starts in about a third of the
- * CPU time of the TypeScript through tsx's loader. `npm test` builds it and its suites start the
- * service from it (bin/spawn.ts `nodeScript`); `npm start` runs the sources.
+ * `npm run build:service`: the processes the tests start many times (BUILT_SCRIPTS in
+ * bin/spawn.ts: the service, the operator CLIs, the reference app's server, the benchmark's CLI,
+ * load workers and peers) and the webhook delivery thread, compiled to plain JavaScript under
+ * build/, which starts in about a third of the CPU time of the TypeScript through tsx's loader.
+ * `npm test` builds it and its suites start them from it (bin/spawn.ts `nodeScript`); `npm start`
+ * and every `npm run` command run the sources.
  *
  * Code that finds files next to its own source (`new URL('./page/', import.meta.url)`) keeps
  * finding them: each module's `import.meta.url` is replaced by its source file's URL, so the

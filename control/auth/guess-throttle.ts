@@ -5,9 +5,10 @@
  * `maxDelayMs`, refused with a retry hint meanwhile), while the same account from any other
  * address is unaffected. A success clears the count. The wait runs from the failure's answer
  * (`failed`), not from the attempt's arrival: a slow password check does not use up the wait, so
- * the refusal a client sees right after a failure is the full one whatever the check cost. Entries end `windowMs` after their last failure; memory is bounded by the number of
- * (account, address) pairs that failed within the window, which the per-address attempt budget
- * bounds in turn.
+ * the refusal a client sees right after a failure is the full one whatever the check cost.
+ * Entries end `windowMs` after their last failure; memory is bounded by the number of (account,
+ * address) pairs that failed within the window, which the per-address attempt budget bounds in
+ * turn.
  */
 export interface GuessDecision {
   allowed: boolean;
