@@ -1,4 +1,5 @@
 import { percentiles } from '../lib/histogram.ts';
+import { readNodeCounters } from '../lib/node-metrics.ts';
 import type { Row } from '../lib/output.ts';
 import { processStats } from '../lib/process-stats.ts';
 import { createGroups } from '../lib/provision.ts';
@@ -37,6 +38,9 @@ export async function sends(ctx: Context, o: ScenarioOptions): Promise<ScenarioO
         const timing = () => ({ start: Date.now() + 300, warmupMs: o.warmup * 1000, durationMs: seconds * 1000 });
         let r;
         let before;
+        // This service's own counts of which bound refused a send (the peers refuse none).
+        const refusals = () => (system === 'chat' ? readNodeCounters(target!.nodes) : Promise.resolve(undefined));
+        const refusedBefore = await refusals();
         if (transport === 'ws') {
           const opened = await ctx.pool.open(conns);
           if (opened.failed) throw new Error(`${system}: ${opened.failed} connections failed: ${JSON.stringify(opened.errors)}`);
@@ -58,6 +62,7 @@ export async function sends(ctx: Context, o: ScenarioOptions): Promise<ScenarioO
           r = await ctx.pool.run((i) => ({ op: 'http', ...at, requests: shareOf(i), concurrency: share }));
         }
         const after = await processStats(target.pids);
+        const refusedAfter = await refusals();
         const wall = o.warmup + seconds;
         const p = percentiles(r.histogram);
         const row: Row = {
@@ -68,11 +73,12 @@ export async function sends(ctx: Context, o: ScenarioOptions): Promise<ScenarioO
           p99Ms: p.p99Ms,
           p999Ms: p.p999Ms,
           errors: r.errors,
+          ...(refusedBefore && refusedAfter ? { shedByNode: refusedAfter.shed - refusedBefore.shed, refusedChatBusy: refusedAfter.busy - refusedBefore.busy } : {}),
           serverCpuUsPerSend: r.acked === 0 ? null : round(((after.cpuSeconds - before.cpuSeconds) * 1e6) / r.acked, 1),
           serverCpuCores: round((after.cpuSeconds - before.cpuSeconds) / wall, 2),
           generatorCpuCores: round(r.generatorCpuSeconds / wall, 2),
         };
-        if (r.errors) ctx.log(`${system} ${transport}: ${r.errors} errors ${JSON.stringify({ ...r.statuses, ...r.refused })}`);
+        if (r.errors) ctx.log(`${system} ${transport}: ${r.errors} errors ${JSON.stringify({ ...r.statuses, ...r.refused })}${row.shedByNode === undefined ? '' : `; the node's load shedder refused ${row.shedByNode}, busy chats ${row.refusedChatBusy}`}`);
         rows.push(row);
         (summary[system] ??= {})[transport] = row.ackedPerSecond;
         ctx.log(`${system} over ${transport}: ${row.ackedPerSecond} acked sends/s, p99 ${row.p99Ms} ms, server ${row.serverCpuCores} cores, generator ${row.generatorCpuCores} cores`);
