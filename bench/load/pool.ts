@@ -4,7 +4,6 @@ import { mergeHistograms, type Histogram } from '../lib/histogram.ts';
 import type { Command, Opened, WorkerResult } from './commands.ts';
 import type { ConnSpec } from './systems.ts';
 
-
 export interface Merged {
   sent: number;
   measuredSent: number;

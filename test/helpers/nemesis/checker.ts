@@ -120,17 +120,17 @@ function widestGap(times: number[], from: number, to: number): { ms: number; sta
 }
 
 /**
- * Where the worst chat's stall lies (seconds from the load's start) and the attempts that were
- * under way across it: which node each went to, how it ended and how long it took. A bound on the
- * stall that fails then says what the chat was waiting for.
+ * The worst chat's stall: how long, where it lies (seconds from the load's start) and the attempts
+ * that were under way across it: which node each went to, how it ended and how long it took. A
+ * bound on the stall that fails then says what the chat was waiting for.
  */
-function describeStall(byChat: Map<string, SendRecord[]>, from: number, to: number): string {
+function worstStall(byChat: Map<string, SendRecord[]>, from: number, to: number): { ms: number; description: string } {
   let worst: { chatId: string; ms: number; start: number; end: number } | undefined;
   for (const [chatId, sends] of byChat) {
     const gap = widestGap(sends.flatMap((s) => (s.ackAt === undefined ? [] : [s.ackAt])), from, to);
     if (!worst || gap.ms > worst.ms) worst = { chatId, ...gap };
   }
-  if (!worst) return 'no chat';
+  if (!worst) return { ms: 0, description: 'no chat' };
   const { chatId, start, end } = worst;
   const secs = (x: number) => ((x - from) / 1000).toFixed(1);
   const across = byChat
@@ -139,7 +139,7 @@ function describeStall(byChat: Map<string, SendRecord[]>, from: number, to: numb
     .filter(({ a }) => a.at < end && a.at + a.ms > start)
     .sort((x, y) => x.a.at - y.a.at);
   const lines = across.slice(0, 12).map(({ s, a }) => `${s.key} ${s.via} to ${a.node} at ${secs(a.at)} s: ${a.outcome} (${a.detail}) after ${Math.round(a.ms)} ms`);
-  return `chat ${chatId.slice(0, 8)} from ${secs(start)} s to ${secs(end)} s of the load; ${across.length} attempts across it${lines.length ? `: ${lines.join('; ')}` : ''}`;
+  return { ms: Math.round(worst.ms), description: `chat ${chatId.slice(0, 8)} from ${secs(start)} s to ${secs(end)} s of the load; ${across.length} attempts across it${lines.length ? `: ${lines.join('; ')}` : ''}` };
 }
 
 export function check(input: CheckInput): Verdict {
@@ -309,8 +309,7 @@ export function check(input: CheckInput): Verdict {
   }
 
   const ackTimes = input.sends.flatMap((s) => (s.ackAt === undefined ? [] : [s.ackAt]));
-  const worstChatStallMs = Math.max(0, ...[...byChat.values()].map((sends) => longestGap(sends.flatMap((s) => (s.ackAt === undefined ? [] : [s.ackAt])), input.loadFrom, input.loadTo)));
-  const worstChatStall = describeStall(byChat, input.loadFrom, input.loadTo);
+  const worstChat = worstStall(byChat, input.loadFrom, input.loadTo);
   const afterHeal = input.healedAt === undefined ? [] : ackTimes.filter((x) => x >= input.healedAt!);
   return {
     attempted: input.sends.length,
@@ -321,8 +320,8 @@ export function check(input: CheckInput): Verdict {
     unresolved: input.sends.filter((s) => !s.ack && !s.refused).length,
     unresolvedStored,
     longestStallMs: longestGap(ackTimes, input.loadFrom, input.loadTo),
-    worstChatStallMs,
-    worstChatStall,
+    worstChatStallMs: worstChat.ms,
+    worstChatStall: worstChat.description,
     recoverMs: afterHeal.length === 0 ? null : Math.round(Math.min(...afterHeal) - input.healedAt!),
     stored: [...canonical.values()].reduce((n, l) => n + l.length, 0),
     lost,
