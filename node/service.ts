@@ -27,7 +27,7 @@ import {
 } from '../common/index.ts';
 import { UserTokens } from './auth/user-tokens.ts';
 import { decodeControl, encodeControl, type Bus, type Membership, type Presence } from './bus/index.ts';
-import { ActorRegistry, AppActionBudget, boundedQueue, CHAT_LIMITS, CHAT_OPS, ChatCap, ChatService, countedRefusals, runHere, SendAdmission, UserWriteLimits, type EventSink, type LocalChatOps } from './chat/index.ts';
+import { ActorRegistry, AppActionBudget, boundedQueue, CHAT_OPS, ChatCap, ChatService, countedRefusals, runHere, SendAdmission, UserWriteLimits, type EventSink, type LocalChatOps } from './chat/index.ts';
 import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guard.ts';
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
@@ -205,7 +205,6 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       messagesStored: (appId, n) => usage.messagesStored(appId, n),
       ...(webhooks ? { webhooks } : {}),
       blocks,
-      ...(config.STORE === 'cassandra' ? { listMoveMs: CHAT_LIMITS.listMoveMs } : {}),
     },
     {
       idleMs: config.ACTOR_IDLE_SECONDS * 1000,

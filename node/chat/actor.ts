@@ -31,7 +31,7 @@ export interface ActorDeps {
   messagesStored?: (appId: string, n: number) => void;
   /** Whether a chat takes one more write (default: a bounded queue and delay, see admission.ts). */
   admission?: AdmissionPolicy;
-  /** Least time between two moves of a chat in its members' lists (list-moves.ts); CHAT_LIMITS.activityWriteMs by default. */
+  /** Least time between two moves of a chat in its members' lists (list-moves.ts); CHAT_LIMITS.listMoveMs by default. */
   listMoveMs?: number;
   /** How many chats a user may be in; unbounded when absent. */
   chatCap?: ChatCap;
@@ -147,7 +147,7 @@ export class ChatActor {
       onDurable: (batch) => this.durable(batch),
     });
     // A broken actor (replaced after a failed or fenced write) writes nothing more of its own.
-    this.listMoves = new ListMoves(deps.listMoveMs ?? CHAT_LIMITS.activityWriteMs, () => this.status === 'live' && this.activity.touch());
+    this.listMoves = new ListMoves(deps.listMoveMs ?? CHAT_LIMITS.listMoveMs, () => this.status === 'live' && this.activity.touch());
     this.activity = new ChatActivity(async () => {
       const chat = { ...this.chat };
       const move = chat.lastActivityAt !== this.indexedAt && this.listMoves.due();

@@ -27,10 +27,11 @@ export const CHAT_LIMITS = Object.freeze({
   /** Least time between two writes of a chat row's activity (last seq, last activity time). */
   activityWriteMs: 1000,
   /**
-   * On Cassandra, least time between two moves of a busy chat in its members' lists (list-moves.ts;
-   * a quiet chat still rises at its first message). Each move writes a row per member to every
-   * replica; at 1 s, as on the embedded store, the moves of 12 chats of 24 members took most of the
-   * replicated ring's CPU at any rate (bench/RESULTS.md, cluster-ha).
+   * Least time between two moves of a busy chat in its members' lists (list-moves.ts; a quiet chat
+   * still rises at its first message). Each move rewrites a row per member: at 1 s, the moves of 12
+   * chats of 24 members took most of the replicated ring's CPU at any rate (bench/RESULTS.md,
+   * cluster-ha), and on the embedded store those of 20 chats of 50 members took 12% of a node's
+   * busy time at 600 msgs/s (a CPU profile of `npm run bench -- fanout --rate 600`).
    */
   listMoveMs: 10_000,
 });

@@ -326,11 +326,11 @@ export class ChatService {
 
   /**
    * My chats, most recent activity first, cursor-paged, in O(page) whatever my chat count: a page
-   * is read from my activity index (see ChatStore.chatsByActivity), which a chat's actor moves at
-   * most once per CHAT_LIMITS.activityWriteMs, behind its messages, and on Cassandra a busy chat at
-   * most once per CHAT_LIMITS.listMoveMs (list-moves.ts); each chat's summary is its current state.
-   * So a chat rises to its place within about a second of its newest message (on Cassandra, a busy
-   * one within listMoveMs), and a page is ordered by the summaries it shows. The cursor is opaque:
+   * is read from my activity index (see ChatStore.chatsByActivity), which a chat's actor moves
+   * behind its messages: a quiet chat at its first message (its activity write, at most once per
+   * CHAT_LIMITS.activityWriteMs), a busy one at most once per CHAT_LIMITS.listMoveMs (list-moves.ts);
+   * each chat's summary is its current state. So a quiet chat rises to its place within about a
+   * second, a busy one within listMoveMs, and a page is ordered by the summaries it shows. The cursor is opaque:
    * the index position after the page. A chat I left after the index was read is left out, so a page may hold fewer than `size`.
    */
   async list(p: Principal, size: number, cursor: string | undefined): Promise<{ chats: ChatSummary[]; nextCursor?: string } | ApiError> {
