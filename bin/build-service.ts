@@ -5,12 +5,13 @@ import { build, type Plugin } from 'esbuild';
 import { BUILD_DIR, BUILT_SCRIPTS, ROOT } from './spawn.ts';
 
 /**
- * `npm run build:service`: the processes the tests start many times (BUILT_SCRIPTS in
- * bin/spawn.ts: the service, the operator CLIs, the reference app's server, the benchmark's CLI,
- * load workers and peers) and the webhook delivery thread, compiled to plain JavaScript under
- * build/, which starts in about a third of the CPU time of the TypeScript through tsx's loader.
- * `npm test` builds it and its suites start them from it (bin/spawn.ts `nodeScript`); `npm start`
- * and every `npm run` command run the sources.
+ * `npm run build:service [-- --quiet]`: the service, the processes the tests start many times
+ * (BUILT_SCRIPTS in bin/spawn.ts: the operator CLIs, the reference app's server, the benchmark's
+ * CLI, load workers and peers) and the webhook delivery thread, compiled to plain JavaScript under
+ * build/. It starts in about a third of the CPU time of the TypeScript through tsx's loader, and
+ * runs without tsx's helpers (esbuild's `keepNames`, which names every closure as it is made:
+ * 4% of a node's busy time on the sends bench). `npm start` and `npm run bench` build it and run
+ * it; `npm test` builds it and its suites start them from it (bin/spawn.ts `nodeScript`).
  *
  * Code that finds files next to its own source (`new URL('./page/', import.meta.url)`) keeps
  * finding them: each module's `import.meta.url` is replaced by its source file's URL, so the
@@ -44,4 +45,4 @@ await build({
   plugins: [sourceLocation],
   define: { BUILT_DELIVERY_WORKER: JSON.stringify(pathToFileURL(join(BUILD_DIR, 'node/webhooks/delivery-worker.mjs')).href) },
 }).catch(() => process.exit(1));
-process.stdout.write(`service: built ${BUILT_SCRIPTS.join(', ')} into build/ in ${Date.now() - started} ms\n`);
+if (!process.argv.includes('--quiet')) process.stdout.write(`service: built ${BUILT_SCRIPTS.join(', ')} into build/ in ${Date.now() - started} ms\n`);

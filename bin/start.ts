@@ -14,7 +14,8 @@ const MAIN: readonly [keyof typeof ConfigSchema.properties, string][] = [
 ];
 const defaultOf = (name: keyof typeof ConfigSchema.properties) => String((ConfigSchema.properties[name] as { default?: unknown }).default);
 
-const HELP = `Usage: npm start  (or: node --import tsx bin/start.ts)
+const HELP = `Usage: npm start  (it compiles the service into build/ and runs node build/bin/start.mjs;
+       the sources run as they are with: node --import tsx bin/start.ts)
 
 Starts the chat service. Configuration comes from environment variables; see README.md,
 section "Configuration", for every variable and its default. The main ones:

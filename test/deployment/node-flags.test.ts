@@ -8,14 +8,17 @@ import { startService } from '../helpers/index.ts';
 // the tests and the benchmarks, so what is measured is what a user runs.
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-t.test('npm start passes every service flag to node, before the service script', async (t) => {
-  const start = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
+t.test('npm start passes every service flag to node, before the service script: the compiled build, which prestart makes', async (t) => {
+  const scripts = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const start = scripts.start!;
   const words = start.split(/\s+/);
   t.equal(words[0], 'node');
+  t.ok(words.includes('build/bin/start.mjs'), `the build is what runs (${start})`);
+  t.match(scripts.prestart!, /npm run build:service/, 'and prestart builds it first');
   t.ok(SERVICE_NODE_FLAGS.length > 0);
   for (const flag of SERVICE_NODE_FLAGS) {
     t.ok(words.includes(flag), `${flag} is in "${start}"`);
-    t.ok(words.indexOf(flag) < words.indexOf('bin/start.ts'), `${flag} comes before the script (else it would be the script's argument)`);
+    t.ok(words.indexOf(flag) < words.indexOf('build/bin/start.mjs'), `${flag} comes before the script (else it would be the script's argument)`);
   }
 });
 
