@@ -18,6 +18,21 @@ const taken = (shedder: LoadShedder, n: number) => {
   return count;
 };
 
+/**
+ * One window of load that does not wait for answers: `n` units arrive over 100 ms of the test's
+ * clock and stay in progress (the share decides how many are taken), so the queue grows. Returns
+ * the ends of those taken.
+ */
+function arrive(shedder: LoadShedder, clock: { ms: number }, n = 40): Array<(served?: boolean) => void> {
+  const ends: Array<(served?: boolean) => void> = [];
+  for (let i = 0; i < n; i++) {
+    clock.ms += 100 / n;
+    const end = shedder.begin();
+    if (end) ends.push(end);
+  }
+  return ends;
+}
+
 t.test('load shedder: takes everything while the event loop keeps up', async (t) => {
   const lag = lagOf(5);
   const shedder = new LoadShedder(options, lag);
@@ -26,16 +41,21 @@ t.test('load shedder: takes everything while the event loop keeps up', async (t)
   t.equal(taken(shedder, 1000), 1000);
 });
 
-t.test('load shedder: a saturated loop takes a shrinking share, evenly, never none; it recovers once the delay falls', async (t) => {
+t.test('load shedder: a saturated loop whose queue grows takes a shrinking share, evenly, never none; it recovers once the delay falls', async (t) => {
   const lag = lagOf(80);
-  const shedder = new LoadShedder(options, lag);
+  const clock = { ms: 0 };
+  const shedder = new LoadShedder(options, lag, () => clock.ms);
   t.teardown(() => shedder.close());
+  arrive(shedder, clock);
   shedder.adjust();
   t.equal(shedder.taking, 0.75);
   t.equal(taken(shedder, 1000), 750, 'a quarter refused after one window over the target');
   const spread = Array.from({ length: 8 }, () => (shedder.begin() ? 1 : 0));
   t.same(spread.reduce((a: number, b) => a + b, 0), 6, 'spread evenly: 6 of every 8');
-  for (let i = 0; i < 30; i++) shedder.adjust();
+  for (let i = 0; i < 30; i++) {
+    arrive(shedder, clock);
+    shedder.adjust();
+  }
   t.equal(shedder.taking, 0.05, 'down to the floor, not to zero');
   t.equal(taken(shedder, 1000), 50);
   lag.lag = 10;
@@ -47,27 +67,70 @@ t.test('load shedder: a saturated loop takes a shrinking share, evenly, never no
 
 t.test('load shedder: one late window is a pause, not saturation; late windows in a row cut', async (t) => {
   const lag = lagOf(0);
-  const shedder = new LoadShedder({ ...options, lagWindows: 2 }, lag);
+  const clock = { ms: 0 };
+  const shedder = new LoadShedder({ ...options, lagWindows: 2 }, lag, () => clock.ms);
   t.teardown(() => shedder.close());
+  const window = () => {
+    arrive(shedder, clock);
+    shedder.adjust();
+  };
   lag.lag = 400;
-  shedder.adjust();
+  window();
   t.equal(shedder.taking, 1, 'a single stall refuses nothing');
   lag.lag = 0;
-  shedder.adjust();
+  window();
   lag.lag = 400;
-  shedder.adjust();
+  window();
   t.equal(shedder.taking, 1, 'nor does another one after a window on time');
-  shedder.adjust();
+  window();
   t.equal(shedder.taking, 0.75, 'the second late window in a row cuts');
+  window();
+  t.equal(shedder.taking, 0.5625, 'and so does every one after it while the delay lasts and the queue grows');
+});
+
+t.test('load shedder: a late loop whose queue stays level (a closed loop at capacity) is cut at most once, when the queue rose', async (t) => {
+  const clock = { ms: 0 };
+  // The delay rule alone: no unit is ever late for the sojourn rule.
+  const shedder = new LoadShedder({ ...options, floor: 4, targetSojournMs: 1e9 }, lagOf(200), () => clock.ms);
+  t.teardown(() => shedder.close());
   shedder.adjust();
-  t.equal(shedder.taking, 0.5625, 'and so does every one after it while the delay lasts');
+  t.equal(shedder.taking, 1, 'late with nothing in progress: nothing to cut');
+  // Clients start: 100 sends in flight at once, then each sends again once answered.
+  const clients = arrive(shedder, clock, 100);
+  shedder.adjust();
+  t.equal(shedder.taking, 0.75, 'the queue rose while the loop was late: cut');
+  const shares: number[] = [];
+  for (let w = 0; w < 30; w++) {
+    for (let i = 0; i < 60; i++) {
+      clock.ms += 100 / 60;
+      clients.shift()!(true);
+      // A refused client sends again at once (the bench's senders do).
+      let again = shedder.begin();
+      while (!again) again = shedder.begin();
+      clients.push(again);
+    }
+    shedder.adjust();
+    shares.push(shedder.taking);
+  }
+  t.equal(shedder.busy, 100, 'the queue stayed level');
+  // The window after the rise still sees it (a window's mean is half-way up): one cut more at most.
+  const cuts = shares.filter((share, i) => share < (shares[i - 1] ?? 0.75)).length;
+  t.ok(cuts <= 1, `thirty late windows with the queue level: not cut again after the rise (shares ${shares.map((x) => x.toFixed(2)).join(' ')})`);
+  t.equal(shares.at(-1), 1, 'grown back to all');
+  for (const end of clients.splice(0)) end(false);
 });
 
 t.test('load shedder: below its floor of work in progress it refuses nothing, however late the loop', async (t) => {
-  const shedder = new LoadShedder({ ...options, floor: 3 }, lagOf(500));
+  const clock = { ms: 0 };
+  const shedder = new LoadShedder({ ...options, floor: 3, maxInFlight: 100_000 }, lagOf(500), () => clock.ms);
   t.teardown(() => shedder.close());
-  for (let i = 0; i < 20; i++) shedder.adjust();
+  const burst: Array<(served?: boolean) => void> = [];
+  for (let i = 0; i < 20; i++) {
+    burst.push(...arrive(shedder, clock, 400));
+    shedder.adjust();
+  }
   t.equal(shedder.taking, 0.05);
+  for (const end of burst) end(false);
   const lone = shedder.begin();
   t.ok(lone, 'a lone send after a burst of other work is taken');
   lone!();
@@ -92,23 +155,32 @@ t.test('load shedder: measures the real event loop', async (t) => {
   const shedder = new LoadShedder({ ...options, windowMs: 20 });
   t.teardown(() => shedder.close());
   const until = Date.now() + 300;
-  // Block the loop in slices, so the timer sees the delay.
+  const held: Array<(served?: boolean) => void> = [];
+  // Block the loop in slices, so the timer sees the delay, while work arrives and stays.
   while (Date.now() < until) {
     const sliceEnd = Date.now() + 60;
-    while (Date.now() < sliceEnd);
+    while (Date.now() < sliceEnd) if (held.length < 100_000) held.push(...[shedder.begin()].filter((d) => d !== undefined));
     await new Promise((resolve) => setImmediate(resolve));
   }
-  t.ok(shedder.taking < 1, `a blocked loop lowers the share taken (${shedder.taking})`);
+  for (const end of held) end(false);
+  t.ok(shedder.taking < 1, `a blocked loop whose queue grows lowers the share taken (${shedder.taking})`);
 });
 
 t.test("load shedder: a tenant with little in flight is not shed for another tenant's load", async (t) => {
-  const shedder = new LoadShedder({ ...options, floor: 2, maxInFlight: 10 }, lagOf(500));
+  const clock = { ms: 0 };
+  const shedder = new LoadShedder({ ...options, floor: 2, maxInFlight: 100_000 }, lagOf(500), () => clock.ms);
   t.teardown(() => shedder.close());
-  for (let i = 0; i < 20; i++) shedder.adjust();
+  const burst: Array<(served?: boolean) => void> = [];
+  for (let i = 0; i < 20; i++) {
+    burst.push(...arrive(shedder, clock, 400));
+    shedder.adjust();
+  }
+  for (const end of burst) end(false);
+  t.equal(shedder.taking, 0.05);
   const heavy = Array.from({ length: 200 }, () => shedder.begin('heavy')).filter((d) => d !== undefined);
-  t.ok(heavy.length <= 10, `the heavy tenant is shed and bounded (${heavy.length} taken)`);
+  t.ok(heavy.length <= 12, `the heavy tenant is shed to the share (${heavy.length} of 200 taken)`);
   const quiet = [shedder.begin('quiet'), shedder.begin('quiet')];
-  t.ok(quiet.every((d) => d !== undefined), 'while the quiet tenant, under its floor, is taken even past maxInFlight');
+  t.ok(quiet.every((d) => d !== undefined), 'while the quiet tenant, under its floor, is taken whatever the share');
   t.equal(shedder.begin('quiet'), undefined, 'past its floor it is shed like any other');
   quiet[0]!();
   t.ok(shedder.begin('quiet'), 'and under it again once one ends');
