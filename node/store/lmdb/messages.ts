@@ -36,13 +36,17 @@ export class LmdbMessages implements MessageStore {
     const first = messages[0]!;
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
     const buckets = new Set<string>();
-    await this.t.root.transaction(() => {
+    const written = this.t.root.transaction(() => {
       if (fence) {
         this.writers.take(first.appId, first.chatId);
         // The head row alone, once written: every put that moves an index past it moves it too.
-        const found = (this.t.db.get(['h', first.appId, first.chatId]) as ChatHead | undefined) ?? this.head(first.appId, first.chatId);
+        // Remembered as the last transaction left it (LmdbWriters.heads), so most puts read nothing.
+        const found =
+          this.writers.knownHead(first.appId, first.chatId) ?? (this.t.db.get(['h', first.appId, first.chatId]) as ChatHead | undefined) ?? this.head(first.appId, first.chatId);
         if (found.seq !== fence.from.seq || found.rev !== fence.from.rev) throw new FencedError(first.appId, first.chatId, this.head(first.appId, first.chatId));
-        this.t.db.put(['h', first.appId, first.chatId], { seq: fence.to.seq, rev: fence.to.rev });
+        const to = { seq: fence.to.seq, rev: fence.to.rev };
+        this.t.db.put(['h', first.appId, first.chatId], to);
+        this.writers.wroteHead(first.appId, first.chatId, to);
       } else {
         this.raiseHeads(messages);
       }
@@ -63,6 +67,13 @@ export class LmdbMessages implements MessageStore {
       // The events of this write, in its transaction: both are durable, or neither.
       if (events?.length) this.outbox.write(this.writers.self.id, events, true);
     });
+    try {
+      await written;
+    } catch (error) {
+      // Whatever its callback remembered did not happen: the rows are read again.
+      for (const m of messages) this.writers.forgetHead(m.appId, m.chatId);
+      throw error;
+    }
     // Committed: their index entries exist (an entry is never removed while its chat exists).
     if (this.buckets.size + buckets.size > MAX_KNOWN_BUCKETS) this.buckets.clear();
     for (const b of buckets) this.buckets.add(b);
@@ -81,7 +92,10 @@ export class LmdbMessages implements MessageStore {
     }
     for (const { appId, chatId, seq, rev } of tops.values()) {
       const stored = this.t.db.get(['h', appId, chatId]) as ChatHead | undefined;
-      if (stored && (seq > stored.seq || rev > stored.rev)) this.t.db.put(['h', appId, chatId], { seq: Math.max(seq, stored.seq), rev: Math.max(rev, stored.rev) });
+      if (!stored || (seq <= stored.seq && rev <= stored.rev)) continue;
+      const raised = { seq: Math.max(seq, stored.seq), rev: Math.max(rev, stored.rev) };
+      this.t.db.put(['h', appId, chatId], raised);
+      this.writers.wroteHead(appId, chatId, raised);
     }
   }
 

@@ -4,6 +4,8 @@ import { FencedError, type ChatHead, type ChatWriters, type WriterId } from '../
 
 /** How long a chat stays held by an instance that wrote it and then went quiet. */
 const HOLD_MS = 6_000;
+/** Most chat heads remembered per environment (about 150 bytes each); past it, all are forgotten. */
+const MAX_HEADS = 100_000;
 
 interface Held {
   writer: WriterId;
@@ -11,11 +13,11 @@ interface Held {
 }
 
 /**
- * The holds of every LMDB environment of this process, by path. An environment is written by one
- * process (the standalone deployment), so holds live in that process's memory: instances opened
- * on one path share them, and a restart starts with none.
+ * The holds and heads of every LMDB environment of this process, by path. An environment is
+ * written by one process (the standalone deployment), so they live in that process's memory:
+ * instances opened on one path share them, and a restart starts with none.
  */
-const byPath = new Map<string, Map<string, Held>>();
+const byPath = new Map<string, { holds: Map<string, Held>; heads: Map<string, ChatHead> }>();
 
 /**
  * Which store instance writes each chat, for the embedded store. Every fenced write takes (or
@@ -25,6 +27,13 @@ const byPath = new Map<string, Map<string, Held>>();
  */
 export class LmdbWriters implements ChatWriters {
   private readonly holds: Map<string, Held>;
+  /**
+   * Each chat's head row ('h') as the write transactions of this environment left it, so that a
+   * fenced put checks its fence without reading the row: set inside the transaction that writes
+   * the row (transactions run one after another, in order, in this process), and dropped when
+   * that transaction fails, so that the row is read again. A chat not here is read from the store.
+   */
+  readonly heads: Map<string, ChatHead>;
   /** The messages' head, for FencedError; set by the store once its tables exist. */
   head: (appId: string, chatId: string) => ChatHead = () => ({ seq: 0, rev: 0 });
 
@@ -33,9 +42,29 @@ export class LmdbWriters implements ChatWriters {
     private named: WriterId = { id: randomUUID() },
   ) {
     const key = resolve(path);
-    let holds = byPath.get(key);
-    if (!holds) byPath.set(key, (holds = new Map()));
-    this.holds = holds;
+    let shared = byPath.get(key);
+    if (!shared) byPath.set(key, (shared = { holds: new Map(), heads: new Map() }));
+    this.holds = shared.holds;
+    this.heads = shared.heads;
+    // Between a close and an open another process may have written the environment: an instance
+    // opening starts the heads afresh (a head not remembered is read from the store).
+    this.heads.clear();
+  }
+
+  /** Inside a write transaction: the head row of the chat is now `head`. */
+  wroteHead(appId: string, chatId: string, head: ChatHead): void {
+    if (this.heads.size >= MAX_HEADS) this.heads.clear();
+    this.heads.set(`${appId}/${chatId}`, head);
+  }
+
+  /** The head row of the chat as the last write transaction left it, if remembered. */
+  knownHead(appId: string, chatId: string): ChatHead | undefined {
+    return this.heads.get(`${appId}/${chatId}`);
+  }
+
+  /** A transaction that wrote the chat's head failed: its row is read again next time. */
+  forgetHead(appId: string, chatId: string): void {
+    this.heads.delete(`${appId}/${chatId}`);
   }
 
   get self(): WriterId {
