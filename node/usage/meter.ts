@@ -17,6 +17,7 @@ export interface UsageMeterOptions {
 
 /** How often connection changes are sampled, at most, per application (ms). */
 const SAMPLE_MS = 1_000;
+const DAY_MS = 86_400_000;
 const dayOf = (d: Date) => d.toISOString().slice(0, 10);
 
 /**
@@ -42,6 +43,8 @@ export class UsageMeter {
   private readonly flushTimer: NodeJS.Timeout | undefined;
   private readonly sampleTimer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
+  /** The UTC day last counted in, and its bounds (ms): its name is made once a day, not per write. */
+  private day = { from: 0, to: 0, name: '' };
 
   constructor(private readonly options: UsageMeterOptions) {
     this.now = options.now ?? (() => new Date());
@@ -72,8 +75,18 @@ export class UsageMeter {
   /** `n` new messages of the application were made durable (counted once, by the chat's owner). */
   messagesStored(appId: string, n: number): void {
     const messages = this.delta(appId).messages;
-    const day = dayOf(this.now());
+    const day = this.today();
     messages[day] = (messages[day] ?? 0) + n;
+  }
+
+  /** The current UTC day, YYYY-MM-DD. */
+  private today(): string {
+    const t = this.now().getTime();
+    if (t < this.day.from || t >= this.day.to) {
+      const from = t - (t % DAY_MS);
+      this.day = { from, to: from + DAY_MS, name: new Date(from).toISOString().slice(0, 10) };
+    }
+    return this.day.name;
   }
 
   keyUsed(appId: string, keyId: string): void {

@@ -69,3 +69,19 @@ t.test('concurrent users are sampled when connections change; close flushes what
   t.same(got[1]?.[0], { appId: 'a', users: 0, chats: 0, messages: { '2030-01-01': 1 }, keysUsed: {}, concurrent: { peaks: { '2030-01-01': 0 }, current: 0, at: at.toISOString() } }, 'the last user left: current 0, counted at close');
   t.equal(got.length, 2);
 });
+
+t.test('messages are counted on the UTC day they were stored, across midnight and back', async (t) => {
+  const got: UsageDelta[][] = [];
+  let now = new Date('2030-01-01T23:59:59.900Z');
+  const m = new UsageMeter({ sink: { record: async (_node, deltas) => void got.push(deltas) }, nodeId: 'n1', flushMs: 3_600_000, usersOnline: () => new Set(), localUsers: () => 0, log, now: () => now });
+  t.teardown(() => m.close());
+  m.messagesStored('a', 2);
+  now = new Date('2030-01-02T00:00:00.000Z');
+  m.messagesStored('a', 3);
+  now = new Date('2030-01-01T23:59:59.999Z'); // a clock stepped back
+  m.messagesStored('a', 1);
+  now = new Date('2030-01-03T08:00:00.000Z');
+  m.messagesStored('a', 4);
+  await m.flush();
+  t.same(got[0]?.[0]?.messages, { '2030-01-01': 3, '2030-01-02': 3, '2030-01-03': 4 });
+});
