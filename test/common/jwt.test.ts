@@ -135,3 +135,22 @@ t.test('bearerToken parses Authorization headers', async (t) => {
   t.equal(bearerToken('Bearer a b'), undefined, 'two tokens');
   t.equal(bearerToken('Bearerabc'), undefined, 'no separator');
 });
+
+t.test('a token verified once is taken from memory only while it would still verify: its expiry and its key retirement are checked at each use', async (t) => {
+  let now = Date.now();
+  const v = new TokenVerifier({ ...accessOptions, now: () => now }, [key]);
+  const token = access({ expiresInSeconds: 1 });
+  const first = v.verify(token);
+  t.notOk(first instanceof ApiError, 'verifies');
+  t.equal(v.verify(token), first, 'the second time, the same claims');
+  const exp = (first as TokenClaims).exp! * 1000;
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp - Date.now()) + 20));
+  expectError(t, v.verify(token), 'TOKEN_EXPIRED', 'once its exp has passed');
+
+  const lasting = access();
+  t.notOk(v.verify(lasting) instanceof ApiError, 'another token verifies');
+  v.addKey({ ...key, retiresAt: new Date(now + 1000).toISOString() });
+  t.notOk(v.verify(lasting) instanceof ApiError, 'before its key retires, still');
+  now += 1000;
+  expectError(t, v.verify(lasting), 'TOKEN_INVALID', 'from its key’s retiresAt on, even though verified before');
+});
