@@ -1,7 +1,8 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { OutboxEvent } from '../types.ts';
 
-export type Key = (string | number)[];
+/** A key's elements; a byte array is written as it is (see LmdbMessages.chatKey). */
+export type Key = (string | number | Uint8Array)[];
 export type Db = Database<unknown, Key>;
 export interface Tables {
   root: RootDatabase;
