@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { BUILD_DIR, BUILT_SCRIPTS, ROOT } from './spawn.ts';
@@ -30,7 +30,7 @@ const sourceLocation: Plugin = {
 };
 
 const started = Date.now();
-await build({
+const built = await build({
   entryPoints: [...BUILT_SCRIPTS, 'node/webhooks/delivery-worker.ts'].map((script) => join(ROOT, script)),
   outbase: ROOT,
   outdir: BUILD_DIR,
@@ -44,5 +44,17 @@ await build({
   logLevel: 'warning',
   plugins: [sourceLocation],
   define: { BUILT_DELIVERY_WORKER: JSON.stringify(pathToFileURL(join(BUILD_DIR, 'node/webhooks/delivery-worker.mjs')).href) },
+  write: false,
 }).catch(() => process.exit(1));
+// Each file is written whole under another name and renamed into place, so a service starting
+// while another `npm start` builds (the README's cluster starts four at once) reads either the old
+// file or the new one, never half of one. Chunk names are hashes of their contents.
+await Promise.all(
+  built.outputFiles.map(async (file) => {
+    await mkdir(dirname(file.path), { recursive: true });
+    const partial = `${file.path}.${process.pid}.partial`;
+    await writeFile(partial, file.contents);
+    await rename(partial, file.path);
+  }),
+);
 if (!process.argv.includes('--quiet')) process.stdout.write(`service: built ${BUILT_SCRIPTS.join(', ')} into build/ in ${Date.now() - started} ms\n`);
