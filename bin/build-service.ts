@@ -9,9 +9,9 @@ import { BUILD_DIR, BUILT_SCRIPTS, ROOT } from './spawn.ts';
  * (BUILT_SCRIPTS in bin/spawn.ts: the operator CLIs, the reference app's server, the benchmark's
  * CLI, load workers and peers) and the webhook delivery thread, compiled to plain JavaScript under
  * build/. It starts in about a third of the CPU time of the TypeScript through tsx's loader, and
- * runs without tsx's helpers (esbuild's `keepNames`, which names every closure as it is made:
- * 4% of a node's busy time on the sends bench). `npm start` and `npm run bench` build it and run
- * it; `npm test` builds it and its suites start them from it (bin/spawn.ts `nodeScript`).
+ * runs without tsx's helpers (esbuild's `keepNames`, which names every closure as it is made): a
+ * few percent less CPU per send (README, "Two commands"). `npm start` and `npm run bench` build
+ * it and run it; `npm test` builds it and its suites start them from it (bin/spawn.ts `nodeScript`).
  *
  * Code that finds files next to its own source (`new URL('./page/', import.meta.url)`) keeps
  * finding them: each module's `import.meta.url` is replaced by its source file's URL, so the
