@@ -7,8 +7,8 @@ export interface LoadShedderOptions {
   targetLagMs: number;
   /**
    * Windows over `targetLagMs` in a row before the share shrinks (and every one after them while
-   * the delay lasts and the queue keeps moving: see `sojournWindows`). One long pause (a collection, the machine's cores taken by other processes
-   * for a moment) makes one window late and ends; a process that cannot keep up stays late. On the
+   * the delay lasts and the queue keeps moving: see `sojournWindows`). One long pause (a
+   * collection, the machine's cores taken by other processes for a moment) makes one window late and ends; a process that cannot keep up stays late. On the
    * cluster bench (3 nodes, Cassandra, Redis and the generator on 2 cores), at 2,300 msgs/s, lone
    * late windows (least delay 80-150 ms) on all nodes at once cut the share on each and refused
    * 105 sends of a 10 s run, though the next window was on time.
@@ -57,12 +57,12 @@ export interface LoadShedderOptions {
    * then shrink, and cutting while it shrinks drains it faster.
    *
    * The delay rule takes the same test: a loop late because a closed loop at capacity keeps it
-   * busy is not cut either: on the sends bench (64 senders with 16 in flight each) the delay rule
-   * went on cutting such a queue for as long as the round lasted (up to 20,236 sends of a 5 s round
-   * refused). With this rule, what is refused comes from the clients' start, when the queue rises
-   * (0 to 4,823 a round in ten rounds). Each cut
-   * for delay starts its measure of movement over, so a queue that rose once (clients starting)
-   * and then stays level is cut once, not for as long as the delay lasts.
+   * busy is not cut either. Each cut for delay starts its measure of movement over, so a queue
+   * that rose once (clients starting) and then stays level is cut once, not for as long as the
+   * delay lasts. On the sends bench (64 senders with 16 in flight each) the delay rule went on
+   * cutting such a queue for as long as the round lasted (up to 20,236 sends of a 5 s round
+   * refused); with this test, what is refused comes from the clients' start, when the queue rises
+   * (0 to 4,823 a round in ten rounds).
    */
   sojournWindows: number;
 }
