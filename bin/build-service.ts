@@ -10,7 +10,7 @@ import { BUILD_DIR, BUILT_SCRIPTS, ROOT } from './spawn.ts';
  * CLI, load workers and peers) and the webhook delivery thread, compiled to plain JavaScript under
  * build/. It starts in about a third of the CPU time of the TypeScript through tsx's loader, and
  * runs without tsx's helpers (esbuild's `keepNames`, which names every closure as it is made): a
- * few percent less CPU per send (README, "Two commands"). `npm start` and `npm run bench` build
+ * few percent less CPU per send (README, "Benchmarks"). `npm start` and `npm run bench` build
  * it and run it; `npm test` builds it and its suites start them from it (bin/spawn.ts `nodeScript`).
  *
  * Code that finds files next to its own source (`new URL('./page/', import.meta.url)`) keeps
