@@ -76,20 +76,20 @@ async function atRate(rate: number) {
   const store = LmdbNodeStore.open(dir);
   const latencies: number[] = [];
   const arrived: number[][] = Array.from({ length: chats }, () => []);
-  const writing: boolean[] = Array.from({ length: chats }, () => false);
   const heads: ChatHead[] = Array.from({ length: chats }, () => ({ seq: 0, rev: 0 }));
-  const write = async (c: number): Promise<void> => {
-    if (writing[c] || arrived[c]!.length === 0) return;
-    writing[c] = true;
-    const batch = arrived[c]!.splice(0, 256);
-    const from = heads[c]!;
-    const to = { seq: from.seq + batch.length, rev: from.rev + batch.length };
-    await store.messages.put(batch.map((_, i) => message(`chat-${c}`, from.seq + i + 1, from.rev + i + 1)), { from, to });
-    heads[c] = to;
-    const now = performance.now();
-    for (const at of batch) latencies.push(now - at);
-    writing[c] = false;
-    return write(c);
+  /** Each chat's write loop while it runs: one put at a time of what has arrived, until nothing is left. */
+  const loops: (Promise<void> | undefined)[] = Array.from({ length: chats }, () => undefined);
+  const drain = async (c: number): Promise<void> => {
+    while (arrived[c]!.length > 0) {
+      const batch = arrived[c]!.splice(0, 256);
+      const from = heads[c]!;
+      const to = { seq: from.seq + batch.length, rev: from.rev + batch.length };
+      await store.messages.put(batch.map((_, i) => message(`chat-${c}`, from.seq + i + 1, from.rev + i + 1)), { from, to });
+      heads[c] = to;
+      const now = performance.now();
+      for (const at of batch) latencies.push(now - at);
+    }
+    loops[c] = undefined;
   };
   const started = performance.now();
   let sent = 0;
@@ -100,7 +100,7 @@ async function atRate(rate: number) {
       for (; sent < due; sent++) {
         const c = sent % chats;
         arrived[c]!.push(started + (sent * 1000) / rate);
-        void write(c);
+        loops[c] ??= drain(c);
       }
       if (sent >= rate * seconds) {
         clearInterval(tick);
@@ -108,7 +108,7 @@ async function atRate(rate: number) {
       }
     }, 1);
   });
-  while (latencies.length < sent) await new Promise((resolve) => setTimeout(resolve, 10));
+  await Promise.all(loops);
   await store.close();
   rmSync(dir, { recursive: true, force: true });
   latencies.sort((a, b) => a - b);

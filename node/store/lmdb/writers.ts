@@ -33,7 +33,7 @@ export class LmdbWriters implements ChatWriters {
    * the row (transactions run one after another, in order, in this process), and dropped when
    * that transaction fails, so that the row is read again. A chat not here is read from the store.
    */
-  readonly heads: Map<string, ChatHead>;
+  private readonly heads: Map<string, ChatHead>;
   /** The messages' head, for FencedError; set by the store once its tables exist. */
   head: (appId: string, chatId: string) => ChatHead = () => ({ seq: 0, rev: 0 });
 
