@@ -24,6 +24,14 @@ CASSANDRA_JVM_OPTS="${CASSANDRA_JVM_OPTS:-}"
 CASSANDRA_TIMER_SLACK_NS="${CASSANDRA_TIMER_SLACK_NS:-1000000}"
 CASSANDRA_START_TIMEOUT="${CASSANDRA_START_TIMEOUT:-180}"
 REDIS_START_TIMEOUT="${REDIS_START_TIMEOUT:-20}"
+OBJECTSTORE_VERSION="${OBJECTSTORE_VERSION:-v1.8.0}"
+OBJECTSTORE_CACHE_DIR="${OBJECTSTORE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/chat-service/versitygw-$OBJECTSTORE_VERSION}"
+OBJECTSTORE_PORT="${OBJECTSTORE_PORT:-7070}"
+# Loopback development and CI only: the root user of a store no one else can reach.
+OBJECTSTORE_ACCESS_KEY="${OBJECTSTORE_ACCESS_KEY:-chat-service-dev}"
+OBJECTSTORE_SECRET_KEY="${OBJECTSTORE_SECRET_KEY:-chat-service-dev-secret}"
+OBJECTSTORE_START_TIMEOUT="${OBJECTSTORE_START_TIMEOUT:-30}"
+GO_TIMEOUT="${GO_TIMEOUT:-900}"
 SERVICES_STOP_TIMEOUT="${SERVICES_STOP_TIMEOUT:-60}"
 MVN_TIMEOUT="${MVN_TIMEOUT:-900}"
 APT_TIMEOUT="${APT_TIMEOUT:-600}"
@@ -49,6 +57,10 @@ CASSANDRA_PID="$CASSANDRA_DIR/cassandra.pid"
 CASSANDRA_LOG="$CASSANDRA_DIR/cassandra.log"
 CASSANDRA_LIB="$CASSANDRA_CACHE_DIR/lib"
 CASSANDRA_READY_LINE='Starting listening for CQL clients'
+OBJECTSTORE_DIR="$STATE_DIR/objectstore"
+OBJECTSTORE_PID="$OBJECTSTORE_DIR/versitygw.pid"
+OBJECTSTORE_LOG="$OBJECTSTORE_DIR/versitygw.log"
+OBJECTSTORE_BIN="$OBJECTSTORE_CACHE_DIR/versitygw"
 
 usage() {
   cat <<EOF
@@ -57,11 +69,15 @@ Usage: scripts/services.sh <command> [--topology single|ha] [service...]
        scripts/services.sh nodetool [--topology ha] <node> <nodetool arguments...>
 
 Runs the backing services on loopback for development and CI.
-Services: redis, cassandra (default: both).
+Services: redis, cassandra, objectstore (default: all three; ha: redis and
+cassandra).
 
 Topologies:
   single    (default) one Redis on 127.0.0.1:\$REDIS_PORT and one Cassandra
             node on 127.0.0.1:\$CASSANDRA_PORT.
+            The object store (versitygw, an S3-compatible server) serves
+            \$SERVICES_STATE_DIR/objectstore/data on 127.0.0.1:\$OBJECTSTORE_PORT;
+            it belongs to this topology only (the ha one uses the same server).
   ha        a Cassandra ring of three nodes, each a seed, on
             \$HA_CASSANDRA_ADDRESSES (CQL port \$HA_CASSANDRA_PORT, storage
             port \$HA_CASSANDRA_STORAGE_PORT, JMX on 127.0.0.1, one port per
@@ -76,6 +92,9 @@ Commands:
             Cassandra: resolve org.apache.cassandra:cassandra-all:\$CASSANDRA_VERSION
             and its runtime dependencies with mvn into \$CASSANDRA_CACHE_DIR;
             later runs reuse it and do not call mvn.
+            Object store: go install github.com/versity/versitygw/cmd/versitygw
+            at \$OBJECTSTORE_VERSION into \$OBJECTSTORE_CACHE_DIR (needs Go and the
+            Go module proxy once; later runs reuse the binary).
   start     Install if needed, start in the background with a pid file under
             \$SERVICES_STATE_DIR and wait until ready (Redis answers PING;
             Cassandra logs "$CASSANDRA_READY_LINE" and answers a CQL
@@ -97,7 +116,8 @@ Commands:
   wipe      stop, then delete the service's state (data, logs) under
             \$SERVICES_STATE_DIR (ha: under \$SERVICES_STATE_DIR/ha).
   env       Print the export line that points the service at the topology:
-            single: REDIS_URL, CASSANDRA_CONTACT_POINTS;
+            single: REDIS_URL, CASSANDRA_CONTACT_POINTS, and the object store's
+            S3_ENDPOINT, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY;
             ha: CASSANDRA_CONTACT_POINTS, CASSANDRA_REPLICATION_FACTOR,
             REDIS_CLUSTER_NODES, STORE=cassandra, BUS=redis.
             Use as: eval "\$(scripts/services.sh env --topology ha)"
@@ -122,7 +142,13 @@ Environment (default):
                                                         or a JDK 17/11 under /usr/lib/jvm)
   CASSANDRA_START_TIMEOUT seconds to wait for CQL      (180)
   SERVICES_STOP_TIMEOUT   seconds before SIGKILL       (60)
-  MVN_TIMEOUT, APT_TIMEOUT  bounds for mvn / apt-get in seconds (900, 600)
+  MVN_TIMEOUT, APT_TIMEOUT, GO_TIMEOUT  bounds for mvn / apt-get / go install in seconds (900, 600, 900)
+  OBJECTSTORE_VERSION     versitygw version            (v1.8.0)
+  OBJECTSTORE_CACHE_DIR   its binary                   (\${XDG_CACHE_HOME:-\$HOME/.cache}/chat-service/versitygw-<version>)
+  OBJECTSTORE_PORT        its S3 port on 127.0.0.1     (7070)
+  OBJECTSTORE_ACCESS_KEY, OBJECTSTORE_SECRET_KEY  its root credentials
+                          (chat-service-dev, chat-service-dev-secret: loopback only)
+  OBJECTSTORE_START_TIMEOUT seconds to wait for it     (30)
  The ha topology's own (the single topology's ports above do not move it):
   HA_CASSANDRA_ADDRESSES  Cassandra nodes, comma-separated
                           (127.0.0.11,127.0.0.12,127.0.0.13)
@@ -298,6 +324,73 @@ redis_status() {
 }
 
 redis_stop() { stop_pid redis "$REDIS_PID" redis-server; }
+
+# --- Object store (versitygw) -----------------------------------------------
+
+objectstore_installed() { [ -x "$OBJECTSTORE_BIN" ]; }
+
+objectstore_install() {
+  if objectstore_installed; then
+    log "objectstore: installed (versitygw $OBJECTSTORE_VERSION)"
+    return 0
+  fi
+  command -v go >/dev/null 2>&1 || die "objectstore: versitygw is missing and Go is not installed (needed once, to build it)"
+  log "objectstore: building versitygw $OBJECTSTORE_VERSION with go install"
+  mkdir -p "$OBJECTSTORE_CACHE_DIR"
+  GOBIN="$OBJECTSTORE_CACHE_DIR" timeout "$GO_TIMEOUT" go install "github.com/versity/versitygw/cmd/versitygw@$OBJECTSTORE_VERSION" >&2 ||
+    die "objectstore: go install of versitygw $OBJECTSTORE_VERSION failed"
+  objectstore_installed || die "objectstore: go install finished but $OBJECTSTORE_BIN is missing"
+  log "objectstore: installed (versitygw $OBJECTSTORE_VERSION)"
+}
+
+objectstore_ready() { # answers HTTP on its port (any status: an unsigned request gets 403)
+  timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$OBJECTSTORE_PORT && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && head -c 12 <&3" 2>/dev/null | grep -q '^HTTP/'
+}
+
+objectstore_start() {
+  local pid waited=0
+  if pid=$(pid_alive "$OBJECTSTORE_PID" versitygw); then
+    log "objectstore: already running (pid $pid, 127.0.0.1:$OBJECTSTORE_PORT)"
+    return 0
+  fi
+  objectstore_install
+  if port_open "$OBJECTSTORE_PORT"; then
+    die "objectstore: port $OBJECTSTORE_PORT on 127.0.0.1 is in use by another process (not one started with this state dir); set OBJECTSTORE_PORT"
+  fi
+  mkdir -p "$OBJECTSTORE_DIR/data"
+  [ -f "$OBJECTSTORE_LOG" ] && mv -f "$OBJECTSTORE_LOG" "$OBJECTSTORE_LOG.1"
+  ROOT_ACCESS_KEY_ID="$OBJECTSTORE_ACCESS_KEY" ROOT_SECRET_ACCESS_KEY="$OBJECTSTORE_SECRET_KEY" \
+    setsid "$OBJECTSTORE_BIN" --port "127.0.0.1:$OBJECTSTORE_PORT" --quiet \
+    posix "$OBJECTSTORE_DIR/data" </dev/null >"$OBJECTSTORE_LOG" 2>&1 9>&- &
+  echo $! >"$OBJECTSTORE_PID"
+  while ! objectstore_ready; do
+    if ! pid_alive "$OBJECTSTORE_PID" versitygw >/dev/null || [ "$waited" -ge "$((OBJECTSTORE_START_TIMEOUT * 5))" ]; then
+      log "objectstore: not ready after $((waited / 5))s; last lines of $OBJECTSTORE_LOG:"
+      log_tail "$OBJECTSTORE_LOG" 20
+      stop_pid objectstore "$OBJECTSTORE_PID" versitygw
+      exit 1
+    fi
+    sleep 0.2
+    waited=$((waited + 1))
+  done
+  log "objectstore: ready (pid $(cat "$OBJECTSTORE_PID"), http://127.0.0.1:$OBJECTSTORE_PORT)"
+}
+
+objectstore_status() {
+  local pid
+  if pid=$(pid_alive "$OBJECTSTORE_PID" versitygw); then
+    if objectstore_ready; then
+      echo "objectstore running  pid $pid  127.0.0.1:$OBJECTSTORE_PORT  ready"
+      return 0
+    fi
+    echo "objectstore running  pid $pid  127.0.0.1:$OBJECTSTORE_PORT  not ready (no HTTP answer)"
+    return 1
+  fi
+  echo "objectstore stopped"
+  return 1
+}
+
+objectstore_stop() { stop_pid objectstore "$OBJECTSTORE_PID" versitygw; }
 
 # --- Cassandra -------------------------------------------------------------
 
@@ -1004,7 +1097,8 @@ main() {
   if [ "$cmd" = env ]; then
     [ "${#services[@]}" -eq 0 ] || die "env takes no services"
     if [ "$topology" = ha ]; then ha_parse; ha_env
-    else printf 'export REDIS_URL=redis://127.0.0.1:%s CASSANDRA_CONTACT_POINTS=127.0.0.1:%s\n' "$REDIS_PORT" "$CASSANDRA_PORT"
+    else printf 'export REDIS_URL=redis://127.0.0.1:%s CASSANDRA_CONTACT_POINTS=127.0.0.1:%s S3_ENDPOINT=http://127.0.0.1:%s S3_ACCESS_KEY_ID=%s S3_SECRET_ACCESS_KEY=%s\n' \
+      "$REDIS_PORT" "$CASSANDRA_PORT" "$OBJECTSTORE_PORT" "$OBJECTSTORE_ACCESS_KEY" "$OBJECTSTORE_SECRET_KEY"
     fi
     return 0
   fi
@@ -1022,10 +1116,15 @@ main() {
     exec "${NODETOOL[@]}" "$@"
   fi
 
-  [ "${#services[@]}" -gt 0 ] || services=(redis cassandra)
+  if [ "${#services[@]}" -eq 0 ]; then
+    if [ "$topology" = ha ]; then services=(redis cassandra); else services=(redis cassandra objectstore); fi
+  fi
   local s
   for s in "${services[@]}"; do
-    case "$s" in redis|cassandra) ;; *) die "unknown service '$s' (redis, cassandra)" ;; esac
+    case "$s" in redis|cassandra|objectstore) ;; *) die "unknown service '$s' (redis, cassandra, objectstore)" ;; esac
+    if [ "$topology" = ha ] && [ "$s" = objectstore ]; then
+      die "the object store is one server, started with the single topology (scripts/services.sh start objectstore)"
+    fi
   done
 
   local lock_dir=$STATE_DIR prefix="" lock_wait=$((CASSANDRA_START_TIMEOUT + 120))
@@ -1057,6 +1156,7 @@ main() {
         elif [ "$topology" = ha ]; then
           for i in "${!HA_CASSANDRA[@]}"; do rm -rf "$(ha_cassandra_dir "$i")"; done
         elif [ "$s" = redis ]; then rm -rf "$REDIS_DIR"
+        elif [ "$s" = objectstore ]; then rm -rf "$OBJECTSTORE_DIR"
         else rm -rf "$CASSANDRA_DIR"
         fi
         log "$s: state removed"
@@ -1069,7 +1169,7 @@ main() {
       rmdir "$HA_DIR" 2>/dev/null || true
       rmdir "$STATE_DIR" 2>/dev/null || true
     fi
-  elif [ "$cmd" = wipe ] && [ ! -d "$REDIS_DIR" ] && [ ! -d "$CASSANDRA_DIR" ]; then
+  elif [ "$cmd" = wipe ] && [ ! -d "$REDIS_DIR" ] && [ ! -d "$CASSANDRA_DIR" ] && [ ! -d "$OBJECTSTORE_DIR" ]; then
     rm -f "$STATE_DIR/.lock"
     rmdir "$STATE_DIR" 2>/dev/null || true
   fi

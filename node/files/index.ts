@@ -1,0 +1,18 @@
+/**
+ * Attachment storage: the ObjectStore contract and its two implementations, files under the data
+ * directory (embedded) and an S3-compatible service (clusters).
+ */
+export {
+  checkKey,
+  InvalidObjectKeyError,
+  MAX_OBJECT_KEY_LENGTH,
+  MAX_SIGNED_URL_SECONDS,
+  objectKeyProblem,
+  type ObjectInfo,
+  type ObjectStore,
+  type PresignGetOptions,
+  type PresignPutOptions,
+  type SignedRequest,
+} from './object-store.ts';
+export { LOCAL_FILES_PATH, LocalObjectStore, type LocalObjectStoreOptions, type LocalSignedRequest, type LocalSignedResponse } from './local-store.ts';
+export { S3ObjectStore, type S3ObjectStoreOptions } from './s3-store.ts';

@@ -1,0 +1,167 @@
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { checkExpiry, checkKey, checkPrefix, type ObjectInfo, type ObjectStore, type PresignGetOptions, type PresignPutOptions, type SignedRequest } from './object-store.ts';
+
+export interface S3ObjectStoreOptions {
+  /** The service's address, e.g. `http://127.0.0.1:7070` (path-style requests: bucket in the path). */
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /**
+   * The address clients reach the service at, when it differs from `endpoint` (a node talking to
+   * the service on a private network): signed URLs are made for it. Default: `endpoint`.
+   */
+  publicEndpoint?: string;
+  /** Milliseconds a request may take before it fails (the node then answers 503). */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * The object store on an S3-compatible service (AWS S3, MinIO, versitygw, Ceph RGW, …), through
+ * the AWS SDK: a put is durable when the service acknowledges it; signed URLs are SigV4 presigned
+ * requests, a PUT's signed over its Content-Length and Content-Type so the service refuses any
+ * other size or type. Opening creates the bucket when it is missing.
+ */
+export class S3ObjectStore implements ObjectStore {
+  readonly kind = 's3';
+
+  private constructor(
+    private readonly client: S3Client,
+    private readonly signer: S3Client,
+    private readonly bucket: string,
+  ) {}
+
+  static async open(o: S3ObjectStoreOptions): Promise<S3ObjectStore> {
+    const client = (endpoint: string) =>
+      new S3Client({
+        endpoint,
+        region: o.region,
+        forcePathStyle: true,
+        credentials: { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey },
+        // Checksums only where S3 requires them: a presigned PUT then carries no checksum a browser
+        // would have to compute, and every S3-compatible service accepts the requests.
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+        maxAttempts: 2,
+        requestHandler: { requestTimeout: o.requestTimeoutMs ?? 10_000, connectionTimeout: 3_000 },
+      });
+    const store = new S3ObjectStore(client(o.endpoint), client(o.publicEndpoint ?? o.endpoint), o.bucket);
+    await store.ensureBucket();
+    return store;
+  }
+
+  async put(key: string, bytes: Uint8Array, contentType: string): Promise<void> {
+    checkKey(key);
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentType: contentType, ContentLength: bytes.length }));
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    checkKey(key);
+    try {
+      const r = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { key, size: r.ContentLength ?? 0, modifiedAt: r.LastModified ?? new Date(0) };
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async read(key: string, range?: { start: number; end: number }): Promise<Uint8Array | undefined> {
+    checkKey(key);
+    if (range && range.end <= range.start) return (await this.head(key)) ? new Uint8Array(0) : undefined;
+    try {
+      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end - 1}` } : {}) }));
+      return r.Body ? await r.Body.transformToByteArray() : new Uint8Array(0);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      // A range that starts past the end of a non-empty object: no bytes, as on the local store.
+      if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 416) return new Uint8Array(0);
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    checkKey(key);
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    checkPrefix(prefix);
+    let count = 0;
+    let batch: string[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const r = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+      const failed = r.Errors?.filter((e) => e.Code !== 'NoSuchKey') ?? [];
+      if (failed.length > 0) throw new Error(`deleting under ${prefix}: ${failed.length} objects failed, first ${failed[0]!.Key}: ${failed[0]!.Code} ${failed[0]!.Message}`);
+      count += batch.length;
+      batch = [];
+    };
+    for await (const o of this.list(prefix)) {
+      batch.push(o.key);
+      if (batch.length === 1000) await flush();
+    }
+    await flush();
+    return count;
+  }
+
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    checkPrefix(prefix);
+    let token: string | undefined;
+    do {
+      const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      for (const o of r.Contents ?? []) if (o.Key !== undefined) yield { key: o.Key, size: o.Size ?? 0, modifiedAt: o.LastModified ?? new Date(0) };
+      token = r.IsTruncated ? r.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  async presignPut(key: string, o: PresignPutOptions): Promise<SignedRequest> {
+    checkKey(key);
+    checkExpiry(o.expiresInSeconds);
+    const command = new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: o.contentType, ContentLength: o.size });
+    const url = await getSignedUrl(this.signer, command, { expiresIn: o.expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) });
+    return { method: 'PUT', url, headers: { 'content-type': o.contentType, 'content-length': String(o.size) }, expiresAt: new Date(Date.now() + o.expiresInSeconds * 1000) };
+  }
+
+  async presignGet(key: string, o: PresignGetOptions): Promise<string> {
+    checkKey(key);
+    checkExpiry(o.expiresInSeconds);
+    const disposition = o.downloadName === undefined ? 'inline' : `attachment; filename*=UTF-8''${encodeURIComponent(o.downloadName)}`;
+    const command = new GetObjectCommand({ Bucket: this.bucket, Key: key, ResponseContentType: o.contentType, ResponseContentDisposition: disposition });
+    return getSignedUrl(this.signer, command, { expiresIn: o.expiresInSeconds });
+  }
+
+  async close(): Promise<void> {
+    this.client.destroy();
+    this.signer.destroy();
+  }
+
+  private async ensureBucket(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      await this.client.send(new CreateBucketCommand({ Bucket: this.bucket })).catch((e: unknown) => {
+        // Another node created it meanwhile.
+        if (!(e instanceof S3ServiceException && (e.name === 'BucketAlreadyOwnedByYou' || e.name === 'BucketAlreadyExists'))) throw e;
+      });
+    }
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof S3ServiceException && (error.$metadata.httpStatusCode === 404 || error.name === 'NotFound' || error.name === 'NoSuchKey' || error.name === 'NoSuchBucket');
+}

@@ -1,0 +1,71 @@
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { LOCAL_FILES_PATH, LocalObjectStore } from '../../node/files/index.ts';
+import { objectStoreConformance, testRoot } from './object-store-conformance.ts';
+
+/** Serves a local store's signed URLs over node:http, as the node's route does over uWS. */
+async function serve(store: () => LocalObjectStore): Promise<{ server: Server; url: string }> {
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (!url.pathname.startsWith(LOCAL_FILES_PATH)) return void res.writeHead(404).end();
+    const answer = await store().handleSigned({
+      method: req.method ?? 'GET',
+      key: url.pathname.slice(LOCAL_FILES_PATH.length).split('/').map(decodeURIComponent).join('/'),
+      query: url.searchParams,
+      contentLength: req.headers['content-length'],
+      contentType: req.headers['content-type'],
+      body: req,
+    });
+    res.writeHead(answer.status, answer.headers);
+    if (answer.file) answer.file.pipe(res);
+    else res.end(answer.problem ? JSON.stringify(answer.problem) : undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'object-store-local-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+let current: LocalObjectStore | undefined;
+const { server, url } = await serve(() => current!);
+t.teardown(() => new Promise((resolve) => server.close(resolve)));
+
+objectStoreConformance(t, 'local', async () => {
+  current = await LocalObjectStore.open({ dir: join(dir, 'files'), publicUrl: url });
+  return { store: current, root: testRoot(), close: () => current!.close() };
+});
+
+t.test('local: objects and the signing key are private to the owner; no temporary file stays behind', async (t) => {
+  const store = await LocalObjectStore.open({ dir: join(dir, 'files'), publicUrl: url });
+  current = store;
+  const root = testRoot();
+  await store.put(`${root}/a.bin`, Buffer.from('x'), 'application/octet-stream');
+  t.equal(statSync(join(dir, 'files', root, 'a.bin')).mode & 0o777, 0o600);
+  t.equal(statSync(join(dir, 'files', '.signing-key')).mode & 0o777, 0o600);
+  t.equal(statSync(join(dir, 'files')).mode & 0o777, 0o700);
+  const req = await store.presignPut(`${root}/b.bin`, { size: 4, contentType: 'text/plain', expiresInSeconds: 60 });
+  const short = await fetch(req.url, { method: 'PUT', headers: { ...req.headers, 'content-length': '3' }, body: 'abc' });
+  t.equal(short.status, 400);
+  t.match(await short.json(), { code: 'VALIDATION_FAILED', errors: [{ path: '/headers/content-length' }] }, 'the one problem shape, naming the header');
+  t.same(readdirSync(join(dir, 'files', '.tmp')), [], 'no temporary file left');
+});
+
+t.test('local: a URL signed by one store directory is refused by another; restarts keep URLs valid', async (t) => {
+  const a = await LocalObjectStore.open({ dir: join(dir, 'files'), publicUrl: url });
+  const root = testRoot();
+  await a.put(`${root}/k.txt`, Buffer.from('hello'), 'text/plain');
+  const signed = await a.presignGet(`${root}/k.txt`, { expiresInSeconds: 60, contentType: 'text/plain' });
+  current = await LocalObjectStore.open({ dir: join(dir, 'files'), publicUrl: url });
+  const again = await fetch(signed);
+  t.equal(await again.text(), 'hello', 'the same directory (a restart) keeps its key');
+  const otherDir = join(dir, 'other');
+  current = await LocalObjectStore.open({ dir: otherDir, publicUrl: url });
+  await current.put(`${root}/k.txt`, Buffer.from('other'), 'text/plain');
+  const refused = await fetch(signed);
+  t.equal(refused.status, 403);
+  t.match(await refused.json(), { code: 'SIGNED_URL_INVALID' });
+});
