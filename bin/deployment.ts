@@ -4,6 +4,7 @@ import { createNodeService, type NodeService } from '../node/index.ts';
 import { NodeBlocklistAdmin } from '../node/moderation/index.ts';
 import { encodeControl } from '../node/bus/index.ts';
 import { controlBus, joinCluster, type ClusterHandles } from './cluster.ts';
+import { openObjectStore } from '../node/files/index.ts';
 import { openStores } from './stores.ts';
 
 export interface Deployment {
@@ -28,17 +29,19 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
   const clustered = config.BUS === 'redis';
   let joined: ClusterHandles | undefined;
   const announcer = clustered && runControl ? await controlBus(config, log) : undefined;
+  // Signed URLs of the embedded object store name the node's address, known once it listens.
+  let clusterEndpoint = nodeUrl;
+  const files = runNode ? await openObjectStore(config, () => clusterEndpoint) : undefined;
   const deployment: Deployment = {
     stop: async () => {
       await Promise.all([deployment.node?.service.close(), deployment.control?.service.close()]);
-      await Promise.all([joined?.close(), announcer?.close()]);
+      await Promise.all([joined?.close(), announcer?.close(), files?.close()]);
       await stores.close();
     },
   };
   // The node starts first so that, with NODE_PORT=0, the endpoint registered for the demo cluster
   // carries the port actually bound.
   let node: NodeService | undefined;
-  let clusterEndpoint = nodeUrl;
   if (runNode) {
     if (clustered) joined = await joinCluster(config, log);
     node = await createNodeService({
@@ -52,6 +55,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       usage: store.usage,
       webhooks: store.webhooks,
       beforeSend: store.beforeSend,
+      ...(files ? { files } : {}),
       ...(joined ? { cluster: joined.cluster } : {}),
     });
     const { port } = await node.listen(config.HOST, config.NODE_PORT);

@@ -7,6 +7,7 @@ import type { ChatService } from './chat/index.ts';
 import type { NodeStore } from './store/index.ts';
 import type { UsageMeter } from './usage/meter.ts';
 import type { ChatWebhooks } from './chat/index.ts';
+import type { Attachments } from './files/index.ts';
 
 /** What the node's routes are built from; made once at start. */
 export interface NodeContext {
@@ -36,6 +37,8 @@ export interface NodeContext {
   blocklists: BlocklistAdmin;
   /** Usage counts of this node (users, chats, messages, key uses, concurrent users). */
   usage: UsageMeter;
+  /** Attachments' uploads and downloads; absent when ATTACHMENTS_STORE is off. */
+  attachments?: Attachments;
   /** Webhook events of user writes (`user.created`, `user.deleted`); none when absent. */
   webhooks?: ChatWebhooks;
   now: () => Date;

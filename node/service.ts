@@ -33,6 +33,8 @@ import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, 
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
 import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, flagRoutes, moderationRoutes, NodeBlocklistAdmin } from './moderation/index.ts';
+import { attachmentRoutes } from './http/attachment-routes.ts';
+import { Attachments, LocalObjectStore, serveLocalFiles, type ObjectStore } from './files/index.ts';
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
@@ -63,6 +65,8 @@ export interface NodeServiceOptions {
   webhooks?: WebhookSource;
   /** The applications' before-send hooks (the control store); absent: messages are stored unasked. */
   beforeSend?: BeforeSendSource;
+  /** Where attachment files live (ATTACHMENTS_STORE); absent: attachments are off (503). */
+  files?: ObjectStore;
 }
 
 /** What a node of a cluster shares with the others (see bin/cluster.ts, which builds it). */
@@ -332,7 +336,9 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklists: blocklistAdmin, usage, ...(webhooks ? { webhooks } : {}), now };
+  const refusedTypes = config.ATTACHMENT_REFUSED_TYPES.split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== '');
+  const attachments = options.files ? new Attachments(options.files, { maxBytes: config.ATTACHMENT_MAX_BYTES, refusedTypes }, now) : undefined;
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklists: blocklistAdmin, usage, ...(webhooks ? { webhooks } : {}), ...(attachments ? { attachments } : {}), now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -371,6 +377,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     ...chatModerationRoutes(ctx),
     ...blockRoutes(ctx),
     ...messageRoutes(ctx),
+    ...attachmentRoutes(ctx),
     defineRoute({
       method: 'GET',
       path: '/api/server/whoami',
@@ -397,6 +404,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
         }),
     }),
   ];
+  // The embedded object store's signed URLs, before the JSON routes' catch-all.
+  if (options.files instanceof LocalObjectStore) serveLocalFiles(app, options.files);
   const http = attachRoutes(app, {
     routes,
     maxBodyBytes: config.MAX_BODY_BYTES,

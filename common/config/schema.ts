@@ -102,6 +102,26 @@ export const ConfigSchema = Type.Object({
   USER_REQUESTS_PER_SECOND: Type.Integer({ default: 200, minimum: 1, description: 'REST requests one chat user may make per second before 429.' }),
   WS_ACTIONS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'WebSocket actions per connection per second (bursts of twice that) before RATE_LIMITED error frames.' }),
   ACTOR_IDLE_SECONDS: Type.Integer({ default: 60, minimum: 1, description: 'A chat actor with nothing pending is evicted after this long unused.' }),
+  ATTACHMENTS_STORE: Type.Union([Type.Literal(''), Type.Literal('local'), Type.Literal('s3'), Type.Literal('off')], {
+    default: '',
+    description: 'Where attachment files live: `local` (under DATA_DIR/files, served by this node: one node only), `s3` (an S3-compatible service, S3_*: what a cluster needs), or `off` (no attachments: their routes answer 503). Empty: `local` with STORE=embedded, `s3` with STORE=cassandra when S3_ENDPOINT is set, else `off`.',
+  }),
+  S3_ENDPOINT: Type.String({ default: '', description: 'The S3-compatible service of ATTACHMENTS_STORE=s3, e.g. http://127.0.0.1:7070 (path-style requests).' }),
+  S3_PUBLIC_ENDPOINT: Type.String({ default: '', description: "The S3 service's address as clients reach it, when it differs from S3_ENDPOINT: signed upload and download URLs are made for it." }),
+  S3_BUCKET: Type.String({ default: 'chat-attachments', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$', description: 'Bucket of the attachments (created at start when missing).' }),
+  S3_REGION: Type.String({ default: 'us-east-1', minLength: 1, description: 'Region the S3 requests are signed for.' }),
+  S3_ACCESS_KEY_ID: Type.String({ default: '', description: 'Access key of the S3 service.' }),
+  S3_SECRET_ACCESS_KEY: Type.String({ default: '', description: 'Secret key of the S3 service (a secret: see Secrets).' }),
+  ATTACHMENT_MAX_BYTES: Type.Integer({
+    default: 26_214_400,
+    minimum: 1,
+    maximum: 104_857_600,
+    description: 'Largest attachment file, in bytes (25 MiB by default, at most 100 MiB); a larger one is refused when its upload is asked for (413 / FILE_TOO_LARGE), before any byte is stored.',
+  }),
+  ATTACHMENT_REFUSED_TYPES: Type.String({
+    default: '',
+    description: 'Comma-separated MIME types refused at finalize besides the built-in ones (SVG, HTML and executables, always refused), as sniffed from the bytes: e.g. `application/zip,video/mp4`.',
+  }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
     default: 'info',
     description: 'Log level of the JSON logs on stdout.',

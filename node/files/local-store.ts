@@ -22,8 +22,8 @@ export const LOCAL_FILES_PATH = '/v1/files/';
 export interface LocalObjectStoreOptions {
   /** The directory that holds the objects (created 0700 if missing). */
   dir: string;
-  /** The node's address as clients reach it, without a trailing '/': signed URLs start with it. */
-  publicUrl: string;
+  /** The node's address as clients reach it: signed URLs start with it (read at each signing). */
+  publicUrl: string | (() => string);
 }
 
 /** A signed request to the local store, as its transport received it. */
@@ -66,7 +66,7 @@ export class LocalObjectStore implements ObjectStore {
 
   private constructor(
     private readonly dir: string,
-    private readonly publicUrl: string,
+    private readonly publicUrl: () => string,
     private readonly signingKey: Buffer,
   ) {}
 
@@ -80,7 +80,8 @@ export class LocalObjectStore implements ObjectStore {
     });
     const signingKey = await readFile(keyFile);
     if (signingKey.length !== 32) throw new Error(`${keyFile} holds ${signingKey.length} bytes, not a 32-byte signing key: remove it to make a new one (URLs signed with it stop working)`);
-    return new LocalObjectStore(options.dir, options.publicUrl.replace(/\/+$/, ''), signingKey);
+    const url = options.publicUrl;
+    return new LocalObjectStore(options.dir, typeof url === 'string' ? () => url : url, signingKey);
   }
 
   /** The type is not kept: a download is served with the type its URL was signed for. */
@@ -227,7 +228,7 @@ export class LocalObjectStore implements ObjectStore {
 
   private url(key: string, params: Record<string, string>): string {
     const q = new URLSearchParams({ ...params, sig: this.sign(key, params).toString('base64url') });
-    return `${this.publicUrl}${LOCAL_FILES_PATH}${key.split('/').map(encodeURIComponent).join('/')}?${q}`;
+    return `${this.publicUrl().replace(/\/+$/, '')}${LOCAL_FILES_PATH}${key.split('/').map(encodeURIComponent).join('/')}?${q}`;
   }
 
   /** HMAC over the key and every signed parameter, each named, so none can move to another. */

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '../../common/index.ts';
+import { DEFAULT_REFUSED_TYPES, inspectFile } from './inspect.ts';
+import type { ObjectStore } from './object-store.ts';
+import type { Attachment, AttachmentAccess, CreateUploadBody, Upload } from './schemas.ts';
+
+export interface AttachmentLimits {
+  /** Largest file, in bytes (ATTACHMENT_MAX_BYTES). */
+  maxBytes: number;
+  /** Types refused at finalize besides DEFAULT_REFUSED_TYPES (ATTACHMENT_REFUSED_TYPES). */
+  refusedTypes: readonly string[];
+}
+
+/** How long a signed upload URL works. */
+export const UPLOAD_URL_SECONDS = 15 * 60;
+/** An upload not finalized within this is deleted. */
+export const UPLOAD_TTL_SECONDS = 60 * 60;
+/** How long a signed download URL works: a member who leaves keeps at most this much access. */
+export const DOWNLOAD_URL_SECONDS = 5 * 60;
+/** Finalizes (reading and processing a file) one node runs at once; more wait for UNAVAILABLE's Retry-After. */
+const MAX_CONCURRENT_FINALIZES = 4;
+
+/** An upload as its record object keeps it: asked for, then finalized. */
+interface UploadRecord {
+  v: 1;
+  id: string;
+  appId: string;
+  chatId: string;
+  uploaderId: string;
+  name: string;
+  size: number;
+  declaredType?: string;
+  createdAt: string;
+  expiresAt: string;
+  /** Set by finalize: what a message carries. */
+  attachment?: Attachment;
+}
+
+/** Who asks: a member of the chat (the caller checks membership before each call). */
+export interface Uploader {
+  appId: string;
+  userId: string;
+}
+
+/**
+ * Attachments: an upload asked for by a member of a chat, its bytes put straight to the object
+ * store through a signed URL, then finalized here (the bytes checked, sniffed, refused or kept, an
+ * image stripped of its metadata with a thumbnail and a placeholder made); then any member can ask
+ * for short-lived signed URLs of the file and its thumbnail.
+ *
+ * Keys: `a/{appId}/{chatId}/{uploadId}/` holds `record.json`, `file` and, for an image, `thumb`;
+ * so an application's and a chat's files are each one prefix (tenancy in every key).
+ *
+ * Guarantees: a file is never served before its finalize has checked it; finalize is idempotent
+ * (again: the same attachment); a refused file's bytes are deleted at once; the uploader's claims
+ * (size, type) are checked against the stored bytes, never trusted.
+ */
+export class Attachments {
+  private finalizing = 0;
+  private readonly refused: ReadonlySet<string>;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly limits: AttachmentLimits,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.refused = new Set([...DEFAULT_REFUSED_TYPES, ...limits.refusedTypes]);
+  }
+
+  async createUpload(who: Uploader, chatId: string, body: CreateUploadBody): Promise<Upload | ApiError> {
+    if (body.size > this.limits.maxBytes) {
+      return new ApiError('FILE_TOO_LARGE', `a file may be at most ${this.limits.maxBytes} bytes`, { errors: [{ path: '/body/size', message: `must be at most ${this.limits.maxBytes}` }] });
+    }
+    if (body.type !== undefined && this.refused.has(body.type)) return refusedType(body.type, '/body/type');
+    const id = randomUUID();
+    const now = this.now();
+    const record: UploadRecord = {
+      v: 1,
+      id,
+      appId: who.appId,
+      chatId,
+      uploaderId: who.userId,
+      name: body.name,
+      size: body.size,
+      ...(body.type === undefined ? {} : { declaredType: body.type }),
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + UPLOAD_TTL_SECONDS * 1000).toISOString(),
+    };
+    await this.writeRecord(record);
+    const put = await this.store.presignPut(fileKey(record), { size: body.size, contentType: body.type ?? 'application/octet-stream', expiresInSeconds: UPLOAD_URL_SECONDS });
+    return { uploadId: id, upload: { ...put, expiresAt: put.expiresAt.toISOString() }, expiresAt: record.expiresAt };
+  }
+
+  /** Checks the uploaded bytes and makes the attachment; idempotent. Only the uploader may finalize. */
+  async finalize(who: Uploader, chatId: string, uploadId: string): Promise<Attachment | ApiError> {
+    const record = await this.readRecord(who.appId, chatId, uploadId);
+    if (!record || record.uploaderId !== who.userId) return new ApiError('UPLOAD_NOT_FOUND', 'no such upload of yours in this chat (or it expired)');
+    if (record.attachment) return record.attachment;
+    const head = await this.store.head(fileKey(record));
+    if (!head) return new ApiError('UPLOAD_INCOMPLETE', 'no bytes were put for this upload yet: PUT them to its URL first');
+    if (head.size !== record.size) {
+      await this.store.delete(fileKey(record));
+      return new ApiError('UPLOAD_INCOMPLETE', `the stored file has ${head.size} bytes, not the ${record.size} the upload declared: it was deleted; put it again`);
+    }
+    if (this.finalizing >= MAX_CONCURRENT_FINALIZES) return new ApiError('UNAVAILABLE', 'this node is finalizing as many files as it can: retry shortly', { retryAfterSeconds: 1 });
+    this.finalizing++;
+    try {
+      const bytes = await this.store.read(fileKey(record));
+      if (!bytes) return new ApiError('UPLOAD_INCOMPLETE', 'the uploaded file is gone: put it again');
+      const file = await inspectFile(bytes);
+      if (this.refused.has(file.type)) {
+        await this.store.deletePrefix(`${prefixOf(record)}/`);
+        return refusedType(file.type, '/file');
+      }
+      if (file.bytes !== bytes) await this.store.put(fileKey(record), file.bytes, file.type);
+      if (file.image) await this.store.put(`${prefixOf(record)}/thumb`, file.image.thumbnail.bytes, file.image.thumbnail.type);
+      const attachment: Attachment = {
+        id: record.id,
+        name: record.name,
+        size: file.bytes.length,
+        type: file.type,
+        ...(file.image
+          ? {
+              width: file.image.width,
+              height: file.image.height,
+              placeholder: file.image.placeholder,
+              thumbnail: { width: file.image.thumbnail.width, height: file.image.thumbnail.height, type: file.image.thumbnail.type },
+            }
+          : {}),
+      };
+      await this.writeRecord({ ...record, attachment });
+      return attachment;
+    } finally {
+      this.finalizing--;
+    }
+  }
+
+  /** Signed URLs of a finalized file and its thumbnail, for a member of its chat. */
+  async access(appId: string, chatId: string, attachmentId: string): Promise<AttachmentAccess | ApiError> {
+    const record = await this.readRecord(appId, chatId, attachmentId);
+    if (!record?.attachment) return new ApiError('ATTACHMENT_NOT_FOUND', 'no such attachment in this chat');
+    const a = record.attachment;
+    // Images the browser shows inline; anything else downloads under its name, never rendered.
+    const inline = a.thumbnail !== undefined;
+    const url = await this.store.presignGet(fileKey(record), { expiresInSeconds: DOWNLOAD_URL_SECONDS, contentType: inline ? a.type : 'application/octet-stream', ...(inline ? {} : { downloadName: a.name }) });
+    const thumbnailUrl = a.thumbnail ? await this.store.presignGet(`${prefixOf(record)}/thumb`, { expiresInSeconds: DOWNLOAD_URL_SECONDS, contentType: a.thumbnail.type }) : undefined;
+    return { attachment: a, url, ...(thumbnailUrl ? { thumbnailUrl } : {}), expiresAt: new Date(this.now().getTime() + DOWNLOAD_URL_SECONDS * 1000).toISOString() };
+  }
+
+  private async readRecord(appId: string, chatId: string, uploadId: string): Promise<UploadRecord | undefined> {
+    const bytes = await this.store.read(`a/${appId}/${chatId}/${uploadId}/record.json`);
+    return bytes ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as UploadRecord) : undefined;
+  }
+
+  private async writeRecord(record: UploadRecord): Promise<void> {
+    await this.store.put(`${prefixOf(record)}/record.json`, Buffer.from(JSON.stringify(record)), 'application/json');
+  }
+}
+
+const prefixOf = (r: { appId: string; chatId: string; id: string }) => `a/${r.appId}/${r.chatId}/${r.id}`;
+const fileKey = (r: { appId: string; chatId: string; id: string }) => `${prefixOf(r)}/file`;
+
+function refusedType(type: string, path: string): ApiError {
+  return new ApiError('FILE_TYPE_REFUSED', `files of type ${type} are not accepted`, { errors: [{ path, message: `type ${type} is refused` }] });
+}

@@ -1,0 +1,130 @@
+import sharp from 'sharp';
+import t, { type Test } from 'tap';
+import { requireService, startService, integration, type ChatUserSession, type Running } from '../helpers/index.ts';
+
+/**
+ * Attachments end to end, on both object stores: the embedded one (files under DATA_DIR, served
+ * by the node) and a real S3-compatible server. Uploads go where the node's answer says, with
+ * fetch, as a browser or a backend would.
+ */
+const MAX_BYTES = 1_000_000;
+
+async function pngWithMetadata(): Promise<Buffer> {
+  return sharp({ create: { width: 640, height: 480, channels: 3, background: '#2a6' } })
+    .png()
+    .withExif({ IFD0: { Copyright: 'where-the-photo-was-taken' } })
+    .toBuffer();
+}
+
+/** A small PDF: its magic number is what counts. */
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
+/** A Windows executable's header, named and declared as a PNG. */
+const EXE_AS_PNG = Buffer.concat([Buffer.from('MZ'), Buffer.alloc(510, 0x90)]);
+
+async function suite(t: Test, name: string, env: Record<string, string>) {
+  const svc: Running = await startService({ ATTACHMENT_MAX_BYTES: String(MAX_BYTES), ...env });
+  t.teardown(() => svc.stop());
+  const it = await integration(svc, `att-${name}`);
+  const [alice, bob, carol] = [await it.user('alice'), await it.user('bob'), await it.user('carol')];
+  const chat = await it.node.post('/api/chats', { type: 'group', name: 'files', memberIds: [bob.userId] }, alice.jwt);
+  t.equal(chat.status, 201, chat.text);
+  const chatId = chat.body.chatId as string;
+
+  /** Asks for an upload, puts the bytes where told, finalizes: the finalize's answer. */
+  const upload = async (who: ChatUserSession, bytes: Buffer, name: string, type: string) => {
+    const created = await it.node.post(`/api/chats/${chatId}/uploads`, { name, size: bytes.length, type }, who.jwt);
+    if (created.status !== 201) return created;
+    const { upload: put, uploadId } = created.body as { uploadId: string; upload: { url: string; headers: Record<string, string> } };
+    const stored = await fetch(put.url, { method: 'PUT', headers: put.headers, body: new Uint8Array(bytes) });
+    t.equal(stored.status, 200, `${name}: the PUT is stored (${await stored.text()})`);
+    return it.node.post(`/api/chats/${chatId}/uploads/${uploadId}/finalize`, undefined, who.jwt);
+  };
+
+  await t.test(`${name}: an image and a PDF, uploaded by one member and fetched by another`, async (t) => {
+    const png = await pngWithMetadata();
+    t.ok(png.includes('where-the-photo-was-taken'), 'the upload carries its metadata');
+    const image = await upload(alice, png, 'holiday.png', 'image/png');
+    t.equal(image.status, 200, image.text);
+    t.match(image.body, { name: 'holiday.png', type: 'image/png', width: 640, height: 480, thumbnail: { width: 320, height: 240, type: 'image/webp' } });
+    t.match(image.body.placeholder, /^[A-Za-z0-9+/]+=*$/, 'a ThumbHash placeholder');
+    const again = await it.node.post(`/api/chats/${chatId}/uploads/${image.body.id}/finalize`, undefined, alice.jwt);
+    t.same(again.body, image.body, 'finalize again: the same attachment');
+
+    const access = await it.node.get(`/api/chats/${chatId}/attachments/${image.body.id}`, bob.jwt);
+    t.equal(access.status, 200, access.text);
+    t.same(access.body.attachment, image.body);
+    const file = await fetch(access.body.url);
+    t.equal(file.status, 200);
+    t.equal(file.headers.get('content-type'), 'image/png');
+    const served = Buffer.from(await file.arrayBuffer());
+    t.equal(served.length, image.body.size);
+    t.notOk(served.includes('where-the-photo-was-taken'), 'the stored image has no metadata left');
+    t.equal((await sharp(served).metadata()).width, 640, 'and is still the image');
+    const thumb = await fetch(access.body.thumbnailUrl);
+    t.equal(thumb.headers.get('content-type'), 'image/webp');
+    t.match(await sharp(Buffer.from(await thumb.arrayBuffer())).metadata(), { format: 'webp', width: 320, height: 240 });
+
+    const pdf = await upload(bob, PDF, 'report.pdf', 'application/pdf');
+    t.equal(pdf.status, 200, pdf.text);
+    t.match(pdf.body, { name: 'report.pdf', type: 'application/pdf', size: PDF.length });
+    t.notOk('thumbnail' in pdf.body, 'no thumbnail for a PDF');
+    const pdfAccess = await it.node.get(`/api/chats/${chatId}/attachments/${pdf.body.id}`, alice.jwt);
+    const download = await fetch(pdfAccess.body.url);
+    t.equal(download.headers.get('content-type'), 'application/octet-stream', 'a file that is not an image is never rendered');
+    t.equal(download.headers.get('content-disposition'), "attachment; filename*=UTF-8''report.pdf");
+    t.same(Buffer.from(await download.arrayBuffer()), PDF);
+  });
+
+  await t.test(`${name}: non-members, another application's users and removed members are refused`, async (t) => {
+    const png = await pngWithMetadata();
+    const image = await upload(alice, png, 'a.png', 'image/png');
+    const path = `/api/chats/${chatId}/attachments/${image.body.id}`;
+    t.match(await it.node.get(path, carol.jwt), { status: 404, body: { code: 'CHAT_NOT_FOUND' } }, 'a non-member');
+    t.match(await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'x.png', size: 10, type: 'image/png' }, carol.jwt), { status: 404, body: { code: 'CHAT_NOT_FOUND' } }, 'a non-member cannot upload');
+    const other = await integration(svc, `att-other-${name}`);
+    const mallory = await other.user('mallory');
+    t.match(await it.node.get(path, mallory.jwt), { status: 404, body: { code: 'CHAT_NOT_FOUND' } }, "another application's user");
+    t.match(await it.node.post(`/api/chats/${chatId}/uploads/${image.body.id}/finalize`, undefined, bob.jwt), { status: 404, body: { code: 'UPLOAD_NOT_FOUND' } }, "a member cannot finalize another's upload");
+    const removed = await it.node.del(`/api/chats/${chatId}/members/${bob.userId}`, alice.jwt);
+    t.equal(removed.status, 204, removed.text);
+    t.match(await it.node.get(path, bob.jwt), { status: 404, body: { code: 'CHAT_NOT_FOUND' } }, 'a removed member gets no new URL');
+    const back = await it.node.post(`/api/chats/${chatId}/members`, { userIds: [bob.userId] }, alice.jwt);
+    t.ok(back.status < 300, back.text);
+  });
+
+  await t.test(`${name}: refused files: an executable named .png, a declared SVG, an oversized file, bytes not put`, async (t) => {
+    const exe = await upload(alice, EXE_AS_PNG, 'cat.png', 'image/png');
+    t.equal(exe.status, 415, exe.text);
+    t.match(exe.body, { code: 'FILE_TYPE_REFUSED', errors: [{ path: '/file' }] });
+    t.match(exe.body.detail, /application\/x-msdownload/);
+    const svg = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'logo.svg', size: 100, type: 'image/svg+xml' }, alice.jwt);
+    t.match(svg, { status: 415, body: { code: 'FILE_TYPE_REFUSED', errors: [{ path: '/body/type' }] } });
+    const big = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'big.bin', size: MAX_BYTES + 1, type: 'application/octet-stream' }, alice.jwt);
+    t.match(big, { status: 413, body: { code: 'FILE_TOO_LARGE', errors: [{ path: '/body/size' }] } }, 'refused before any byte is stored');
+    const bad = await it.node.post(`/api/chats/${chatId}/uploads`, { name: '', size: 0 }, alice.jwt);
+    t.equal(bad.status, 400);
+    t.match(bad.body, { code: 'VALIDATION_FAILED' });
+    const early = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'later.pdf', size: PDF.length, type: 'application/pdf' }, alice.jwt);
+    const finalized = await it.node.post(`/api/chats/${chatId}/uploads/${early.body.uploadId}/finalize`, undefined, alice.jwt);
+    t.match(finalized, { status: 409, body: { code: 'UPLOAD_INCOMPLETE' } }, 'finalize before the bytes');
+    t.match(await it.node.get(`/api/chats/${chatId}/attachments/${early.body.uploadId}`, alice.jwt), { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } }, 'nothing served before finalize');
+  });
+}
+
+t.test('embedded store (files under DATA_DIR)', (t) => suite(t, 'local', {}));
+
+const s3 = await requireService('objectstore', (line) => t.comment(line));
+if (!s3) {
+  t.comment('!!! attachments on S3 SKIPPED: no S3-compatible server (scripts/services.sh start objectstore) !!!');
+  t.skip('object store not running', () => undefined);
+} else {
+  t.test('S3-compatible store', (t) =>
+    suite(t, 's3', {
+      ATTACHMENTS_STORE: 's3',
+      S3_ENDPOINT: `http://${s3.host}:${s3.port}`,
+      S3_BUCKET: 'chat-service-attachment-tests',
+      S3_ACCESS_KEY_ID: process.env.S3_ACCESS_KEY_ID ?? 'chat-service-dev',
+      S3_SECRET_ACCESS_KEY: process.env.S3_SECRET_ACCESS_KEY ?? 'chat-service-dev-secret',
+    }),
+  );
+}
