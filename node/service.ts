@@ -197,6 +197,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     });
   }
   const chatCap = new ChatCap(store.chats, config.USER_CHATS_MAX);
+  const refusedTypes = config.ATTACHMENT_REFUSED_TYPES.split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== '');
+  const attachments = options.files ? new Attachments(options.files, { maxBytes: config.ATTACHMENT_MAX_BYTES, refusedTypes }, now) : undefined;
   actors = new ActorRegistry(
     {
       store,
@@ -208,6 +210,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       admission: countedRefusals(boundedQueue(), m.busyRefused),
       messagesStored: (appId, n) => usage.messagesStored(appId, n),
       ...(webhooks ? { webhooks } : {}),
+      ...(attachments ? { attachments } : {}),
       blocks,
     },
     {
@@ -336,8 +339,6 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const refusedTypes = config.ATTACHMENT_REFUSED_TYPES.split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== '');
-  const attachments = options.files ? new Attachments(options.files, { maxBytes: config.ATTACHMENT_MAX_BYTES, refusedTypes }, now) : undefined;
   const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklists: blocklistAdmin, usage, ...(webhooks ? { webhooks } : {}), ...(attachments ? { attachments } : {}), now };
 
   let closing = false;

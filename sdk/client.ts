@@ -2,7 +2,8 @@ import { AuthManager } from './auth.ts';
 import { ChatModerationCalls } from './chat-moderation.ts';
 import { request, type RequestOptions } from './http.ts';
 import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
-import type { ChatBan, ChatSummary, Flag, Member, Message, Mute, Role, User, UserSession } from './types.ts';
+import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Role, User, UserSession } from './types.ts';
+import { putBytes } from './upload.ts';
 
 export * from './errors.ts';
 export { CloseCode, closeAction, isRetryable, RETRYABLE_CODES, type CloseAction, type ErrorCode } from './codes.ts';
@@ -32,6 +33,17 @@ export interface SendOptions {
   replyTo?: string;
   /** Defaults to a fresh UUID; reuse one to make a retry safe. */
   idempotencyKey?: string;
+  /** Ids of attachments from `uploadFile` (1-10); `content` may then be empty. */
+  attachments?: string[];
+}
+
+export interface UploadOptions {
+  /** The file's name as people see it; default: the File's own name. */
+  name?: string;
+  /** Its MIME type; default: the Blob's own. The service sniffs the real one from the bytes. */
+  type?: string;
+  /** Called as bytes go out: in a browser as they are sent (XMLHttpRequest's progress), elsewhere at the start and the end. */
+  onProgress?: (sent: number, total: number) => void;
 }
 
 /** A v4 UUID; `randomUUID` exists only in secure contexts, `getRandomValues` everywhere. */
@@ -233,12 +245,35 @@ export class ChatClient {
    */
   async send(chatId: string, content: string, options: SendOptions = {}): Promise<Message> {
     const idempotencyKey = options.idempotencyKey ?? uuid();
-    const body = { chatId, content, idempotencyKey, ...(options.replyTo ? { replyTo: options.replyTo } : {}) };
+    const body = { chatId, content, idempotencyKey, ...(options.replyTo ? { replyTo: options.replyTo } : {}), ...(options.attachments?.length ? { attachments: options.attachments } : {}) };
     if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') {
       return (await this.realtime.action<{ message: Message }>({ type: 'message.send', ...body })).message;
     }
     const { chatId: _c, ...rest } = body;
     return (await this.call<{ message: Message }>(`api/messages/${enc(chatId)}`, { method: 'POST', body: rest })).message;
+  }
+
+  /**
+   * Uploads a file to a chat and finalizes it: resolves with the attachment, whose `id` a send
+   * then carries (`send(chatId, '', {attachments: [a.id]})`). The bytes go straight to where the
+   * service says (the node, or its S3 service). Refused: `ChatApiError` with `FILE_TOO_LARGE`
+   * (before any byte is sent) or `FILE_TYPE_REFUSED`; a failed PUT: `ChatNetworkError`.
+   */
+  async uploadFile(chatId: string, file: Blob | Uint8Array, options: UploadOptions = {}): Promise<Attachment> {
+    const blob = file instanceof Uint8Array ? new Blob([file as Uint8Array<ArrayBuffer>], { type: options.type ?? 'application/octet-stream' }) : file;
+    const name = options.name ?? (typeof File !== 'undefined' && blob instanceof File ? blob.name : 'file');
+    const type = options.type ?? (blob.type || undefined);
+    const asked = await this.call<{ uploadId: string; upload: { url: string; headers: Record<string, string> } }>(`api/chats/${enc(chatId)}/uploads`, {
+      method: 'POST',
+      body: { name, size: blob.size, ...(type ? { type } : {}) },
+    });
+    await putBytes(asked.upload, blob, options.onProgress, this.fetchImpl);
+    return this.call<Attachment>(`api/chats/${enc(chatId)}/uploads/${enc(asked.uploadId)}/finalize`, { method: 'POST' });
+  }
+
+  /** Signed URLs of an attachment and its thumbnail, valid 5 minutes (members only). */
+  attachmentUrls(chatId: string, attachmentId: string): Promise<AttachmentUrls> {
+    return this.call<AttachmentUrls>(`api/chats/${enc(chatId)}/attachments/${enc(attachmentId)}`);
   }
 
   async edit(chatId: string, messageId: string, content: string): Promise<Message> {

@@ -23,6 +23,28 @@ export interface ReplyTo {
   editedAt?: string;
 }
 
+/** A file a message carries: metadata only; `ChatClient.attachmentUrls` gives its signed URLs. */
+export interface Attachment {
+  id: string;
+  name: string;
+  size: number;
+  /** Sniffed from the bytes by the service. */
+  type: string;
+  width?: number;
+  height?: number;
+  /** A ThumbHash (base64) to draw while the thumbnail loads. */
+  placeholder?: string;
+  thumbnail?: { width: number; height: number; type: 'image/webp' };
+}
+
+/** Signed URLs of an attachment, valid until `expiresAt` (5 minutes): ask again after. */
+export interface AttachmentUrls {
+  attachment: Attachment;
+  url: string;
+  thumbnailUrl?: string;
+  expiresAt: string;
+}
+
 export interface Message extends ReplyTo {
   seq: number;
   deleted: boolean;
@@ -31,6 +53,8 @@ export interface Message extends ReplyTo {
   hidden?: true;
   replyTo?: ReplyTo;
   reactions: Reaction[];
+  /** Files sent with it; absent when none, and on a deleted or hidden message. */
+  attachments?: Attachment[];
 }
 
 export type ChatType = 'direct' | 'group';

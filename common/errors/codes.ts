@@ -46,6 +46,7 @@ export const errorCodes = {
   FILE_NOT_FOUND: { status: 404, title: 'File not found' },
   UPLOAD_NOT_FOUND: { status: 404, title: 'No such upload of yours in this chat' },
   ATTACHMENT_NOT_FOUND: { status: 404, title: 'No such attachment in this chat' },
+  ATTACHMENT_IN_USE: { status: 409, title: 'The attachment is already sent in another message' },
   UPLOAD_INCOMPLETE: { status: 409, title: "The upload's bytes are missing or not the declared size" },
   FILE_TOO_LARGE: { status: 413, title: 'The file is larger than the largest attachment allowed' },
   FILE_TYPE_REFUSED: { status: 415, title: 'Files of this type are not accepted' },

@@ -1,5 +1,6 @@
 import { ApiError } from '../../common/index.ts';
-import { FencedError, newMessageId, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
+import { FencedError, newMessageId, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredAttachment, type StoredMessage } from '../store/index.ts';
+import type { AttachmentPort } from './attachment-port.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
 import { ChatActivity } from './chat-activity.ts';
 import { ListMoves } from './list-moves.ts';
@@ -39,12 +40,16 @@ export interface ActorDeps {
   webhooks?: ChatWebhooks;
   /** Whether the two users of a direct chat block each other (a send's refusal); nobody blocks when absent. */
   blocks?: { refusal(appId: string, userId: string, otherId: string): ApiError | undefined | Promise<ApiError | undefined> };
+  /** Attachments (see attachment-port.ts); a send naming any is refused with UNAVAILABLE when absent. */
+  attachments?: AttachmentPort;
 }
 
 export interface SendInput {
   content: string;
   replyTo?: string;
   clientKey?: string;
+  /** Upload ids of the files the message carries (1-CHAT_LIMITS.attachments, distinct). */
+  attachments?: readonly string[];
 }
 
 export interface SendResult {
@@ -273,6 +278,19 @@ export class ChatActor {
       }
       const seq = ++this.assignedSeq;
       const message: StoredMessage = { appId: this.appId, chatId: this.chatId, id: newMessageId(seq), seq, senderId: userId, content: input.content, createdAt: this.deps.now().toISOString(), reactions: [] };
+      if (input.attachments?.length) {
+        // Claimed in the chat's queue, so no two sends take one file; nothing else takes a seq
+        // meanwhile, so a refusal gives this one back and the chat's seqs keep no gap.
+        const files = await this.claimAttachments(userId, message.id, input.attachments).catch((error: unknown) => {
+          this.assignedSeq--;
+          throw error;
+        });
+        if (files instanceof ApiError) {
+          this.assignedSeq--;
+          return files;
+        }
+        message.attachments = files;
+      }
       if (replyTo) message.replyToId = replyTo.id;
       if (clientKey !== undefined) message.clientKey = clientKey;
       const view = messageView(message, replyTo);
@@ -281,6 +299,11 @@ export class ChatActor {
       if (clientKey !== undefined) this.keys.writingNow(userId, clientKey, result);
       return new Later(result);
     }));
+  }
+
+  private claimAttachments(userId: string, messageId: string, uploadIds: readonly string[]): Promise<StoredAttachment[] | ApiError> {
+    if (!this.deps.attachments) return Promise.resolve(new ApiError('UNAVAILABLE', 'this deployment stores no attachments (ATTACHMENTS_STORE=off)'));
+    return this.deps.attachments.claim({ appId: this.appId, chatId: this.chatId, senderId: userId, uploadIds, messageId, messageExists: async (id) => (await this.message(id)) !== undefined });
   }
 
   edit(userId: string, messageId: string, content: string): Promise<MessageView | ApiError> {

@@ -2,6 +2,8 @@
 export const CHAT_LIMITS = Object.freeze({
   /** Characters of a message's content. */
   messageChars: 4000,
+  /** Files one message carries. */
+  attachments: 10,
   /** Characters of a reaction value (an emoji or a short name). */
   reactionChars: 32,
   /** Members of a group chat. */

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { ApiError } from '../../common/index.ts';
 import { CHAT_LIMITS } from './limits.ts';
 
 /**
@@ -10,6 +11,24 @@ const Timestamp = Type.String({ format: 'date-time' });
 
 /** What a user writes (REST bodies and WebSocket actions alike), checked before anything else. */
 export const Content = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.messageChars, description: `1–${CHAT_LIMITS.messageChars} characters` });
+/** A send's content: empty only when the send carries attachments (checked by sendProblem). */
+export const SendContent = Type.String({ maxLength: CHAT_LIMITS.messageChars, description: `0–${CHAT_LIMITS.messageChars} characters: at least 1 unless the message carries attachments` });
+/**
+ * The one rule a send's schema cannot say: content may be empty only with attachments. The
+ * problem names the field under `prefix` (`/body` for REST, `` for a WebSocket frame).
+ */
+export function emptySendProblem(input: { content: string; attachments?: readonly string[] | undefined }, prefix: string): ApiError | undefined {
+  if (input.content.length > 0 || (input.attachments?.length ?? 0) > 0) return undefined;
+  const message = 'must not be empty unless the message carries attachments';
+  return new ApiError('VALIDATION_FAILED', `${prefix}/content: ${message}`, { errors: [{ path: `${prefix}/content`, message }] });
+}
+
+export const AttachmentIds = Type.Array(Uuid, {
+  minItems: 1,
+  maxItems: CHAT_LIMITS.attachments,
+  uniqueItems: true,
+  description: `1–${CHAT_LIMITS.attachments} distinct upload ids, each finalized by the sender in this chat and sent in no other message (README, "Attachments")`,
+});
 export const ReactionValue = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.reactionChars, description: `1–${CHAT_LIMITS.reactionChars} characters` });
 export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 64, description: '1–64 characters. Same key, same sender, same chat: the same message, never a second one' });
 
@@ -20,6 +39,16 @@ export const ReplySchema = Type.Object(
   { description: 'The replied-to message, flattened: no nested replyTo or reactions' },
 );
 export const ReactionSchema = Type.Object({ reactionId: Uuid, chatId: Uuid, messageId: Uuid, senderId: Uuid, reaction: Type.String(), createdAt: Timestamp });
+export const AttachmentSchema = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  size: Type.Integer({ description: 'Bytes of the stored file (an image after its metadata was stripped)' }),
+  type: Type.String({ description: 'The type sniffed from the bytes' }),
+  width: Type.Optional(Type.Integer()),
+  height: Type.Optional(Type.Integer()),
+  placeholder: Type.Optional(Type.String({ description: 'A ThumbHash of an image, base64: draw it while the thumbnail loads' })),
+  thumbnail: Type.Optional(Type.Object({ width: Type.Integer(), height: Type.Integer(), type: Type.Literal('image/webp') })),
+}, { description: 'A file of a message: metadata only; members get its URLs from GET /api/chats/{chatId}/attachments/{id}' });
 export const MessageSchema = Type.Object({
   chatId: Uuid,
   timeStamp: Timestamp,
@@ -34,6 +63,7 @@ export const MessageSchema = Type.Object({
   deleted: Type.Boolean({ description: 'Tombstone: the message was deleted; content is empty, reactions are gone' }),
   deletedAt: Type.Optional(Timestamp),
   hidden: Type.Optional(Type.Literal(true, { description: 'Hidden pending review (enough members flagged it): content is empty until a review restores it' })),
+  attachments: Type.Optional(Type.Array(AttachmentSchema, { description: 'Files sent with the message; absent when it has none, and on a deleted or hidden message' })),
 });
 export const ChatSchema = Type.Object({
   chatId: Uuid,

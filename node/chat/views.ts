@@ -40,6 +40,8 @@ export function messageView(m: StoredMessage, replyTo: StoredMessage | undefined
   if (m.deletedAt !== undefined) view.deletedAt = m.deletedAt;
   if (m.hiddenAt !== undefined && !deleted) view.hidden = true;
   if (replyTo) view.replyTo = replyView(replyTo);
+  // A deleted or hidden message shows no files, as it shows no content.
+  if (m.attachments !== undefined && !deleted && m.hiddenAt === undefined) view.attachments = m.attachments;
   return view;
 }
 

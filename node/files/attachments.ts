@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../common/index.ts';
 import { DEFAULT_REFUSED_TYPES, inspectFile } from './inspect.ts';
 import type { ObjectStore } from './object-store.ts';
+import type { AttachmentClaim, AttachmentPort } from '../chat/index.ts';
+import type { StoredAttachment } from '../store/index.ts';
 import type { Attachment, AttachmentAccess, CreateUploadBody, Upload } from './schemas.ts';
 
 export interface AttachmentLimits {
@@ -34,6 +36,8 @@ interface UploadRecord {
   expiresAt: string;
   /** Set by finalize: what a message carries. */
   attachment?: Attachment;
+  /** Set when a send claims it: the message that holds it (void if that message was never stored). */
+  messageId?: string;
 }
 
 /** Who asks: a member of the chat (the caller checks membership before each call). */
@@ -55,7 +59,7 @@ export interface Uploader {
  * (again: the same attachment); a refused file's bytes are deleted at once; the uploader's claims
  * (size, type) are checked against the stored bytes, never trusted.
  */
-export class Attachments {
+export class Attachments implements AttachmentPort {
   private finalizing = 0;
   private readonly refused: ReadonlySet<string>;
 
@@ -133,6 +137,26 @@ export class Attachments {
     } finally {
       this.finalizing--;
     }
+  }
+
+  /**
+   * The chat's claim of finalized uploads for one message (AttachmentPort): each must be the
+   * sender's, of this chat, finalized, and held by no other stored message; each record then names
+   * the message before the message is written.
+   */
+  async claim(c: AttachmentClaim): Promise<StoredAttachment[] | ApiError> {
+    const records = await Promise.all(c.uploadIds.map((id) => this.readRecord(c.appId, c.chatId, id)));
+    for (const [i, record] of records.entries()) {
+      const path = `/attachments/${i}`;
+      if (!record?.attachment || record.uploaderId !== c.senderId) {
+        return new ApiError('ATTACHMENT_NOT_FOUND', `attachments[${i}] names no finalized upload of yours in this chat`, { errors: [{ path, message: 'no finalized upload of yours in this chat' }] });
+      }
+      if (record.messageId !== undefined && record.messageId !== c.messageId && (await c.messageExists(record.messageId))) {
+        return new ApiError('ATTACHMENT_IN_USE', `attachments[${i}] is already sent in message ${record.messageId}: upload the file again to send it again`, { errors: [{ path, message: 'already sent in another message' }] });
+      }
+    }
+    await Promise.all(records.map((r) => this.writeRecord({ ...r!, messageId: c.messageId })));
+    return records.map((r) => r!.attachment!);
   }
 
   /** Signed URLs of a finalized file and its thumbnail, for a member of its chat. */

@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { DisplayText } from '../../common/index.ts';
+import { AttachmentSchema } from '../chat/index.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
 const Timestamp = Type.String({ format: 'date-time' });
@@ -35,19 +36,8 @@ export const Upload = Type.Object({
 });
 export type Upload = Static<typeof Upload>;
 
-export const Thumbnail = Type.Object({ width: Type.Integer(), height: Type.Integer(), type: Type.Literal('image/webp') });
-
-/** What a message carries of each file: metadata only, never bytes or a URL (URLs are asked for by members). */
-export const Attachment = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  size: Type.Integer({ description: 'Bytes of the stored file (an image after its metadata was stripped)' }),
-  type: Type.String({ description: 'The type sniffed from the bytes' }),
-  width: Type.Optional(Type.Integer()),
-  height: Type.Optional(Type.Integer()),
-  placeholder: Type.Optional(Type.String({ description: 'A ThumbHash of an image, base64: draw it while the thumbnail loads' })),
-  thumbnail: Type.Optional(Thumbnail),
-});
+/** What a message carries of each file: the chat's schema (metadata only, never bytes or a URL). */
+export const Attachment = AttachmentSchema;
 export type Attachment = Static<typeof Attachment>;
 
 export const AttachmentAccess = Type.Object({

@@ -2,8 +2,12 @@ import Type from 'typebox';
 import { ApiError, defineRoute, isApiError, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
 import { PAGE } from '../chat/index.ts';
-import { IdempotencyKey } from '../chat/index.ts';
+import { emptySendProblem, IdempotencyKey, type SendInput } from '../chat/index.ts';
 import { EditBody, GetMessagesQuery, MessageList, MessageParams, MessageResult, ReactBody, ReactionParams, SendBody, ChatParams } from './schemas.ts';
+
+/** A send's problems name the frame's fields (`/attachments/0`, as a WebSocket error does); here they are the body's. */
+const inBody = (e: ApiError) =>
+  e.extra.errors?.some((p) => p.path.startsWith('/attachments')) ? new ApiError(e.code, e.detail, { ...e.extra, errors: e.extra.errors.map((p) => (p.path.startsWith('/attachments') ? { ...p, path: `/body${p.path}` } : p)) }) : e;
 
 const asMessage = (r: unknown) => (isApiError(r) ? r : { status: 200, body: { message: r } });
 
@@ -52,8 +56,9 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
       responses: {
         201: { description: 'Sent', schema: MessageResult },
         200: { description: 'A retry of an earlier send with the same idempotency key', schema: MessageResult },
-        400: { description: 'Invalid fields' },
+        400: { description: 'Invalid fields (VALIDATION_FAILED; empty content without attachments too)' },
         ...common,
+        409: { description: 'An attachment is already sent in another message (ATTACHMENT_IN_USE)' },
         422: { description: "The application's before-send hook rejected the message (MESSAGE_REJECTED; `detail` is its reason); nothing was stored" },
         429: { description: 'Sending too fast, or the chat or node is overloaded (RATE_LIMITED, with Retry-After)' },
         503: { description: "A backend is unavailable or overloaded (UNAVAILABLE), the write may or may not have been stored (OUTCOME_UNKNOWN: retry with the same idempotencyKey), or the application's before-send hook failed and its policy is closed (BEFORE_SEND_FAILED); nothing was stored" },
@@ -64,13 +69,16 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
         if (headerKey !== undefined && body.idempotencyKey !== undefined && headerKey !== body.idempotencyKey) {
           return new ApiError('VALIDATION_FAILED', 'Idempotency-Key header and idempotencyKey differ');
         }
-        const input: { content: string; replyTo?: string; clientKey?: string } = { content: body.content };
+        const empty = emptySendProblem(body, '/body');
+        if (empty) return empty;
+        const input: SendInput = { content: body.content };
         if (body.replyTo !== undefined) input.replyTo = body.replyTo;
+        if (body.attachments !== undefined) input.attachments = body.attachments;
         const key = body.idempotencyKey ?? headerKey;
         if (key !== undefined) input.clientKey = key;
         // Admitted by the chat service, as a WebSocket send is (chat/send-admission.ts).
         const r = await ctx.chats.send(auth, params.chatId, input);
-        return isApiError(r) ? r : { status: r.created ? 201 : 200, body: { message: r.message } };
+        return isApiError(r) ? inBody(r) : { status: r.created ? 201 : 200, body: { message: r.message } };
       },
     }),
     defineRoute({

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { DisplayText } from '../../common/index.ts';
 import { CHAT_LIMITS, CHAT_LIST, ChatSchema, MemberSchema, MessageSchema, PAGE, Role } from '../chat/index.ts';
-import { Content, IdempotencyKey, ReactionValue } from '../chat/index.ts';
+import { AttachmentIds, Content, IdempotencyKey, ReactionValue, SendContent } from '../chat/index.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
 const Timestamp = Type.String({ format: 'date-time' });
@@ -57,7 +57,7 @@ export const GetMessagesQuery = Type.Object({
   ),
 });
 export const SendBody = Type.Object(
-  { content: Content, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey) },
+  { content: SendContent, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey), attachments: Type.Optional(AttachmentIds) },
   { additionalProperties: false, description: 'The idempotency key may also come as the `Idempotency-Key` header' },
 );
 export const EditBody = Type.Object({ content: Content }, { additionalProperties: false });

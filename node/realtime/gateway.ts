@@ -2,7 +2,7 @@ import uws, { type HttpResponse, type TemplatedApp, type WebSocket } from 'uWebS
 import { unpack } from 'msgpackr';
 import { ApiError, bearerToken, compileValidator, isApiError, problemReply, toClientError, type Logger, type Validator } from '../../common/index.ts';
 import type { Presence } from '../bus/index.ts';
-import type { ChatService, ChatWebhooks, EventSink, Principal } from '../chat/index.ts';
+import { emptySendProblem, type ChatService, type ChatWebhooks, type EventSink, type Principal, type SendInput } from '../chat/index.ts';
 import type { NodeStore } from '../store/index.ts';
 import type { SessionGuard } from '../auth/session-guard.ts';
 import type { UserTokens } from '../auth/user-tokens.ts';
@@ -334,8 +334,11 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
   const { chats } = deps;
   switch (action.type) {
     case 'message.send': {
-      const input: { content: string; replyTo?: string; clientKey?: string } = { content: action.content };
+      const empty = emptySendProblem(action, '');
+      if (empty) return empty;
+      const input: SendInput = { content: action.content };
       if (action.replyTo !== undefined) input.replyTo = action.replyTo;
+      if (action.attachments !== undefined) input.attachments = action.attachments;
       if (action.idempotencyKey !== undefined) input.clientKey = action.idempotencyKey;
       // Admitted by the chat service, as a REST send is (chat/send-admission.ts).
       const r = await deps.chats.send(p, action.chatId, input);

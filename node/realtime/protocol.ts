@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { Content, IdempotencyKey, ReactionValue } from '../chat/index.ts';
+import { AttachmentIds, Content, IdempotencyKey, ReactionValue, SendContent } from '../chat/index.ts';
 
 /** Version of the WebSocket protocol; every server frame carries it as `v`. */
 export const PROTOCOL_VERSION = 1;
@@ -15,7 +15,11 @@ const action = <T extends string, P extends Record<string, TSchema>>(type: T, pr
 
 /** Client → server actions. Each gets exactly one `ack` or `error` frame with its `id`. */
 export const actionSchemas = {
-  'message.send': action('message.send', { chatId: Uuid, content: Content, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey) }, 'Send a message; ack `{message}` once it is durable.'),
+  'message.send': action(
+    'message.send',
+    { chatId: Uuid, content: SendContent, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey), attachments: Type.Optional(AttachmentIds) },
+    'Send a message; ack `{message}` once it is durable. `content` may be empty only with `attachments` (upload ids, README "Attachments").',
+  ),
   'message.edit': action('message.edit', { chatId: Uuid, messageId: Uuid, content: Content }, 'Edit your message; ack `{message}`.'),
   'message.delete': action('message.delete', { chatId: Uuid, messageId: Uuid }, 'Delete a message (author, owner or admin); ack `{message}` (the tombstone).'),
   'reaction.add': action('reaction.add', { chatId: Uuid, messageId: Uuid, reaction: ReactionValue }, 'Add your reaction (idempotent); ack `{message}`.'),

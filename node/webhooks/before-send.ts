@@ -107,6 +107,7 @@ export class BeforeSendHooks implements BeforeSendPort {
       content: input.content,
       ...(input.replyTo !== undefined ? { replyTo: input.replyTo } : {}),
       ...(input.clientKey !== undefined ? { clientKey: input.clientKey } : {}),
+      ...(input.attachments !== undefined ? { attachments: input.attachments } : {}),
     };
     const body = JSON.stringify({ type: BEFORE_SEND_EVENT, id, timestamp: at.toISOString(), appId, data });
     const refused = webhookUrlProblem(hook.url, this.options.allowInsecure);

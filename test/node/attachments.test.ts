@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
-import { requireService, startService, integration, type ChatUserSession, type Running } from '../helpers/index.ts';
+import { requireService, startService, integration, WsClient, type ChatUserSession, type Running } from '../helpers/index.ts';
 
 /**
  * Attachments end to end, on both object stores: the embedded one (files under DATA_DIR, served
@@ -90,6 +90,51 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     t.match(await it.node.get(path, bob.jwt), { status: 404, body: { code: 'CHAT_NOT_FOUND' } }, 'a removed member gets no new URL');
     const back = await it.node.post(`/api/chats/${chatId}/members`, { userIds: [bob.userId] }, alice.jwt);
     t.ok(back.status < 300, back.text);
+  });
+
+  await t.test(`${name}: a message carries attachments to every member, over REST and WebSocket, in history too`, async (t) => {
+    const bobSocket = await WsClient.connect(svc.nodeUrl, bob.jwt);
+    t.teardown(() => bobSocket.close());
+    const png = await pngWithMetadata();
+    const image = await upload(alice, png, 'sunset.png', 'image/png');
+    const pdf = await upload(alice, PDF, 'notes.pdf', 'application/pdf');
+    const arrived = bobSocket.waitFor((f) => f.type === 'message.new' && f.message?.attachments?.length === 2, 5000);
+    const sent = await it.node.post(`/api/messages/${chatId}`, { content: '', attachments: [image.body.id, pdf.body.id], idempotencyKey: `files-${name}` }, alice.jwt);
+    t.equal(sent.status, 201, sent.text);
+    t.same(sent.body.message.attachments, [image.body, pdf.body], 'the message carries both, in the order sent, content empty');
+    t.equal(sent.body.message.content, '');
+    const event = await arrived;
+    t.same(event.message.attachments, [image.body, pdf.body], 'the other member gets them with the message');
+    const retry = await it.node.post(`/api/messages/${chatId}`, { content: '', attachments: [image.body.id, pdf.body.id], idempotencyKey: `files-${name}` }, alice.jwt);
+    t.equal(retry.status, 200, 'a retry with the same key is the same message');
+    t.equal(retry.body.message.messageId, sent.body.message.messageId);
+    const history = await it.node.get(`/api/messages/getMessages/${chatId}?size=5`, bob.jwt);
+    t.same(history.body.messages.find((m: { messageId: string }) => m.messageId === sent.body.message.messageId)?.attachments, [image.body, pdf.body], 'history has them');
+
+    const again = await it.node.post(`/api/messages/${chatId}`, { content: 'once more', attachments: [image.body.id] }, alice.jwt);
+    t.match(again, { status: 409, body: { code: 'ATTACHMENT_IN_USE', errors: [{ path: '/body/attachments/0' }] } }, 'one file is sent in one message');
+    const stolen = await it.node.post(`/api/messages/${chatId}`, { content: 'mine now', attachments: [pdf.body.id] }, bob.jwt);
+    t.match(stolen, { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } }, "a member cannot send another's upload");
+    const empty = await it.node.post(`/api/messages/${chatId}`, { content: '' }, alice.jwt);
+    t.match(empty, { status: 400, body: { code: 'VALIDATION_FAILED', errors: [{ path: '/body/content' }] } }, 'empty content needs attachments');
+    const unknown = await it.node.post(`/api/messages/${chatId}`, { content: 'x', attachments: ['00000000-0000-4000-8000-000000000000'] }, alice.jwt);
+    t.match(unknown, { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } });
+    const tooMany = await it.node.post(`/api/messages/${chatId}`, { content: 'x', attachments: Array.from({ length: 11 }, (_, i) => `00000000-0000-4000-8000-0000000000${String(i).padStart(2, '0')}`) }, alice.jwt);
+    t.match(tooMany, { status: 400, body: { code: 'VALIDATION_FAILED' } }, 'at most 10');
+
+    const third = await upload(bob, PDF, 'bob.pdf', 'application/pdf');
+    const aliceSocket = await WsClient.connect(svc.nodeUrl, alice.jwt);
+    t.teardown(() => aliceSocket.close());
+    const got = aliceSocket.waitFor((f) => f.type === 'message.new' && f.message?.attachments?.[0]?.id === third.body.id, 5000);
+    const ack = await bobSocket.request({ type: 'message.send', chatId, content: 'over the socket', attachments: [third.body.id] });
+    t.equal(ack.type, 'ack', JSON.stringify(ack));
+    t.same((await got).message.attachments, [third.body], 'a WebSocket send carries them too');
+    const emptyFrame = await bobSocket.request({ type: 'message.send', chatId, content: '' });
+    t.match(emptyFrame, { type: 'error', code: 'VALIDATION_FAILED' });
+
+    const removed = await it.node.del(`/api/messages/${chatId}/${sent.body.message.messageId}`, alice.jwt);
+    t.equal(removed.status, 200, removed.text);
+    t.notOk('attachments' in removed.body.message, 'a deleted message shows no files');
   });
 
   await t.test(`${name}: refused files: an executable named .png, a declared SVG, an oversized file, bytes not put`, async (t) => {

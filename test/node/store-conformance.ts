@@ -397,6 +397,26 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.equal(await store.messages.get(c.appId, c.id, uuidv7({ msecs: T0 })), undefined);
   });
 
+  withStore('messages: attachments are kept with the message, through an edit and on its tombstone', async (t, store) => {
+    const c = chat(randomUUID());
+    const [plain, withFiles] = messages(c, 2, (i) => T0 + i);
+    const attachments = [
+      { id: randomUUID(), name: 'photo.jpg', size: 48213, type: 'image/jpeg', width: 1024, height: 768, placeholder: 'HBkSHYSIeHiPiHh8eJd4eTN0EEQG', thumbnail: { width: 320, height: 240, type: 'image/webp' as const } },
+      { id: randomUUID(), name: 'report.pdf', size: 1200, type: 'application/pdf' },
+    ];
+    const sent: StoredMessage = { ...withFiles!, content: '', attachments };
+    await store.messages.put([plain!, sent]);
+    t.same(await store.messages.get(c.appId, c.id, sent.id), sent, 'the attachments read back as written, empty content too');
+    t.same(await store.messages.get(c.appId, c.id, plain!.id), plain, 'a message without attachments has none');
+    t.same((await store.messages.pageBackward(c.appId, c.id, undefined, 10)).find((m) => m.id === sent.id), sent, 'and in a page of history');
+    const edited: StoredMessage = { ...sent, content: 'with a caption', editedAt: LATER };
+    await store.messages.put([edited]);
+    t.same(await store.messages.get(c.appId, c.id, sent.id), edited, 'an edit keeps them');
+    const tombstone: StoredMessage = { ...edited, content: '', deletedAt: LATER };
+    await store.messages.put([tombstone]);
+    t.same((await store.messages.get(c.appId, c.id, sent.id))?.attachments, attachments, 'the tombstone keeps them (their files are deleted from it)');
+  });
+
   withStore('messages: paging backward crosses buckets, skips empty ones, and yields each message once', async (t, store) => {
     const c = chat(randomUUID());
     // Three clusters of messages days apart, with empty buckets between them.

@@ -1,6 +1,6 @@
 import cassandra, { type types } from 'cassandra-driver';
 import { defined, num, opt, str, type BatchStatement } from '../../../common/cassandra/index.ts';
-import type { StoredMessage, StoredReaction } from '../types.ts';
+import type { StoredAttachment, StoredMessage, StoredReaction } from '../types.ts';
 
 /** Seqs (and revisions) per partition of `chat_messages` (and `message_changes`): a partition's bound. */
 export const BLOCK = 1024;
@@ -30,9 +30,12 @@ export function readMessage(row: types.Row): MessageRow {
     clientKey: opt(row, 'client_key'),
     hiddenAt: opt(row, 'hidden_at'),
     rev: row.get('rev') === null ? undefined : num(row, 'rev'),
+    attachments: attachmentsOf(opt(row, 'attachments')),
   });
   return { message, crev: row.get('crev') === null || row.get('crev') === undefined ? undefined : num(row, 'crev') };
 }
+
+const attachmentsOf = (json: string | undefined) => (json === undefined ? undefined : (JSON.parse(json) as StoredAttachment[]));
 
 /**
  * The statements that write messages of one put. A new message (`created`) is one row, plus its
@@ -52,13 +55,16 @@ export class MessageWrites {
     // `hidden_at` (migration node-013) only where it can be set or cleared: a new message is never
     // hidden, and the copy of the first layout (migration node-005) runs before the column exists.
     const hidden = rewrite || m.hiddenAt !== undefined;
+    // `attachments` (migration node-016, JSON) likewise: only where a message has some or is rewritten.
+    const files = rewrite || m.attachments !== undefined;
     return {
-      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''})`,
+      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}${files ? ', attachments' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''}${files ? ', ?' : ''})`,
       params: [
         m.appId, m.chatId, blockOf(m.seq), m.seq, m.id, m.senderId, m.content, m.createdAt,
         m.editedAt ?? absent, m.deletedAt ?? absent, m.replyToId ?? absent, JSON.stringify(m.reactions), m.clientKey ?? absent, m.rev ?? absent,
         crev ?? unset,
         ...(hidden ? [m.hiddenAt ?? absent] : []),
+        ...(files ? [m.attachments === undefined ? absent : JSON.stringify(m.attachments)] : []),
       ],
     };
   }

@@ -173,4 +173,11 @@ export const nodeMigrations: Migration[] = [
       `ALTER TABLE {ks}.user_families ADD revoked_by text`,
     ],
   },
+  {
+    name: 'node-016-message-attachments',
+    statements: [
+      // The files a message carries, as JSON metadata (see message-rows.ts): the bytes are in the object store.
+      `ALTER TABLE {ks}.chat_messages ADD attachments text`,
+    ],
+  },
 ];

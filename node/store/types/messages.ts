@@ -12,6 +12,19 @@ export interface StoredReaction {
   createdAt: string;
 }
 
+/** A file a message carries (README, "Attachments"): its metadata, as finalize made it; the bytes are in the object store. */
+export interface StoredAttachment {
+  /** The upload's id: the file's key in the object store is made from it. */
+  id: string;
+  name: string;
+  size: number;
+  type: string;
+  width?: number;
+  height?: number;
+  placeholder?: string;
+  thumbnail?: { width: number; height: number; type: 'image/webp' };
+}
+
 export interface StoredMessage {
   appId: string;
   chatId: string;
@@ -30,6 +43,8 @@ export interface StoredMessage {
   clientKey?: string;
   /** Hidden pending review (enough members flagged it): shown without its content until a review restores or deletes it. */
   hiddenAt?: string;
+  /** Files sent with the message (at most CHAT_LIMITS.attachments), kept on its tombstone so their deletion can find them. */
+  attachments?: StoredAttachment[];
   /**
    * The chat's revision of this message's latest write (creation, edit, delete, reaction): one
    * counter per chat, assigned by its actor, so a reconnecting client can ask what changed after

@@ -1,0 +1,28 @@
+import type { ApiError } from '../../common/index.ts';
+import type { StoredAttachment } from '../store/index.ts';
+
+/** A send's request to carry files. */
+export interface AttachmentClaim {
+  appId: string;
+  chatId: string;
+  senderId: string;
+  /** The upload ids the send names, distinct, in the order given. */
+  uploadIds: readonly string[];
+  /** The id the message will have. */
+  messageId: string;
+  /** Whether a message of this chat with this id is stored (a claim by one that is not is void). */
+  messageExists: (messageId: string) => Promise<boolean>;
+}
+
+/**
+ * What the chat needs of attachments (implemented by node/files, passed in when attachments are
+ * on), called by the chat's actor in its serial queue, so no two sends of a chat claim at once.
+ *
+ * `claim` answers the attachments in the order of `uploadIds`, after recording `messageId` as
+ * their holder durably, or a refusal naming the upload: not finalized, not the sender's, not of
+ * this chat (ATTACHMENT_NOT_FOUND), or held by another stored message (ATTACHMENT_IN_USE). A
+ * holder whose message was never stored (its write failed after the claim) is no holder.
+ */
+export interface AttachmentPort {
+  claim(request: AttachmentClaim): Promise<StoredAttachment[] | ApiError>;
+}

@@ -1,0 +1,52 @@
+import { ChatApiError, ChatNetworkError } from './errors.ts';
+
+interface SignedPut {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** Headers a browser sets itself and refuses from a script: the signed values are what it sends anyway. */
+const SET_BY_BROWSER = new Set(['content-length', 'host']);
+
+/**
+ * PUTs a file to a signed URL. In a browser through XMLHttpRequest, whose upload progress events
+ * fetch lacks; elsewhere through fetch, with progress reported at the start and the end. A refusal
+ * (4xx/5xx) becomes a ChatApiError (the node's problem when it has one), a failure to connect a
+ * ChatNetworkError.
+ */
+export async function putBytes(put: SignedPut, blob: Blob, onProgress: ((sent: number, total: number) => void) | undefined, fetchImpl: typeof fetch): Promise<void> {
+  const total = blob.size;
+  if (typeof XMLHttpRequest !== 'undefined') {
+    await new Promise<void>((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open('PUT', put.url);
+      for (const [k, v] of Object.entries(put.headers)) if (!SET_BY_BROWSER.has(k.toLowerCase())) xhr.setRequestHeader(k, v);
+      xhr.upload.onprogress = (e) => onProgress?.(e.loaded, total);
+      xhr.onload = () => (xhr.status >= 200 && xhr.status < 300 ? resolve() : reject(refusal(xhr.status, xhr.responseText)));
+      xhr.onerror = () => reject(new ChatNetworkError(`cannot upload to ${new URL(put.url).origin}`));
+      xhr.send(blob);
+    });
+    onProgress?.(total, total);
+    return;
+  }
+  onProgress?.(0, total);
+  let res: Response;
+  try {
+    res = await fetchImpl(put.url, { method: 'PUT', headers: put.headers, body: blob });
+  } catch (cause) {
+    throw new ChatNetworkError(`cannot upload to ${new URL(put.url).origin}`, { cause });
+  }
+  const text = await res.text();
+  if (!res.ok) throw refusal(res.status, text);
+  onProgress?.(total, total);
+}
+
+function refusal(status: number, text: string): ChatApiError {
+  try {
+    const problem = JSON.parse(text) as { code?: unknown };
+    if (typeof problem.code === 'string') return new ChatApiError(problem as ConstructorParameters<typeof ChatApiError>[0]);
+  } catch {
+    /* an S3 service answers XML */
+  }
+  return new ChatApiError({ type: 'about:blank', title: 'Upload refused', status, detail: text.slice(0, 300), code: status >= 500 ? 'UNAVAILABLE' : 'VALIDATION_FAILED' });
+}

@@ -1,0 +1,62 @@
+import sharp from 'sharp';
+import t from 'tap';
+import WebSocket from 'ws';
+import { ChatApiError, ChatClient, type Message, type WebSocketConstructor } from 'chat-service/client';
+import { ChatServer } from 'chat-service/server';
+import { ManagementClient } from 'chat-service/management';
+import { removeDir, startService } from '../helpers/index.ts';
+
+/** The SDK's attachments in Node: uploadFile with progress, a send carrying the file, its signed URLs. */
+const WS = WebSocket as unknown as WebSocketConstructor;
+const svc = await startService({ ATTACHMENT_MAX_BYTES: '200000' });
+t.teardown(async () => {
+  await svc.stop();
+  removeDir(svc.dataDir);
+});
+const owner = new ManagementClient({ baseUrl: svc.controlUrl });
+await owner.register({ companyName: 'Files', email: `files-${process.pid}-${Date.now()}@example.com`, password: 'attachments-password-1' });
+const app = await owner.getApplication((await owner.createApplication('files')).id);
+const server = new ChatServer({ baseUrl: app.clusterEndpoint!, apiKey: (await owner.createApiKey(app.id)).token });
+
+t.test('uploadFile, then send: the other member receives the file and can download it', async (t) => {
+  const [alice, bob] = [await server.registerUser({ username: `alice-${process.pid}` }), await server.registerUser({ username: `bob-${process.pid}` })];
+  const client = async (userId: string) => {
+    const c = new ChatClient({ baseUrl: app.clusterEndpoint!, WebSocket: WS });
+    c.setAuth(await server.signIn({ userId }));
+    t.teardown(() => c.close());
+    await c.connect();
+    return c;
+  };
+  const [A, B] = [await client(alice.userId), await client(bob.userId)];
+  const chat = await A.createGroup('Photos', [bob.userId]);
+  const png = await sharp({ create: { width: 200, height: 100, channels: 4, background: '#f80' } }).png().toBuffer();
+  const progress: [number, number][] = [];
+  const attachment = await A.uploadFile(chat.chatId, new Uint8Array(png), { name: 'orange.png', type: 'image/png', onProgress: (sent, total) => progress.push([sent, total]) });
+  t.match(attachment, { name: 'orange.png', type: 'image/png', width: 200, height: 100, thumbnail: { type: 'image/webp' } });
+  t.same(progress.at(-1), [png.length, png.length], 'progress ends at the whole file');
+
+  const received = new Promise<Message>((resolve) => {
+    const off = B.on('message.new', (e) => {
+      if (e.message.attachments?.length) {
+        off();
+        resolve(e.message);
+      }
+    });
+  });
+  const sent = await A.send(chat.chatId, '', { attachments: [attachment.id] });
+  t.same(sent.attachments, [attachment]);
+  const message = await received;
+  t.same(message.attachments, [attachment], 'Bob gets the attachment with the message');
+  const urls = await B.attachmentUrls(chat.chatId, attachment.id);
+  const file = await fetch(urls.url);
+  t.equal(file.headers.get('content-type'), 'image/png');
+  t.equal((await sharp(Buffer.from(await file.arrayBuffer())).metadata()).width, 200, 'Bob downloads the image');
+  t.equal((await fetch(urls.thumbnailUrl!)).status, 200, 'and its thumbnail');
+
+  const big = new Uint8Array(200_001);
+  const refused = await A.uploadFile(chat.chatId, big, { name: 'big.bin' }).catch((e: unknown) => e);
+  t.ok(refused instanceof ChatApiError && refused.code === 'FILE_TOO_LARGE', 'too large: refused before any byte is sent');
+  const exe = new Uint8Array([0x4d, 0x5a, ...new Array<number>(300).fill(0)]);
+  const bad = await A.uploadFile(chat.chatId, exe, { name: 'game.png', type: 'image/png' }).catch((e: unknown) => e);
+  t.ok(bad instanceof ChatApiError && bad.code === 'FILE_TYPE_REFUSED', 'an executable named .png is refused at finalize');
+});
