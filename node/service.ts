@@ -34,7 +34,7 @@ import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
 import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, flagRoutes, moderationRoutes, NodeBlocklistAdmin } from './moderation/index.ts';
 import { attachmentRoutes } from './http/attachment-routes.ts';
-import { Attachments, LocalObjectStore, serveLocalFiles, type ObjectStore } from './files/index.ts';
+import { attachmentsOf, LocalObjectStore, serveLocalFiles, type ObjectStore } from './files/index.ts';
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
@@ -197,8 +197,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     });
   }
   const chatCap = new ChatCap(store.chats, config.USER_CHATS_MAX);
-  const refusedTypes = config.ATTACHMENT_REFUSED_TYPES.split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== '');
-  const attachments = options.files ? new Attachments(options.files, { maxBytes: config.ATTACHMENT_MAX_BYTES, refusedTypes }, now) : undefined;
+  const attachments = options.files ? attachmentsOf(config, store, options.files, log.child({ component: 'attachments' }), now) : undefined;
+  attachments?.sweeper.start(config.ATTACHMENT_SWEEP_SECONDS * 1000);
   actors = new ActorRegistry(
     {
       store,
@@ -459,6 +459,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       await usage.close();
       await webhooks?.close();
       beforeSend?.close();
+      await attachments?.sweeper.stop();
       shedder.close();
       clearInterval(sessionSweep);
       stopControl();

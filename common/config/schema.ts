@@ -122,6 +122,19 @@ export const ConfigSchema = Type.Object({
     default: '',
     description: 'Comma-separated MIME types refused at finalize besides the built-in ones (SVG, HTML and executables, always refused), as sniffed from the bytes: e.g. `application/zip,video/mp4`.',
   }),
+  ATTACHMENT_UPLOAD_TTL_SECONDS: Type.Integer({
+    default: 3600,
+    minimum: 1,
+    maximum: 86400,
+    description: 'An upload not sent in a message within this (finalized or not) is deleted; its upload URL works for at most 15 minutes of it.',
+  }),
+  ATTACHMENT_DELETE_DELAY_SECONDS: Type.Integer({
+    default: 120,
+    minimum: 1,
+    maximum: 86400,
+    description: "How long after a message's or a chat's deletion (or an upload's end) its files are deleted: long enough for the deletion to land or fail first. They are gone within this plus ATTACHMENT_SWEEP_SECONDS.",
+  }),
+  ATTACHMENT_SWEEP_SECONDS: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'How often each node deletes the attachment files that are due (see ATTACHMENT_DELETE_DELAY_SECONDS).' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
     default: 'info',
     description: 'Log level of the JSON logs on stdout.',

@@ -337,6 +337,9 @@ export class ChatActor {
       const view = await this.view(outcome.message);
       if (!outcome.event) return view;
       const m = outcome.message;
+      if (outcome.event === 'message.deleted' && m.attachments?.length && this.deps.attachments) {
+        await this.deps.attachments.messageDeleting(this.appId, this.chatId, m.id, m.attachments.map((a) => a.id));
+      }
       const event: ChatEvent & { rev: number } =
         outcome.event === 'reaction.added' || outcome.event === 'reaction.removed'
           ? { type: outcome.event, chatId: this.chatId, seq: m.seq, rev: 0, reaction: reactionView(m, outcome.reaction!) }
@@ -516,6 +519,7 @@ export class ChatActor {
       const mine = this.role(byUserId);
       if (!mine) return notFound();
       if (this.chat.kind === 'group' && mine !== 'owner') return new ApiError('NOT_ALLOWED', 'only the owner deletes a group');
+      await this.deps.attachments?.chatDeleting(this.appId, this.chatId);
       const event = { type: 'chat.deleted', data: { chatId: this.chatId, deletedBy: byUserId }, check: { kind: 'chat' as const, chatId: this.chatId, present: false } };
       await changeWithEvents(this.deps.webhooks, this.appId, [event], (events) => this.deps.store.chats.delete(this.appId, this.chatId, { events }), (r) => r === 'deleted');
       const former = [...this.members.keys()];

@@ -25,4 +25,12 @@ export interface AttachmentClaim {
  */
 export interface AttachmentPort {
   claim(request: AttachmentClaim): Promise<StoredAttachment[] | ApiError>;
+  /**
+   * Called before a message that holds files is deleted (its tombstone written): records, durably,
+   * that they are to go once the deletion has landed. Throws when that cannot be recorded, and the
+   * deletion is then not made.
+   */
+  messageDeleting(appId: string, chatId: string, messageId: string, uploadIds: readonly string[]): Promise<void>;
+  /** Called before a chat is deleted, likewise, for every file of the chat. */
+  chatDeleting(appId: string, chatId: string): Promise<void>;
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../../common/index.ts';
+import { ApiError, type Logger } from '../../common/index.ts';
 import { DEFAULT_REFUSED_TYPES, inspectFile } from './inspect.ts';
 import type { ObjectStore } from './object-store.ts';
+import { FileSweeper, type SweepChecks } from './sweeper.ts';
 import type { AttachmentClaim, AttachmentPort } from '../chat/index.ts';
 import type { StoredAttachment } from '../store/index.ts';
 import type { Attachment, AttachmentAccess, CreateUploadBody, Upload } from './schemas.ts';
@@ -11,12 +12,23 @@ export interface AttachmentLimits {
   maxBytes: number;
   /** Types refused at finalize besides DEFAULT_REFUSED_TYPES (ATTACHMENT_REFUSED_TYPES). */
   refusedTypes: readonly string[];
+  /** An upload not sent in a message within this is deleted (ATTACHMENT_UPLOAD_TTL_SECONDS). */
+  uploadTtlMs: number;
+  /** How long after a deletion, or an upload's end, its files are deleted (ATTACHMENT_DELETE_DELAY_SECONDS). */
+  deleteDelayMs: number;
 }
 
-/** How long a signed upload URL works. */
+export interface AttachmentsOptions {
+  store: ObjectStore;
+  limits: AttachmentLimits;
+  /** The chat store's answers the sweeper and downloads need. */
+  checks: SweepChecks;
+  log: Logger;
+  now?: () => Date;
+}
+
+/** How long a signed upload URL works (at most: an upload's own time may be shorter). */
 export const UPLOAD_URL_SECONDS = 15 * 60;
-/** An upload not finalized within this is deleted. */
-export const UPLOAD_TTL_SECONDS = 60 * 60;
 /** How long a signed download URL works: a member who leaves keeps at most this much access. */
 export const DOWNLOAD_URL_SECONDS = 5 * 60;
 /** Finalizes (reading and processing a file) one node runs at once; more wait for UNAVAILABLE's Retry-After. */
@@ -62,13 +74,31 @@ export interface Uploader {
 export class Attachments implements AttachmentPort {
   private finalizing = 0;
   private readonly refused: ReadonlySet<string>;
+  private readonly store: ObjectStore;
+  private readonly limits: AttachmentLimits;
+  private readonly checks: SweepChecks;
+  private readonly now: () => Date;
+  /** Deletes what nothing needs any more (see sweeper.ts); started by `startSweeping`. */
+  readonly sweeper: FileSweeper;
 
-  constructor(
-    private readonly store: ObjectStore,
-    private readonly limits: AttachmentLimits,
-    private readonly now: () => Date = () => new Date(),
-  ) {
-    this.refused = new Set([...DEFAULT_REFUSED_TYPES, ...limits.refusedTypes]);
+  constructor(o: AttachmentsOptions) {
+    this.store = o.store;
+    this.limits = o.limits;
+    this.checks = o.checks;
+    this.now = o.now ?? (() => new Date());
+    this.refused = new Set([...DEFAULT_REFUSED_TYPES, ...o.limits.refusedTypes]);
+    this.sweeper = new FileSweeper(o.store, o.checks, (appId, chatId, id) => this.readRecord(appId, chatId, id), o.log, () => this.now().getTime());
+  }
+
+  /** The chat's deletion of a message that holds files (AttachmentPort): they go once it is durable. */
+  messageDeleting(appId: string, chatId: string, messageId: string, uploadIds: readonly string[]): Promise<void> {
+    const due = this.now().getTime() + this.limits.deleteDelayMs;
+    return Promise.all(uploadIds.map((uploadId) => this.sweeper.mark({ kind: 'message', appId, chatId, messageId, uploadId }, due))).then(() => undefined);
+  }
+
+  /** The chat's own deletion (AttachmentPort): every file of the chat goes once it is gone. */
+  chatDeleting(appId: string, chatId: string): Promise<void> {
+    return this.sweeper.mark({ kind: 'chat', appId, chatId }, this.now().getTime() + this.limits.deleteDelayMs);
   }
 
   async createUpload(who: Uploader, chatId: string, body: CreateUploadBody): Promise<Upload | ApiError> {
@@ -88,17 +118,20 @@ export class Attachments implements AttachmentPort {
       size: body.size,
       ...(body.type === undefined ? {} : { declaredType: body.type }),
       createdAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + UPLOAD_TTL_SECONDS * 1000).toISOString(),
+      expiresAt: new Date(now.getTime() + this.limits.uploadTtlMs).toISOString(),
     };
+    // The marker first: an upload is never left without the deletion that ends it.
+    await this.sweeper.mark({ kind: 'upload', appId: who.appId, chatId, uploadId: id }, now.getTime() + this.limits.uploadTtlMs + this.limits.deleteDelayMs);
     await this.writeRecord(record);
-    const put = await this.store.presignPut(fileKey(record), { size: body.size, contentType: body.type ?? 'application/octet-stream', expiresInSeconds: UPLOAD_URL_SECONDS });
+    const urlSeconds = Math.max(1, Math.min(UPLOAD_URL_SECONDS, Math.floor(this.limits.uploadTtlMs / 1000)));
+    const put = await this.store.presignPut(fileKey(record), { size: body.size, contentType: body.type ?? 'application/octet-stream', expiresInSeconds: urlSeconds });
     return { uploadId: id, upload: { ...put, expiresAt: put.expiresAt.toISOString() }, expiresAt: record.expiresAt };
   }
 
   /** Checks the uploaded bytes and makes the attachment; idempotent. Only the uploader may finalize. */
   async finalize(who: Uploader, chatId: string, uploadId: string): Promise<Attachment | ApiError> {
     const record = await this.readRecord(who.appId, chatId, uploadId);
-    if (!record || record.uploaderId !== who.userId) return new ApiError('UPLOAD_NOT_FOUND', 'no such upload of yours in this chat (or it expired)');
+    if (!record || record.uploaderId !== who.userId || this.expired(record)) return new ApiError('UPLOAD_NOT_FOUND', 'no such upload of yours in this chat (or it expired)');
     if (record.attachment) return record.attachment;
     const head = await this.store.head(fileKey(record));
     if (!head) return new ApiError('UPLOAD_INCOMPLETE', 'no bytes were put for this upload yet: PUT them to its URL first');
@@ -148,7 +181,9 @@ export class Attachments implements AttachmentPort {
     const records = await Promise.all(c.uploadIds.map((id) => this.readRecord(c.appId, c.chatId, id)));
     for (const [i, record] of records.entries()) {
       const path = `/attachments/${i}`;
-      if (!record?.attachment || record.uploaderId !== c.senderId) {
+      // An expired upload is refused even before the sweeper deletes it, so no message is stored
+      // holding a file about to go (its claim would land before the sweep, which waits a delay).
+      if (!record?.attachment || record.uploaderId !== c.senderId || (record.messageId === undefined && this.expired(record))) {
         return new ApiError('ATTACHMENT_NOT_FOUND', `attachments[${i}] names no finalized upload of yours in this chat`, { errors: [{ path, message: 'no finalized upload of yours in this chat' }] });
       }
       if (record.messageId !== undefined && record.messageId !== c.messageId && (await c.messageExists(record.messageId))) {
@@ -159,16 +194,26 @@ export class Attachments implements AttachmentPort {
     return records.map((r) => r!.attachment!);
   }
 
-  /** Signed URLs of a finalized file and its thumbnail, for a member of its chat. */
-  async access(appId: string, chatId: string, attachmentId: string): Promise<AttachmentAccess | ApiError> {
-    const record = await this.readRecord(appId, chatId, attachmentId);
-    if (!record?.attachment) return new ApiError('ATTACHMENT_NOT_FOUND', 'no such attachment in this chat');
+  /**
+   * Signed URLs of a finalized file and its thumbnail, for a member of its chat: of a file in a
+   * message that is shown (not deleted, not hidden pending review), or of an upload of the caller's
+   * own not yet sent.
+   */
+  async access(who: Uploader, chatId: string, attachmentId: string): Promise<AttachmentAccess | ApiError> {
+    const record = await this.readRecord(who.appId, chatId, attachmentId);
+    const holder = record?.messageId === undefined ? 'absent' : await this.checks.message(who.appId, chatId, record.messageId);
+    const shown = holder === 'live' || (holder === 'absent' && record?.uploaderId === who.userId && !this.expired(record));
+    if (!record?.attachment || !shown) return new ApiError('ATTACHMENT_NOT_FOUND', 'no such attachment in this chat');
     const a = record.attachment;
     // Images the browser shows inline; anything else downloads under its name, never rendered.
     const inline = a.thumbnail !== undefined;
     const url = await this.store.presignGet(fileKey(record), { expiresInSeconds: DOWNLOAD_URL_SECONDS, contentType: inline ? a.type : 'application/octet-stream', ...(inline ? {} : { downloadName: a.name }) });
     const thumbnailUrl = a.thumbnail ? await this.store.presignGet(`${prefixOf(record)}/thumb`, { expiresInSeconds: DOWNLOAD_URL_SECONDS, contentType: a.thumbnail.type }) : undefined;
     return { attachment: a, url, ...(thumbnailUrl ? { thumbnailUrl } : {}), expiresAt: new Date(this.now().getTime() + DOWNLOAD_URL_SECONDS * 1000).toISOString() };
+  }
+
+  private expired(record: UploadRecord): boolean {
+    return Date.parse(record.expiresAt) <= this.now().getTime();
   }
 
   private async readRecord(appId: string, chatId: string, uploadId: string): Promise<UploadRecord | undefined> {

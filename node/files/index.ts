@@ -17,7 +17,8 @@ export {
 export { LOCAL_FILES_PATH, LocalObjectStore, type LocalObjectStoreOptions, type LocalSignedRequest, type LocalSignedResponse } from './local-store.ts';
 export { S3ObjectStore, type S3ObjectStoreOptions } from './s3-store.ts';
 export { serveLocalFiles } from './local-route.ts';
-export { attachmentsStoreKind, openObjectStore } from './open.ts';
-export { Attachments, DOWNLOAD_URL_SECONDS, UPLOAD_TTL_SECONDS, UPLOAD_URL_SECONDS, type AttachmentLimits, type Uploader } from './attachments.ts';
+export { attachmentsOf, attachmentsStoreKind, openObjectStore } from './open.ts';
+export { Attachments, DOWNLOAD_URL_SECONDS, UPLOAD_URL_SECONDS, type AttachmentLimits, type AttachmentsOptions, type Uploader } from './attachments.ts';
+export { FileSweeper, type SweepChecks } from './sweeper.ts';
 export { DEFAULT_REFUSED_TYPES, inspectFile, THUMBNAIL_MAX_SIDE, type InspectedFile } from './inspect.ts';
 export { Attachment, AttachmentAccess, AttachmentParams, CreateUploadBody, Upload, UploadParams } from './schemas.ts';

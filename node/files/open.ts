@@ -1,5 +1,7 @@
 import { join } from 'node:path';
-import type { Config } from '../../common/index.ts';
+import type { Config, Logger } from '../../common/index.ts';
+import type { NodeStore } from '../store/index.ts';
+import { Attachments } from './attachments.ts';
 import { LocalObjectStore } from './local-store.ts';
 import type { ObjectStore } from './object-store.ts';
 import { S3ObjectStore } from './s3-store.ts';
@@ -27,5 +29,27 @@ export async function openObjectStore(config: Readonly<Config>, publicUrl: () =>
     region: config.S3_REGION,
     accessKeyId: config.S3_ACCESS_KEY_ID,
     secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+  });
+}
+
+/** The node's attachments over `files`, their limits from the config, the chat store answering the sweeper. */
+export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files: ObjectStore, log: Logger, now: () => Date): Attachments {
+  return new Attachments({
+    store: files,
+    limits: {
+      maxBytes: config.ATTACHMENT_MAX_BYTES,
+      refusedTypes: config.ATTACHMENT_REFUSED_TYPES.split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== ''),
+      uploadTtlMs: config.ATTACHMENT_UPLOAD_TTL_SECONDS * 1000,
+      deleteDelayMs: config.ATTACHMENT_DELETE_DELAY_SECONDS * 1000,
+    },
+    checks: {
+      message: async (appId, chatId, id) => {
+        const m = await store.messages.get(appId, chatId, id);
+        return !m ? 'absent' : m.deletedAt !== undefined ? 'deleted' : m.hiddenAt !== undefined ? 'hidden' : 'live';
+      },
+      chatExists: async (appId, chatId) => (await store.chats.get(appId, chatId)) !== undefined,
+    },
+    log,
+    now,
   });
 }

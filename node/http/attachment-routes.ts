@@ -90,7 +90,7 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
       handler: async ({ params, auth }) => {
         if (!ctx.attachments) return off();
         const refused = await member(auth, params.chatId);
-        return refused ?? reply(200, await ctx.attachments.access(auth.appId, params.chatId, params.attachmentId));
+        return refused ?? reply(200, await ctx.attachments.access(auth, params.chatId, params.attachmentId));
       },
     }),
   ];

@@ -22,7 +22,8 @@ const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer 
 const EXE_AS_PNG = Buffer.concat([Buffer.from('MZ'), Buffer.alloc(510, 0x90)]);
 
 async function suite(t: Test, name: string, env: Record<string, string>) {
-  const svc: Running = await startService({ ATTACHMENT_MAX_BYTES: String(MAX_BYTES), ...env });
+  // Deletions are swept within about 2 s here (README: ATTACHMENT_DELETE_DELAY_SECONDS + ATTACHMENT_SWEEP_SECONDS).
+  const svc: Running = await startService({ ATTACHMENT_MAX_BYTES: String(MAX_BYTES), ATTACHMENT_DELETE_DELAY_SECONDS: '1', ATTACHMENT_SWEEP_SECONDS: '1', ...env });
   t.teardown(() => svc.stop());
   const it = await integration(svc, `att-${name}`);
   const [alice, bob, carol] = [await it.user('alice'), await it.user('bob'), await it.user('carol')];
@@ -49,6 +50,8 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     t.match(image.body.placeholder, /^[A-Za-z0-9+/]+=*$/, 'a ThumbHash placeholder');
     const again = await it.node.post(`/api/chats/${chatId}/uploads/${image.body.id}/finalize`, undefined, alice.jwt);
     t.same(again.body, image.body, 'finalize again: the same attachment');
+    t.match(await it.node.get(`/api/chats/${chatId}/attachments/${image.body.id}`, bob.jwt), { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } }, 'another member gets nothing before it is sent');
+    t.equal((await it.node.post(`/api/messages/${chatId}`, { content: 'holiday', attachments: [image.body.id] }, alice.jwt)).status, 201);
 
     const access = await it.node.get(`/api/chats/${chatId}/attachments/${image.body.id}`, bob.jwt);
     t.equal(access.status, 200, access.text);
@@ -68,6 +71,7 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     t.equal(pdf.status, 200, pdf.text);
     t.match(pdf.body, { name: 'report.pdf', type: 'application/pdf', size: PDF.length });
     t.notOk('thumbnail' in pdf.body, 'no thumbnail for a PDF');
+    t.equal((await it.node.post(`/api/messages/${chatId}`, { content: 'the report', attachments: [pdf.body.id] }, bob.jwt)).status, 201);
     const pdfAccess = await it.node.get(`/api/chats/${chatId}/attachments/${pdf.body.id}`, alice.jwt);
     const download = await fetch(pdfAccess.body.url);
     t.equal(download.headers.get('content-type'), 'application/octet-stream', 'a file that is not an image is never rendered');
@@ -78,7 +82,9 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
   await t.test(`${name}: non-members, another application's users and removed members are refused`, async (t) => {
     const png = await pngWithMetadata();
     const image = await upload(alice, png, 'a.png', 'image/png');
+    t.equal((await it.node.post(`/api/messages/${chatId}`, { content: 'a', attachments: [image.body.id] }, alice.jwt)).status, 201);
     const path = `/api/chats/${chatId}/attachments/${image.body.id}`;
+    t.equal((await it.node.get(path, bob.jwt)).status, 200, 'a member gets URLs');
     t.match(await it.node.get(path, carol.jwt), { status: 404, body: { code: 'CHAT_NOT_FOUND' } }, 'a non-member');
     t.match(await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'x.png', size: 10, type: 'image/png' }, carol.jwt), { status: 404, body: { code: 'CHAT_NOT_FOUND' } }, 'a non-member cannot upload');
     const other = await integration(svc, `att-other-${name}`);
@@ -137,6 +143,50 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     t.notOk('attachments' in removed.body.message, 'a deleted message shows no files');
   });
 
+  /** Polls until `url` answers 404 (the sweep deleted the file), for at most 15 s. */
+  const gone = async (url: string) => {
+    for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
+      const res = await fetch(url);
+      await res.body?.cancel();
+      if (res.status === 404) return true;
+    }
+    return false;
+  };
+
+  await t.test(`${name}: a deleted message's files, a deleted chat's files and a hidden message's files`, async (t) => {
+    const image = await upload(alice, await pngWithMetadata(), 'gone.png', 'image/png');
+    const sent = await it.node.post(`/api/messages/${chatId}`, { content: 'soon deleted', attachments: [image.body.id] }, alice.jwt);
+    t.equal(sent.status, 201, sent.text);
+    const urls = (await it.node.get(`/api/chats/${chatId}/attachments/${image.body.id}`, bob.jwt)).body;
+    t.equal((await fetch(urls.url)).status, 200, 'served while the message is there');
+    const deleted = await it.node.del(`/api/messages/${chatId}/${sent.body.message.messageId}`, alice.jwt);
+    t.equal(deleted.status, 200, deleted.text);
+    t.match(await it.node.get(`/api/chats/${chatId}/attachments/${image.body.id}`, bob.jwt), { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } }, 'no new URL once the message is deleted');
+    t.ok(await gone(urls.url), 'the file is deleted from the store within seconds');
+    t.ok(await gone(urls.thumbnailUrl), 'and its thumbnail');
+
+    const doomed = await it.node.post('/api/chats', { type: 'group', name: 'doomed', memberIds: [bob.userId] }, alice.jwt);
+    const doomedId = doomed.body.chatId as string;
+    const created = await it.node.post(`/api/chats/${doomedId}/uploads`, { name: 'r.pdf', size: PDF.length, type: 'application/pdf' }, alice.jwt);
+    await fetch(created.body.upload.url, { method: 'PUT', headers: created.body.upload.headers, body: new Uint8Array(PDF) });
+    await it.node.post(`/api/chats/${doomedId}/uploads/${created.body.uploadId}/finalize`, undefined, alice.jwt);
+    await it.node.post(`/api/messages/${doomedId}`, { content: '', attachments: [created.body.uploadId] }, alice.jwt);
+    const pdfUrl = (await it.node.get(`/api/chats/${doomedId}/attachments/${created.body.uploadId}`, bob.jwt)).body.url as string;
+    t.equal((await it.node.del(`/api/chats/${doomedId}`, alice.jwt)).status, 204);
+    t.ok(await gone(pdfUrl), "a deleted chat's files are deleted too");
+
+    const settings = await it.node.put('/api/moderation/settings', { flagHideThreshold: 1 }, it.apiKey);
+    t.equal(settings.status, 200, settings.text);
+    const flagged = await upload(alice, PDF, 'flagged.pdf', 'application/pdf');
+    const message = await it.node.post(`/api/messages/${chatId}`, { content: 'see attached', attachments: [flagged.body.id] }, alice.jwt);
+    const flag = await it.node.post(`/api/messages/${chatId}/${message.body.message.messageId}/flags`, { reason: 'spam' }, bob.jwt);
+    t.equal(flag.status, 201, flag.text);
+    t.match(await it.node.get(`/api/chats/${chatId}/attachments/${flagged.body.id}`, bob.jwt), { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } }, "a hidden message's files are hidden with it");
+    const page = await it.node.get(`/api/messages/getMessages/${chatId}?size=1`, bob.jwt);
+    t.notOk('attachments' in page.body.messages[0], 'and not shown in history');
+    await it.node.put('/api/moderation/settings', { flagHideThreshold: 0 }, it.apiKey);
+  });
+
   await t.test(`${name}: refused files: an executable named .png, a declared SVG, an oversized file, bytes not put`, async (t) => {
     const exe = await upload(alice, EXE_AS_PNG, 'cat.png', 'image/png');
     t.equal(exe.status, 415, exe.text);
@@ -157,6 +207,30 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
 }
 
 t.test('embedded store (files under DATA_DIR)', (t) => suite(t, 'local', {}));
+t.test('an upload not sent within ATTACHMENT_UPLOAD_TTL_SECONDS is deleted', async (t) => {
+  const svc = await startService({ ATTACHMENT_UPLOAD_TTL_SECONDS: '2', ATTACHMENT_DELETE_DELAY_SECONDS: '1', ATTACHMENT_SWEEP_SECONDS: '1' });
+  t.teardown(() => svc.stop());
+  const it = await integration(svc, 'att-ttl');
+  const [alice, bob] = [await it.user('alice'), await it.user('bob')];
+  const chatId = (await it.node.post('/api/chats', { type: 'group', name: 'ttl', memberIds: [bob.userId] }, alice.jwt)).body.chatId as string;
+  const created = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'late.pdf', size: PDF.length, type: 'application/pdf' }, alice.jwt);
+  await fetch(created.body.upload.url, { method: 'PUT', headers: created.body.upload.headers, body: new Uint8Array(PDF) });
+  const finalized = await it.node.post(`/api/chats/${chatId}/uploads/${created.body.uploadId}/finalize`, undefined, alice.jwt);
+  t.equal(finalized.status, 200, finalized.text);
+  const mine = await it.node.get(`/api/chats/${chatId}/attachments/${created.body.uploadId}`, alice.jwt);
+  t.equal(mine.status, 200, 'the uploader sees an upload not yet sent');
+  t.match(await it.node.get(`/api/chats/${chatId}/attachments/${created.body.uploadId}`, bob.jwt), { status: 404 }, 'no one else does');
+  await new Promise((r) => setTimeout(r, 2_200));
+  const late = await it.node.post(`/api/messages/${chatId}`, { content: '', attachments: [created.body.uploadId] }, alice.jwt);
+  t.match(late, { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } }, 'an expired upload is not sent');
+  let status = 0;
+  for (const until = Date.now() + 15_000; Date.now() < until && status !== 404; await new Promise((r) => setTimeout(r, 250))) {
+    const res = await fetch(mine.body.url);
+    status = res.status;
+    await res.body?.cancel();
+  }
+  t.equal(status, 404, 'and its file is deleted');
+});
 
 const s3 = await requireService('objectstore', (line) => t.comment(line));
 if (!s3) {

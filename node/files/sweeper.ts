@@ -1,0 +1,126 @@
+import type { Logger } from '../../common/index.ts';
+import type { ObjectStore } from './object-store.ts';
+
+/** What the sweeper asks the chat store before it deletes anything. */
+export interface SweepChecks {
+  /** A message's state: stored and shown, hidden pending review, a tombstone, or never stored. */
+  message(appId: string, chatId: string, messageId: string): Promise<'live' | 'hidden' | 'deleted' | 'absent'>;
+  chatExists(appId: string, chatId: string): Promise<boolean>;
+}
+
+/** The upload record fields the sweeper reads (see attachments.ts). */
+export interface SweptRecord {
+  messageId?: string;
+}
+
+type Marker =
+  | { kind: 'upload'; appId: string; chatId: string; uploadId: string }
+  | { kind: 'message'; appId: string; chatId: string; messageId: string; uploadId: string }
+  | { kind: 'chat'; appId: string; chatId: string };
+
+/** Markers are kept in hourly folders; a start looks this far back for ones still due. */
+const LOOKBACK_HOURS = 24 * 7;
+const HOUR_MS = 3_600_000;
+
+/**
+ * Deletes attachment files when nothing may need them any more, durably and eventually: each
+ * deletion is first written as a marker object (`gc/{hour}/{due}.{kind}.…`) in the object store
+ * itself, before the change that causes it (a message's or a chat's deletion, an upload's
+ * creation), and acted on only once due, after a delay that lets that change land or fail. At due
+ * time the marker is checked against the chat store, so a change that failed deletes nothing:
+ * - `upload`: the upload's files go unless a stored, not deleted message holds it (an upload never
+ *   sent within its time);
+ * - `message`: they go if the message that holds them is deleted (or was never stored);
+ * - `chat`: every file of the chat goes if the chat is gone.
+ * Every node sweeps (deleting twice is harmless); a marker is removed once handled. A marker left
+ * by a node that was down longer than a week is not looked for.
+ */
+export class FileSweeper {
+  /** The first hour folder that may still hold a marker not yet due or not yet handled. */
+  private fromHour: number;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly checks: SweepChecks,
+    private readonly readRecord: (appId: string, chatId: string, uploadId: string) => Promise<SweptRecord | undefined>,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.fromHour = Math.floor(now() / HOUR_MS) - LOOKBACK_HOURS;
+  }
+
+  /** Records a deletion to make at `dueMs` (durable once this resolves). */
+  async mark(marker: Marker, dueMs: number): Promise<void> {
+    const parts = marker.kind === 'upload' ? [marker.uploadId] : marker.kind === 'message' ? [marker.messageId, marker.uploadId] : [];
+    const name = [String(dueMs), marker.kind, marker.appId, marker.chatId, ...parts].join('.');
+    await this.store.put(`gc/${hourName(Math.floor(dueMs / HOUR_MS))}/${name}`, new Uint8Array(0), 'application/octet-stream');
+  }
+
+  /** Sweeps every `everyMs` until stopped (one sweep at a time). */
+  start(everyMs: number): void {
+    this.timer = setInterval(() => void this.sweep(), everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass over the hour folders from the first with work left to the current one. */
+  sweep(): Promise<void> {
+    this.running ??= this.pass()
+      .catch((error: unknown) => this.log.warn({ err: String(error) }, 'attachment sweep failed; the next one retries'))
+      .finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const now = this.now();
+    const current = Math.floor(now / HOUR_MS);
+    let firstLeft: number | undefined;
+    for (let hour = this.fromHour; hour <= current; hour++) {
+      for await (const o of this.store.list(`gc/${hourName(hour)}/`)) {
+        const name = o.key.slice(o.key.lastIndexOf('/') + 1);
+        const [due, kind, appId, chatId, a, b] = name.split('.');
+        if (Number(due) > now) {
+          firstLeft ??= hour;
+          continue;
+        }
+        const marker = markerOf(kind, appId, chatId, a, b);
+        if (marker) await this.handle(marker);
+        else this.log.warn({ key: o.key }, 'attachment sweep: not a marker; removed');
+        await this.store.delete(o.key);
+      }
+    }
+    this.fromHour = firstLeft ?? current;
+  }
+
+  private async handle(m: Marker): Promise<void> {
+    if (m.kind === 'chat') {
+      if (!(await this.checks.chatExists(m.appId, m.chatId))) await this.store.deletePrefix(`a/${m.appId}/${m.chatId}/`);
+      return;
+    }
+    const record = await this.readRecord(m.appId, m.chatId, m.uploadId);
+    if (!record) return;
+    const holder = record.messageId === undefined ? 'absent' : await this.checks.message(m.appId, m.chatId, record.messageId);
+    const kept = holder === 'live' || holder === 'hidden';
+    const unneeded = m.kind === 'upload' ? !kept : record.messageId === m.messageId && !kept;
+    if (unneeded) await this.store.deletePrefix(`a/${m.appId}/${m.chatId}/${m.uploadId}/`);
+  }
+}
+
+function markerOf(kind: string | undefined, appId: string | undefined, chatId: string | undefined, a: string | undefined, b: string | undefined): Marker | undefined {
+  if (!appId || !chatId) return undefined;
+  if (kind === 'upload' && a) return { kind, appId, chatId, uploadId: a };
+  if (kind === 'message' && a && b) return { kind, appId, chatId, messageId: a, uploadId: b };
+  if (kind === 'chat') return { kind, appId, chatId };
+  return undefined;
+}
+
+/** An hour as `yyyymmddhh` (UTC): folders sort by time. */
+function hourName(hour: number): string {
+  return new Date(hour * HOUR_MS).toISOString().slice(0, 13).replace(/[-T]/g, '');
+}
