@@ -3,7 +3,7 @@ import { ChatModerationCalls } from './chat-moderation.ts';
 import { request, type RequestOptions } from './http.ts';
 import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
 import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Role, User, UserSession } from './types.ts';
-import { putBytes } from './upload.ts';
+import { putBytes, withRetries } from './upload.ts';
 
 export * from './errors.ts';
 export { CloseCode, closeAction, isRetryable, RETRYABLE_CODES, type CloseAction, type ErrorCode } from './codes.ts';
@@ -256,19 +256,22 @@ export class ChatClient {
   /**
    * Uploads a file to a chat and finalizes it: resolves with the attachment, whose `id` a send
    * then carries (`send(chatId, '', {attachments: [a.id]})`). The bytes go straight to where the
-   * service says (the node, or its S3 service). Refused: `ChatApiError` with `FILE_TOO_LARGE`
-   * (before any byte is sent) or `FILE_TYPE_REFUSED`; a failed PUT: `ChatNetworkError`.
+   * service says (the node, or its S3 service). Each step is retried while the service answers
+   * `UNAVAILABLE` (its object store is down) or cannot be reached, up to 5 attempts over about 8 s.
+   * Refused: `ChatApiError` with `FILE_TOO_LARGE` (before any byte is sent) or `FILE_TYPE_REFUSED`.
    */
   async uploadFile(chatId: string, file: Blob | Uint8Array, options: UploadOptions = {}): Promise<Attachment> {
     const blob = file instanceof Uint8Array ? new Blob([file as Uint8Array<ArrayBuffer>], { type: options.type ?? 'application/octet-stream' }) : file;
     const name = options.name ?? (typeof File !== 'undefined' && blob instanceof File ? blob.name : 'file');
     const type = options.type ?? (blob.type || undefined);
-    const asked = await this.call<{ uploadId: string; upload: { url: string; headers: Record<string, string> } }>(`api/chats/${enc(chatId)}/uploads`, {
-      method: 'POST',
-      body: { name, size: blob.size, ...(type ? { type } : {}) },
-    });
-    await putBytes(asked.upload, blob, options.onProgress, this.fetchImpl);
-    return this.call<Attachment>(`api/chats/${enc(chatId)}/uploads/${enc(asked.uploadId)}/finalize`, { method: 'POST' });
+    const asked = await withRetries(() =>
+      this.call<{ uploadId: string; upload: { url: string; headers: Record<string, string> } }>(`api/chats/${enc(chatId)}/uploads`, {
+        method: 'POST',
+        body: { name, size: blob.size, ...(type ? { type } : {}) },
+      }),
+    );
+    await withRetries(() => putBytes(asked.upload, blob, options.onProgress, this.fetchImpl));
+    return withRetries(() => this.call<Attachment>(`api/chats/${enc(chatId)}/uploads/${enc(asked.uploadId)}/finalize`, { method: 'POST' }));
   }
 
   /** Signed URLs of an attachment and its thumbnail, valid 5 minutes (members only). */

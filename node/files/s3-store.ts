@@ -11,6 +11,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { BackendUnavailableError } from '../../common/index.ts';
 import { checkExpiry, checkKey, checkPrefix, type ObjectInfo, type ObjectStore, type PresignGetOptions, type PresignPutOptions, type SignedRequest } from './object-store.ts';
 
 export interface S3ObjectStoreOptions {
@@ -29,14 +30,24 @@ export interface S3ObjectStoreOptions {
   requestTimeoutMs?: number;
 }
 
+/** After a failed check of the bucket, how long calls fail at once before it is tried again. */
+const RECHECK_MS = 2_000;
+
 /**
  * The object store on an S3-compatible service (AWS S3, MinIO, versitygw, Ceph RGW, …), through
  * the AWS SDK: a put is durable when the service acknowledges it; signed URLs are SigV4 presigned
  * requests, a PUT's signed over its Content-Length and Content-Type so the service refuses any
  * other size or type. Opening creates the bucket when it is missing.
+ *
+ * A service that cannot be reached, or answers 5xx, is BackendUnavailableError (the node answers
+ * 503 and nothing else it does depends on it): at open too, where the bucket is then checked again
+ * at the first call after RECHECK_MS. A refusal at open (wrong credentials, a bucket of someone
+ * else) is an error of the configuration, and fails the open.
  */
 export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3';
+  private bucketChecked = false;
+  private lastCheckFailedAt = 0;
 
   private constructor(
     private readonly client: S3Client,
@@ -59,19 +70,21 @@ export class S3ObjectStore implements ObjectStore {
         requestHandler: { requestTimeout: o.requestTimeoutMs ?? 10_000, connectionTimeout: 3_000 },
       });
     const store = new S3ObjectStore(client(o.endpoint), client(o.publicEndpoint ?? o.endpoint), o.bucket);
-    await store.ensureBucket();
+    await store.ready().catch((error: unknown) => {
+      if (!(error instanceof BackendUnavailableError)) throw error;
+    });
     return store;
   }
 
   async put(key: string, bytes: Uint8Array, contentType: string): Promise<void> {
     checkKey(key);
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentType: contentType, ContentLength: bytes.length }));
+    await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentType: contentType, ContentLength: bytes.length })));
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
     checkKey(key);
     try {
-      const r = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const r = await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })));
       return { key, size: r.ContentLength ?? 0, modifiedAt: r.LastModified ?? new Date(0) };
     } catch (error) {
       if (isNotFound(error)) return undefined;
@@ -83,8 +96,8 @@ export class S3ObjectStore implements ObjectStore {
     checkKey(key);
     if (range && range.end <= range.start) return (await this.head(key)) ? new Uint8Array(0) : undefined;
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end - 1}` } : {}) }));
-      return r.Body ? await r.Body.transformToByteArray() : new Uint8Array(0);
+      const r = await this.send(() => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end - 1}` } : {}) })));
+      return r.Body ? await r.Body.transformToByteArray().catch(unavailable) : new Uint8Array(0);
     } catch (error) {
       if (isNotFound(error)) return undefined;
       // A range that starts past the end of a non-empty object: no bytes, as on the local store.
@@ -95,7 +108,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     checkKey(key);
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    await this.send(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })));
   }
 
   async deletePrefix(prefix: string): Promise<number> {
@@ -104,7 +117,7 @@ export class S3ObjectStore implements ObjectStore {
     let batch: string[] = [];
     const flush = async () => {
       if (batch.length === 0) return;
-      const r = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+      const r = await this.send(() => this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } })));
       const failed = r.Errors?.filter((e) => e.Code !== 'NoSuchKey') ?? [];
       if (failed.length > 0) throw new Error(`deleting under ${prefix}: ${failed.length} objects failed, first ${failed[0]!.Key}: ${failed[0]!.Code} ${failed[0]!.Message}`);
       count += batch.length;
@@ -122,7 +135,7 @@ export class S3ObjectStore implements ObjectStore {
     checkPrefix(prefix);
     let token: string | undefined;
     do {
-      const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      const r = await this.send(() => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token })));
       for (const o of r.Contents ?? []) if (o.Key !== undefined) yield { key: o.Key, size: o.Size ?? 0, modifiedAt: o.LastModified ?? new Date(0) };
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);
@@ -149,17 +162,42 @@ export class S3ObjectStore implements ObjectStore {
     this.signer.destroy();
   }
 
-  private async ensureBucket(): Promise<void> {
+  /**
+   * One request, after the bucket is known to exist. Not found (404) and a range past the end
+   * (416) are left to the caller; an unreachable service or a 5xx becomes BackendUnavailableError.
+   */
+  private async send<T>(call: () => Promise<T>): Promise<T> {
+    await this.ready();
+    return call().catch(unavailable);
+  }
+
+  /** Checks the bucket, creating it when missing, until that has succeeded once. */
+  private async ready(): Promise<void> {
+    if (this.bucketChecked) return;
+    if (Date.now() - this.lastCheckFailedAt < RECHECK_MS) throw new BackendUnavailableError('object store');
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      try {
+        await this.client.send(new HeadBucketCommand({ Bucket: this.bucket })).catch(unavailable);
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        await this.client.send(new CreateBucketCommand({ Bucket: this.bucket })).catch((e: unknown) => {
+          // Another node created it meanwhile.
+          if (!(e instanceof S3ServiceException && (e.name === 'BucketAlreadyOwnedByYou' || e.name === 'BucketAlreadyExists'))) return unavailable(e);
+        });
+      }
+      this.bucketChecked = true;
     } catch (error) {
-      if (!isNotFound(error)) throw error;
-      await this.client.send(new CreateBucketCommand({ Bucket: this.bucket })).catch((e: unknown) => {
-        // Another node created it meanwhile.
-        if (!(e instanceof S3ServiceException && (e.name === 'BucketAlreadyOwnedByYou' || e.name === 'BucketAlreadyExists'))) throw e;
-      });
+      if (error instanceof BackendUnavailableError) this.lastCheckFailedAt = Date.now();
+      throw error;
     }
   }
+}
+
+/** Rethrows a refusal the caller reads (4xx) as it is, anything else as the service being unavailable. */
+function unavailable(error: unknown): never {
+  const status = error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
+  if (status !== undefined && status >= 400 && status < 500) throw error;
+  throw new BackendUnavailableError('object store', { cause: error });
 }
 
 function isNotFound(error: unknown): boolean {

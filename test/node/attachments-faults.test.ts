@@ -1,0 +1,93 @@
+import { createServer, connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import WebSocket from 'ws';
+import { ChatClient, type WebSocketConstructor } from 'chat-service/client';
+import { integration, requireService, startService } from '../helpers/index.ts';
+
+/**
+ * The object store going down and coming back, through a TCP proxy in front of the real S3 server
+ * that the test cuts (every connection reset, new ones refused) and heals: uploads and sends with
+ * attachments get 503 UNAVAILABLE, plain messages still work, nothing is lost, and the SDK's
+ * upload retries through a short outage.
+ */
+const s3 = await requireService('objectstore', (line) => t.comment(line));
+if (!s3) {
+  t.comment('!!! attachment fault tests SKIPPED: no S3-compatible server (scripts/services.sh start objectstore) !!!');
+  t.skip('object store not running', () => undefined);
+} else {
+  const sockets = new Set<Socket>();
+  let cut = false;
+  const proxy = createServer((client) => {
+    if (cut) return void client.destroy();
+    const upstream = connect(s3.port, s3.host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => proxy.close(resolve)));
+  const setCut = (value: boolean) => {
+    cut = value;
+    if (value) for (const s of sockets) s.destroy();
+  };
+  const endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+
+  const svc = await startService({
+    ATTACHMENTS_STORE: 's3',
+    S3_ENDPOINT: endpoint,
+    S3_BUCKET: 'chat-service-fault-tests',
+    S3_ACCESS_KEY_ID: process.env.S3_ACCESS_KEY_ID ?? 'chat-service-dev',
+    S3_SECRET_ACCESS_KEY: process.env.S3_SECRET_ACCESS_KEY ?? 'chat-service-dev-secret',
+  });
+  t.teardown(() => svc.stop());
+  const it = await integration(svc, 'att-faults');
+  const [alice, bob] = [await it.user('alice'), await it.user('bob')];
+  const chatId = (await it.node.post('/api/chats', { type: 'group', name: 'faults', memberIds: [bob.userId] }, alice.jwt)).body.chatId as string;
+  const PDF = Buffer.from('%PDF-1.4\n%%EOF\n');
+  const uploadFinalized = async () => {
+    const created = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'a.pdf', size: PDF.length, type: 'application/pdf' }, alice.jwt);
+    await fetch(created.body.upload.url, { method: 'PUT', headers: created.body.upload.headers, body: new Uint8Array(PDF) });
+    const done = await it.node.post(`/api/chats/${chatId}/uploads/${created.body.uploadId}/finalize`, undefined, alice.jwt);
+    return done.body.id as string;
+  };
+
+  t.test('the store down: 503 for what needs it, plain messages still work, nothing lost', async (t) => {
+    const sentBefore = await it.node.post(`/api/messages/${chatId}`, { content: 'before', attachments: [await uploadFinalized()] }, alice.jwt);
+    t.equal(sentBefore.status, 201, sentBefore.text);
+    const ready = await uploadFinalized();
+    setCut(true);
+    const upload = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'b.pdf', size: 10, type: 'application/pdf' }, alice.jwt);
+    t.match(upload, { status: 503, body: { code: 'UNAVAILABLE' } }, 'an upload is refused, retryable');
+    const withFile = await it.node.post(`/api/messages/${chatId}`, { content: 'with a file', attachments: [ready] }, alice.jwt);
+    t.match(withFile, { status: 503, body: { code: 'UNAVAILABLE' } }, 'so is a send with attachments');
+    const plain = await it.node.post(`/api/messages/${chatId}`, { content: 'plain text still goes' }, alice.jwt);
+    t.equal(plain.status, 201, plain.text);
+    t.equal(plain.body.message.seq, sentBefore.body.message.seq + 1, 'the refused send took no seq');
+    t.match(await it.node.get(`/api/chats/${chatId}/attachments/${ready}`, alice.jwt), { status: 503 }, 'no URL while the store is down');
+    setCut(false);
+    let retried: { status: number; text: string } = { status: 0, text: '' };
+    for (const until = Date.now() + 10_000; Date.now() < until && retried.status !== 201; await new Promise((r) => setTimeout(r, 300))) {
+      retried = await it.node.post(`/api/messages/${chatId}`, { content: 'with a file', attachments: [ready] }, alice.jwt);
+    }
+    t.equal(retried.status, 201, `the same send succeeds once the store is back (${retried.text})`);
+    const history = await it.node.get(`/api/messages/getMessages/${chatId}?size=10`, bob.jwt);
+    t.same(history.body.messages.map((m: { content: string }) => m.content), ['with a file', 'plain text still goes', 'before'], 'every acknowledged message is there, once');
+    t.equal((await it.node.get(`/api/chats/${chatId}/attachments/${ready}`, bob.jwt)).status, 200);
+  });
+
+  t.test("the SDK's uploadFile retries through a short outage", async (t) => {
+    const client = new ChatClient({ baseUrl: svc.nodeUrl, WebSocket: WebSocket as unknown as WebSocketConstructor });
+    client.setAuth({ jwt: alice.jwt, refreshToken: alice.refreshToken, userId: alice.userId, expiresIn: 900 });
+    t.teardown(() => client.close());
+    setCut(true);
+    setTimeout(() => setCut(false), 1_500);
+    const attachment = await client.uploadFile(chatId, new Uint8Array(PDF), { name: 'retried.pdf', type: 'application/pdf' });
+    t.match(attachment, { name: 'retried.pdf', type: 'application/pdf', size: PDF.length });
+    const sent = await client.send(chatId, '', { attachments: [attachment.id] });
+    t.same(sent.attachments, [attachment]);
+  });
+}
