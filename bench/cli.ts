@@ -41,8 +41,11 @@ Scenarios:
                ratios (this service only)
   blocklist    persisted sends over WebSocket with no blocklist and with one of 10,000 entries,
                alternating in one run: sends/s and p99 as ratios (this service only)
-  all          connections, fanout, sends, history, chatlist, flood, cluster, webhooks and
-               blocklist, in that order
+  attachments  uploads of 1 MB files (ask, PUT, finalize: uploads/s and MB/s), then persisted
+               sends over HTTP with no attachment and with one finalized attachment each,
+               alternating in one run: CPU per send as a ratio (this service only)
+  all          connections, fanout, sends, history, chatlist, flood, cluster, webhooks,
+               blocklist and attachments, in that order
   report       only render RESULTS.md and the charts from the results in --out
 
 Common options:
@@ -97,6 +100,13 @@ blocklist:
   --senders S, --window W   as for sends (defaults 64 and 16)
   --rounds N           pairs of runs, no blocklist then the list (default 6)
   --entries N          entries of the list (default 10000)
+attachments:
+  --senders S          sending users, each in a chat of its own, one HTTP send in flight each
+                       (default 64)
+  --sends N            sends per sender per run (default 60)
+  --rounds N           pairs of runs, no attachment then one attachment each (default 3)
+  --uploads N          1 MB uploads (default 200), --uploaders U in flight (default 8),
+                       --file-mb M their size (default 1)
 history:
   --depths LIST        history depths (default 1000,100000,1000000)
   --page N             messages per page (default 50)
@@ -152,6 +162,10 @@ const OPTIONS = {
   rounds: { type: 'string' },
   entries: { type: 'string' },
   topology: { type: 'string' },
+  sends: { type: 'string' },
+  uploads: { type: 'string' },
+  uploaders: { type: 'string' },
+  'file-mb': { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is

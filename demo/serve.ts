@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { build } from 'esbuild';
 import { createLogger, loadConfigOrExit } from '../common/index.ts';
 import { startDeployment } from '../bin/deployment.ts';
+import { attachmentsStoreKind } from '../node/files/index.ts';
 import { ChatApiError, ChatServer } from '../sdk/server.ts';
 import { ManagementClient } from '../sdk/management.ts';
 import { DemoDirectory } from './directory.ts';
@@ -36,9 +37,13 @@ const server = new ChatServer({ baseUrl: nodeUrl, apiKey: await demoApiKey(deplo
 const directory = new DemoDirectory(server, join(config.DATA_DIR, 'demo-users.json'));
 const page = await bundlePage();
 
-/** The page may load only its own script and style, and talk only to the chat service. */
+/**
+ * The page may load only its own script and style, and talk only to the chat service and where
+ * attachment files live (the node itself on the embedded store, else the S3 service's public address).
+ */
 const nodeOrigin = new URL(nodeUrl).origin;
-const CSP = `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${nodeOrigin} ${nodeOrigin.replace(/^http/, 'ws')}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+const s3 = attachmentsStoreKind(config) === 's3' ? new URL(config.S3_PUBLIC_ENDPOINT || config.S3_ENDPOINT).origin : '';
+const CSP = `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: ${nodeOrigin} ${s3}; connect-src 'self' ${nodeOrigin} ${nodeOrigin.replace(/^http/, 'ws')} ${s3}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 /** DEMO_PORT, or a free one for 0: known before the service starts, so CORS can name the page's origin. */
 async function portToUse(wanted: number): Promise<number> {

@@ -406,7 +406,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     }),
   ];
   // The embedded object store's signed URLs, before the JSON routes' catch-all.
-  if (options.files instanceof LocalObjectStore) serveLocalFiles(app, options.files);
+  if (options.files instanceof LocalObjectStore) serveLocalFiles(app, options.files, { origins: parseOrigins(config.CORS_ORIGINS) });
   const http = attachRoutes(app, {
     routes,
     maxBodyBytes: config.MAX_BODY_BYTES,

@@ -5,8 +5,9 @@ interface SignedPut {
   headers: Record<string, string>;
 }
 
-/** Headers a browser sets itself and refuses from a script: the signed values are what it sends anyway. */
-const SET_BY_BROWSER = new Set(['content-length', 'host']);
+/** Headers the runtime sets itself (and a browser refuses from a script): the signed values are what it sends anyway. */
+const SET_BY_RUNTIME = new Set(['content-length', 'host']);
+const withoutSetByRuntime = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([k]) => !SET_BY_RUNTIME.has(k.toLowerCase())));
 
 /**
  * PUTs a file to a signed URL. In a browser through XMLHttpRequest, whose upload progress events
@@ -20,7 +21,7 @@ export async function putBytes(put: SignedPut, blob: Blob, onProgress: ((sent: n
     await new Promise<void>((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       xhr.open('PUT', put.url);
-      for (const [k, v] of Object.entries(put.headers)) if (!SET_BY_BROWSER.has(k.toLowerCase())) xhr.setRequestHeader(k, v);
+      for (const [k, v] of Object.entries(withoutSetByRuntime(put.headers))) xhr.setRequestHeader(k, v);
       xhr.upload.onprogress = (e) => onProgress?.(e.loaded, total);
       xhr.onload = () => (xhr.status >= 200 && xhr.status < 300 ? resolve() : reject(refusal(xhr.status, xhr.responseText)));
       xhr.onerror = () => reject(new ChatNetworkError(`cannot upload to ${new URL(put.url).origin}`));
@@ -32,7 +33,8 @@ export async function putBytes(put: SignedPut, blob: Blob, onProgress: ((sent: n
   onProgress?.(0, total);
   let res: Response;
   try {
-    res = await fetchImpl(put.url, { method: 'PUT', headers: put.headers, body: blob });
+    // Content-Length is the body's own size, which fetch sets (some fetch implementations refuse it given).
+    res = await fetchImpl(put.url, { method: 'PUT', headers: withoutSetByRuntime(put.headers), body: blob });
   } catch (cause) {
     throw new ChatNetworkError(`cannot upload to ${new URL(put.url).origin}`, { cause });
   }

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { barChart, lineChart } from './charts.ts';
 import type { Row, ScenarioResult } from './output.ts';
 
-const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'cluster-ha', 'webhooks', 'blocklist'];
+const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'cluster-ha', 'webhooks', 'blocklist', 'attachments'];
 const PEERS = ['uws', 'socketio'];
 
 const fmt = (v: unknown): string => {
@@ -244,6 +244,17 @@ const SECTIONS: Record<string, Section> = {
       table(r.rows, [['round', 'round'], ['mode', 'blocklist'], ['ackedPerSecond', 'acked sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['sendsAcked', 'sends acked'], ['errors', 'errors']]),
       `With the blocklist ÷ without: sends/s ${ratios?.sends ?? '–'}×, p99 ${ratios?.p99 ?? '–'}× (means of the rounds).\n`,
       await chart('blocklist', barChart(r.rows.map((x) => ({ ...x, bar: `${x.mode}, round ${x.round}` })), { title: 'Acknowledged sends per second, without and with a 10,000-entry blocklist', y: 'ackedPerSecond', yTitle: 'acked sends/s', x: 'bar' })),
+    ].join('\n');
+  },
+  attachments: async (r, chart) => {
+    const ratios = (r.summary as { ratios?: { cpuPerSend?: number; sendsPerSecond?: number } }).ratios;
+    const uploads = r.rows.filter((x) => x.uploads !== undefined);
+    const sends = r.rows.filter((x) => x.uploads === undefined);
+    return [
+      table(uploads, [['mode', 'uploads'], ['uploads', 'files'], ['uploadsPerSecond', 'uploads/s'], ['megabytesPerSecond', 'MB/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuMsPerUpload', 'server CPU ms / upload']]),
+      table(sends, [['round', 'round'], ['mode', 'send'], ['sendsPerSecond', 'sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['sends', 'sends'], ['errors', 'errors']]),
+      `With one attachment ÷ without: server CPU per send ${ratios?.cpuPerSend ?? '–'}× (goal ≤ 1.5×), sends/s ${ratios?.sendsPerSecond ?? '–'}× (means of the rounds).\n`,
+      await chart('attachments', barChart(sends.map((x) => ({ ...x, bar: `${x.mode}, round ${x.round}` })), { title: 'Server CPU per send over HTTP, without and with one finalized attachment', y: 'serverCpuUsPerSend', yTitle: 'server CPU µs / send', x: 'bar' })),
     ].join('\n');
   },
   chatlist: async (r, chart) => {

@@ -9,6 +9,7 @@ import type { ScenarioOptions, ScenarioOutput } from './options.ts';
 import { sends } from './sends.ts';
 import { webhooks } from './webhooks.ts';
 import { blocklist } from './blocklist.ts';
+import { attachments } from './attachments.ts';
 
 export type { ScenarioOptions, ScenarioOutput } from './options.ts';
 
@@ -58,6 +59,7 @@ export const SCENARIOS = {
   cluster,
   webhooks,
   blocklist,
+  attachments,
 } satisfies Record<string, (ctx: Context, o: ScenarioOptions) => Promise<ScenarioOutput>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;

@@ -3,7 +3,7 @@ export { attachRoutes, problemReply, type HttpOptions, type AttachedRoutes } fro
 export { Router } from './router.ts';
 export { listen, closeApp, type Listening } from './listen.ts';
 export { readBody, type BodyResult } from './body.ts';
-export { parseOrigins, type CorsPolicy } from './cors.ts';
+export { allowOrigin, parseOrigins, type CorsPolicy } from './cors.ts';
 export { buildOpenApi, type OpenApiInfo } from './openapi.ts';
 export { compileValidator, type Validator } from './validate.ts';
 export { DisplayText, EmailAddress, isDisplayText, isEmailAddress } from './text-formats.ts';

@@ -1,4 +1,4 @@
-import type { ChatClient, Member, Message, Reaction } from '../../sdk/client.ts';
+import type { AttachmentUrls, ChatClient, Member, Message, Reaction } from '../../sdk/client.ts';
 
 /** Messages a history page asks for: a screenful and a half, so the first page can be scrolled. */
 export const PAGE_SIZE = 30;
@@ -14,12 +14,25 @@ export interface ShownMessage {
   error?: string;
   /** A send's idempotency key: Retry re-sends with it, so a send that did land is not doubled. */
   idempotencyKey?: string;
+  /** A file being sent: its bytes go first (`sent` of `total`), then the message that carries it. */
+  upload?: { name: string; sent: number; total: number };
+  /** The file of a file send, kept so Retry can send it again. */
+  file?: File;
+  /** A refused file send that sending again cannot change (too large, a type not accepted): no Retry. */
+  final?: boolean;
 }
+
+/** Signed URLs live 5 minutes: a copy is used for 4. */
+const URLS_REUSE_MS = 4 * 60_000;
 
 /** A send's idempotency key: random, 32 hex digits (`randomUUID` exists only on https and localhost). */
 const newKey = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
 
-const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+/** What went wrong, in the service's words when it said (a problem's `detail`), else the error's. */
+const describe = (error: unknown) => {
+  const detail = (error as { problem?: { detail?: unknown } } | undefined)?.problem?.detail;
+  return typeof detail === 'string' ? detail : error instanceof Error ? error.message : String(error);
+};
 
 /**
  * The chat that is open: its messages (newest page first, older pages loaded as the reader scrolls
@@ -174,6 +187,55 @@ export class OpenConversation {
       this.messages = [...this.messages];
       this.changed();
     }
+  }
+
+  /**
+   * Sends a file: a placeholder shows the upload's progress, then the message that carries it
+   * replaces it, as a text send's does; a refused file (too large, a type not accepted) is marked
+   * failed with the service's reason.
+   */
+  async sendFile(me: string, file: File, idempotencyKey: string = newKey()): Promise<void> {
+    const placeholder: ShownMessage = {
+      pending: 'sending',
+      idempotencyKey,
+      file,
+      upload: { name: file.name, sent: 0, total: file.size },
+      message: { chatId: this.chatId, messageId: `pending:${idempotencyKey}`, senderId: me, content: '', timeStamp: new Date().toISOString(), edited: false, seq: Number.MAX_SAFE_INTEGER, deleted: false, reactions: [] },
+    };
+    this.messages = [...this.messages.filter((m) => m.idempotencyKey !== idempotencyKey), placeholder];
+    this.changed();
+    try {
+      const attachment = await this.client.uploadFile(this.chatId, file, {
+        onProgress: (sent, total) => {
+          placeholder.upload = { name: file.name, sent, total };
+          this.messages = [...this.messages];
+          this.changed();
+        },
+      });
+      placeholder.upload = undefined;
+      const stored = await this.client.send(this.chatId, '', { idempotencyKey, attachments: [attachment.id] });
+      this.messages = this.messages.filter((m) => m !== placeholder);
+      this.upsert(stored);
+    } catch (error) {
+      placeholder.pending = 'failed';
+      placeholder.upload = undefined;
+      placeholder.error = describe(error);
+      placeholder.final = (error as { retryable?: unknown } | undefined)?.retryable === false;
+      this.messages = [...this.messages];
+      this.changed();
+    }
+  }
+
+  private readonly urls = new Map<string, { at: number; urls: Promise<AttachmentUrls> }>();
+
+  /** Signed URLs of an attachment of this chat, asked once per few minutes. */
+  attachmentUrls(attachmentId: string): Promise<AttachmentUrls> {
+    const known = this.urls.get(attachmentId);
+    if (known && Date.now() - known.at < URLS_REUSE_MS) return known.urls;
+    const urls = this.client.attachmentUrls(this.chatId, attachmentId);
+    this.urls.set(attachmentId, { at: Date.now(), urls });
+    urls.catch(() => this.urls.delete(attachmentId));
+    return urls;
   }
 
   /** Takes a failed send off the page. */

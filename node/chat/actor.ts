@@ -295,16 +295,31 @@ export class ChatActor {
       if (clientKey !== undefined) message.clientKey = clientKey;
       const view = messageView(message, replyTo);
       const durable = this.enqueue(message, { type: 'message.new', chatId: this.chatId, seq, rev: 0, message: view });
+      if (message.attachments) {
+        const release = () => message.attachments!.forEach((a) => this.claiming.delete(a.id));
+        durable.then(release, release);
+      }
       const result = durable.then(() => ({ message: view, created: true }));
       if (clientKey !== undefined) this.keys.writingNow(userId, clientKey, result);
       return new Later(result);
     }));
   }
 
-  private claimAttachments(userId: string, messageId: string, uploadIds: readonly string[]): Promise<StoredAttachment[] | ApiError> {
-    if (!this.deps.attachments) return Promise.resolve(new ApiError('UNAVAILABLE', 'this deployment stores no attachments (ATTACHMENTS_STORE=off)'));
-    return this.deps.attachments.claim({ appId: this.appId, chatId: this.chatId, senderId: userId, uploadIds, messageId, messageExists: async (id) => (await this.message(id)) !== undefined });
+  /**
+   * The files a new message carries, checked by the attachments port; each is remembered as this
+   * message's until its write settles (then the store holds it, or it is free again), so a send
+   * queued behind cannot take it meanwhile.
+   */
+  private async claimAttachments(userId: string, messageId: string, uploadIds: readonly string[]): Promise<StoredAttachment[] | ApiError> {
+    if (!this.deps.attachments) return new ApiError('UNAVAILABLE', 'this deployment stores no attachments (ATTACHMENTS_STORE=off)');
+    const heldBy = async (id: string) => this.claiming.get(id) ?? (await this.deps.store.messages.attachmentHolder(this.appId, this.chatId, id));
+    const files = await this.deps.attachments.claim({ appId: this.appId, chatId: this.chatId, senderId: userId, uploadIds, messageId, heldBy });
+    if (!(files instanceof ApiError)) for (const id of uploadIds) this.claiming.set(id, messageId);
+    return files;
   }
+
+  /** Uploads claimed by messages being written (claimAttachments), by upload id. */
+  private readonly claiming = new Map<string, string>();
 
   edit(userId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
     return this.change(userId, messageId, true, (m) => edited(m, userId, content, this.deps.now().toISOString()));

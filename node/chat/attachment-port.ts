@@ -10,18 +10,18 @@ export interface AttachmentClaim {
   uploadIds: readonly string[];
   /** The id the message will have. */
   messageId: string;
-  /** Whether a message of this chat with this id is stored (a claim by one that is not is void). */
-  messageExists: (messageId: string) => Promise<boolean>;
+  /** The message that carries an upload already: stored, or being written by this chat's actor. */
+  heldBy: (uploadId: string) => Promise<string | undefined>;
 }
 
 /**
  * What the chat needs of attachments (implemented by node/files, passed in when attachments are
  * on), called by the chat's actor in its serial queue, so no two sends of a chat claim at once.
  *
- * `claim` answers the attachments in the order of `uploadIds`, after recording `messageId` as
- * their holder durably, or a refusal naming the upload: not finalized, not the sender's, not of
- * this chat (ATTACHMENT_NOT_FOUND), or held by another stored message (ATTACHMENT_IN_USE). A
- * holder whose message was never stored (its write failed after the claim) is no holder.
+ * `claim` answers the attachments in the order of `uploadIds`, or a refusal naming the upload: not
+ * finalized, expired, not the sender's, not of this chat (ATTACHMENT_NOT_FOUND), or carried by
+ * another message (ATTACHMENT_IN_USE). The holder is recorded by the message store, with the
+ * message (MessageStore.attachmentHolder); the actor remembers the ones it is writing.
  */
 export interface AttachmentPort {
   claim(request: AttachmentClaim): Promise<StoredAttachment[] | ApiError>;

@@ -31,8 +31,15 @@ export interface AttachmentsOptions {
 export const UPLOAD_URL_SECONDS = 15 * 60;
 /** How long a signed download URL works: a member who leaves keeps at most this much access. */
 export const DOWNLOAD_URL_SECONDS = 5 * 60;
-/** Finalizes (reading and processing a file) one node runs at once; more wait for UNAVAILABLE's Retry-After. */
+/**
+ * Finalizes (reading and processing a file, up to ATTACHMENT_MAX_BYTES in memory) one node runs at
+ * once; more wait their turn, holding nothing, up to MAX_WAITING_FINALIZES, past which they are
+ * refused with UNAVAILABLE and a Retry-After.
+ */
 const MAX_CONCURRENT_FINALIZES = 4;
+const MAX_WAITING_FINALIZES = 256;
+/** Finalized upload records a node keeps in memory (about 500 bytes each). */
+const MAX_REMEMBERED_RECORDS = 10_000;
 
 /** An upload as its record object keeps it: asked for, then finalized. */
 interface UploadRecord {
@@ -48,8 +55,6 @@ interface UploadRecord {
   expiresAt: string;
   /** Set by finalize: what a message carries. */
   attachment?: Attachment;
-  /** Set when a send claims it: the message that holds it (void if that message was never stored). */
-  messageId?: string;
 }
 
 /** Who asks: a member of the chat (the caller checks membership before each call). */
@@ -73,6 +78,7 @@ export interface Uploader {
  */
 export class Attachments implements AttachmentPort {
   private finalizing = 0;
+  private readonly waiting: (() => void)[] = [];
   private readonly refused: ReadonlySet<string>;
   private readonly store: ObjectStore;
   private readonly limits: AttachmentLimits;
@@ -87,7 +93,7 @@ export class Attachments implements AttachmentPort {
     this.checks = o.checks;
     this.now = o.now ?? (() => new Date());
     this.refused = new Set([...DEFAULT_REFUSED_TYPES, ...o.limits.refusedTypes]);
-    this.sweeper = new FileSweeper(o.store, o.checks, (appId, chatId, id) => this.readRecord(appId, chatId, id), o.log, () => this.now().getTime());
+    this.sweeper = new FileSweeper(o.store, o.checks, o.log, () => this.now().getTime());
   }
 
   /** The chat's deletion of a message that holds files (AttachmentPort): they go once it is durable. */
@@ -139,8 +145,10 @@ export class Attachments implements AttachmentPort {
       await this.store.delete(fileKey(record));
       return new ApiError('UPLOAD_INCOMPLETE', `the stored file has ${head.size} bytes, not the ${record.size} the upload declared: it was deleted; put it again`);
     }
-    if (this.finalizing >= MAX_CONCURRENT_FINALIZES) return new ApiError('UNAVAILABLE', 'this node is finalizing as many files as it can: retry shortly', { retryAfterSeconds: 1 });
-    this.finalizing++;
+    if (this.finalizing >= MAX_CONCURRENT_FINALIZES) {
+      if (this.waiting.length >= MAX_WAITING_FINALIZES) return new ApiError('UNAVAILABLE', 'this node is finalizing as many files as it can: retry shortly', { retryAfterSeconds: 1 });
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else this.finalizing++;
     try {
       const bytes = await this.store.read(fileKey(record));
       if (!bytes) return new ApiError('UPLOAD_INCOMPLETE', 'the uploaded file is gone: put it again');
@@ -168,7 +176,10 @@ export class Attachments implements AttachmentPort {
       await this.writeRecord({ ...record, attachment });
       return attachment;
     } finally {
-      this.finalizing--;
+      // The turn passes to the next waiting finalize, if any, else it is given back.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.finalizing--;
     }
   }
 
@@ -178,19 +189,19 @@ export class Attachments implements AttachmentPort {
    * the message before the message is written.
    */
   async claim(c: AttachmentClaim): Promise<StoredAttachment[] | ApiError> {
-    const records = await Promise.all(c.uploadIds.map((id) => this.readRecord(c.appId, c.chatId, id)));
+    const [records, holders] = await Promise.all([Promise.all(c.uploadIds.map((id) => this.readRecord(c.appId, c.chatId, id))), Promise.all(c.uploadIds.map((id) => c.heldBy(id)))]);
     for (const [i, record] of records.entries()) {
       const path = `/attachments/${i}`;
+      const holder = holders[i];
+      const notFound = () => new ApiError('ATTACHMENT_NOT_FOUND', `attachments[${i}] names no finalized upload of yours in this chat`, { errors: [{ path, message: 'no finalized upload of yours in this chat' }] });
+      if (!record?.attachment || record.uploaderId !== c.senderId) return notFound();
+      if (holder !== undefined && holder !== c.messageId) {
+        return new ApiError('ATTACHMENT_IN_USE', `attachments[${i}] is already sent in message ${holder}: upload the file again to send it again`, { errors: [{ path, message: 'already sent in another message' }] });
+      }
       // An expired upload is refused even before the sweeper deletes it, so no message is stored
-      // holding a file about to go (its claim would land before the sweep, which waits a delay).
-      if (!record?.attachment || record.uploaderId !== c.senderId || (record.messageId === undefined && this.expired(record))) {
-        return new ApiError('ATTACHMENT_NOT_FOUND', `attachments[${i}] names no finalized upload of yours in this chat`, { errors: [{ path, message: 'no finalized upload of yours in this chat' }] });
-      }
-      if (record.messageId !== undefined && record.messageId !== c.messageId && (await c.messageExists(record.messageId))) {
-        return new ApiError('ATTACHMENT_IN_USE', `attachments[${i}] is already sent in message ${record.messageId}: upload the file again to send it again`, { errors: [{ path, message: 'already sent in another message' }] });
-      }
+      // holding a file about to go (the sweep waits ATTACHMENT_DELETE_DELAY_SECONDS past expiry).
+      if (this.expired(record)) return notFound();
     }
-    await Promise.all(records.map((r) => this.writeRecord({ ...r!, messageId: c.messageId })));
     return records.map((r) => r!.attachment!);
   }
 
@@ -200,9 +211,9 @@ export class Attachments implements AttachmentPort {
    * own not yet sent.
    */
   async access(who: Uploader, chatId: string, attachmentId: string): Promise<AttachmentAccess | ApiError> {
-    const record = await this.readRecord(who.appId, chatId, attachmentId);
-    const holder = record?.messageId === undefined ? 'absent' : await this.checks.message(who.appId, chatId, record.messageId);
-    const shown = holder === 'live' || (holder === 'absent' && record?.uploaderId === who.userId && !this.expired(record));
+    const [record, holderId] = await Promise.all([this.readRecord(who.appId, chatId, attachmentId), this.checks.holder(who.appId, chatId, attachmentId)]);
+    const holder = holderId === undefined ? 'absent' : await this.checks.message(who.appId, chatId, holderId);
+    const shown = holder === 'live' || (holderId === undefined && record?.uploaderId === who.userId && !this.expired(record));
     if (!record?.attachment || !shown) return new ApiError('ATTACHMENT_NOT_FOUND', 'no such attachment in this chat');
     const a = record.attachment;
     // Images the browser shows inline; anything else downloads under its name, never rendered.
@@ -217,13 +228,34 @@ export class Attachments implements AttachmentPort {
   }
 
   private async readRecord(appId: string, chatId: string, uploadId: string): Promise<UploadRecord | undefined> {
-    const bytes = await this.store.read(`a/${appId}/${chatId}/${uploadId}/record.json`);
-    return bytes ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as UploadRecord) : undefined;
+    const key = `a/${appId}/${chatId}/${uploadId}/record.json`;
+    const known = this.finalized.get(key);
+    if (known) return known;
+    const bytes = await this.store.read(key);
+    const record = bytes ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as UploadRecord) : undefined;
+    if (record?.attachment) this.remember(key, record);
+    return record;
   }
 
   private async writeRecord(record: UploadRecord): Promise<void> {
-    await this.store.put(`${prefixOf(record)}/record.json`, Buffer.from(JSON.stringify(record)), 'application/json');
+    const key = `${prefixOf(record)}/record.json`;
+    await this.store.put(key, Buffer.from(JSON.stringify(record)), 'application/json');
+    if (record.attachment) this.remember(key, record);
   }
+
+  /**
+   * Finalized records never change again, so a copy is as good as the object: the send that
+   * carries an upload, usually soon after its finalize on the same node, reads no object. A
+   * record's files may be deleted meanwhile (its upload expired, its message deleted): a send is
+   * then refused by the record's expiry or by the holder, as without the copy. Bounded, oldest first.
+   */
+  private remember(key: string, record: UploadRecord): void {
+    this.finalized.delete(key);
+    this.finalized.set(key, record);
+    if (this.finalized.size > MAX_REMEMBERED_RECORDS) this.finalized.delete(this.finalized.keys().next().value!);
+  }
+
+  private readonly finalized = new Map<string, UploadRecord>();
 }
 
 const prefixOf = (r: { appId: string; chatId: string; id: string }) => `a/${r.appId}/${r.chatId}/${r.id}`;

@@ -1,5 +1,6 @@
 import type { ReadStream } from 'node:fs';
 import type { HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { allowOrigin, type CorsPolicy } from '../../common/http/index.ts';
 import { LOCAL_FILES_PATH, type LocalObjectStore, type LocalSignedResponse } from './local-store.ts';
 
 /** Most request bytes held in memory while the disk catches up, per upload: past it the socket pauses. */
@@ -11,9 +12,22 @@ const HIGH_WATER_BYTES = 1 << 20;
  * an abort handler on every response, writes corked, the upload's socket paused while more than
  * HIGH_WATER_BYTES wait for the disk, the download written as the socket drains (tryEnd and
  * onWritable), never the whole file in memory. Registered before the JSON routes' catch-all.
+ * Browsers of CORS_ORIGINS may PUT (the preflight is answered here) and read the answers.
  */
-export function serveLocalFiles(app: TemplatedApp, store: LocalObjectStore): void {
+export function serveLocalFiles(app: TemplatedApp, store: LocalObjectStore, cors: CorsPolicy): void {
+  app.options(`${LOCAL_FILES_PATH}*`, (res, req) => {
+    const origin = allowOrigin(cors, req.getHeader('origin') || undefined);
+    res.cork(() => {
+      res.writeStatus('204 No Content').writeHeader('allow', 'GET, HEAD, PUT, OPTIONS');
+      if (origin) {
+        res.writeHeader('access-control-allow-origin', origin).writeHeader('access-control-allow-methods', 'GET, PUT').writeHeader('access-control-allow-headers', 'content-type').writeHeader('access-control-max-age', '600');
+        if (origin !== '*') res.writeHeader('vary', 'Origin');
+      }
+      res.endWithoutBody();
+    });
+  });
   const handler = (res: HttpResponse, req: import('uWebSockets.js').HttpRequest) => {
+    const origin = allowOrigin(cors, req.getHeader('origin') || undefined);
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
     const query = new URLSearchParams(req.getQuery() ?? '');
@@ -34,7 +48,7 @@ export function serveLocalFiles(app: TemplatedApp, store: LocalObjectStore): voi
     if (method === 'PUT') body = new BodyQueue(res, contentLength === '0');
     store
       .handleSigned({ method, key, query, ...(contentLength ? { contentLength } : {}), ...(contentType ? { contentType } : {}), ...(body ? { body } : {}) })
-      .then((answer) => respond(res, answer, state, method === 'HEAD'))
+      .then((answer) => respond(res, origin ? { ...answer, headers: { ...answer.headers, 'access-control-allow-origin': origin, ...(origin === '*' ? {} : { vary: 'Origin' }) } } : answer, state, method === 'HEAD'))
       .catch((error: unknown) => {
         if (state.aborted) return;
         res.cork(() => {

@@ -48,6 +48,7 @@ export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files:
         return !m ? 'absent' : m.deletedAt !== undefined ? 'deleted' : m.hiddenAt !== undefined ? 'hidden' : 'live';
       },
       chatExists: async (appId, chatId) => (await store.chats.get(appId, chatId)) !== undefined,
+      holder: (appId, chatId, uploadId) => store.messages.attachmentHolder(appId, chatId, uploadId),
     },
     log,
     now,

@@ -6,11 +6,8 @@ export interface SweepChecks {
   /** A message's state: stored and shown, hidden pending review, a tombstone, or never stored. */
   message(appId: string, chatId: string, messageId: string): Promise<'live' | 'hidden' | 'deleted' | 'absent'>;
   chatExists(appId: string, chatId: string): Promise<boolean>;
-}
-
-/** The upload record fields the sweeper reads (see attachments.ts). */
-export interface SweptRecord {
-  messageId?: string;
+  /** The message that carries an upload, if one was stored (MessageStore.attachmentHolder). */
+  holder(appId: string, chatId: string, uploadId: string): Promise<string | undefined>;
 }
 
 type Marker =
@@ -44,7 +41,6 @@ export class FileSweeper {
   constructor(
     private readonly store: ObjectStore,
     private readonly checks: SweepChecks,
-    private readonly readRecord: (appId: string, chatId: string, uploadId: string) => Promise<SweptRecord | undefined>,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {
@@ -103,11 +99,11 @@ export class FileSweeper {
       if (!(await this.checks.chatExists(m.appId, m.chatId))) await this.store.deletePrefix(`a/${m.appId}/${m.chatId}/`);
       return;
     }
-    const record = await this.readRecord(m.appId, m.chatId, m.uploadId);
-    if (!record) return;
-    const holder = record.messageId === undefined ? 'absent' : await this.checks.message(m.appId, m.chatId, record.messageId);
+    const holderId = await this.checks.holder(m.appId, m.chatId, m.uploadId);
+    const holder = holderId === undefined ? 'absent' : await this.checks.message(m.appId, m.chatId, holderId);
     const kept = holder === 'live' || holder === 'hidden';
-    const unneeded = m.kind === 'upload' ? !kept : record.messageId === m.messageId && !kept;
+    // A message marker acts only for the message it names: the upload may be carried by none other.
+    const unneeded = m.kind === 'upload' ? !kept : (holderId === undefined || holderId === m.messageId) && !kept;
     if (unneeded) await this.store.deletePrefix(`a/${m.appId}/${m.chatId}/${m.uploadId}/`);
   }
 }

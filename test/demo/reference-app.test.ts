@@ -1,44 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import t from 'tap';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { ChatClient } from '../../sdk/client.ts';
 import { chromiumMissing, launchChromium, PHONE } from '../helpers/dashboard-page.ts';
 import { freePort, startService } from '../helpers/index.ts';
+import { newGroup, person, say } from '../helpers/demo-page.ts';
 
 // The reference app (demo/, `npm run demo`) driven by two people in headless Chromium: everything
 // the README says it does, through clicks and keys, with screenshots in artifacts/.
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 const HISTORY = 500;
-
-async function person(browser: Browser, url: string, name: string, viewport = { width: 1280, height: 860 }): Promise<{ page: Page; errors: string[] }> {
-  const page = await (await browser.newContext({ viewport })).newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(`${name}: ${String(e)}`));
-  await page.goto(url);
-  await page.fill('#username', name);
-  await page.click('.sign-in button[type=submit]');
-  await page.waitForSelector('body[data-ready="true"]');
-  return { page, errors };
-}
-
-async function say(page: Page, text: string) {
-  await page.fill('.message-input', text);
-  await page.press('.message-input', 'Enter');
-}
-
-/**
- * Creates a group named `name` with `member` through the new-chat form, and waits for it to open
- * and for the form to close (the next click on the toggle must open the form, not close it).
- */
-async function newGroup(page: Page, name: string, member: string) {
-  await page.click('.new-chat-toggle');
-  await page.check('.new-chat input[value="group"]');
-  await page.fill('.new-chat input[name="group-name"]', name);
-  await page.check(`.new-chat label:has-text("${member}") input`);
-  await page.click('.new-chat button[type=submit]');
-  await page.waitForSelector(`.conv-title:has-text("${name}")`);
-  await page.waitForSelector('.new-chat', { state: 'detached' });
-}
 
 const seqs = (page: Page) => page.$$eval('.log .msg[data-seq]', (els) => els.map((e) => Number((e as HTMLElement).dataset.seq)));
 const row = (page: Page, title: string) => page.locator('.chat-row', { has: page.locator('.chat-title', { hasText: title }) });

@@ -196,6 +196,7 @@ export class MemoryNodeStore {
       newest: async (appId, chatId) => this.head(appId, chatId),
       changedSince: async (appId, chatId, afterRev, limit) => this.list(appId, chatId).filter((m) => (m.rev ?? 0) > afterRev).sort((a, b) => (a.rev ?? 0) - (b.rev ?? 0)).slice(0, limit),
       byClientKey: async (appId, chatId, senderId, clientKey) => this.list(appId, chatId).find((m) => m.senderId === senderId && m.clientKey === clientKey),
+      attachmentHolder: async (appId, chatId, uploadId) => this.list(appId, chatId).find((m) => m.attachments?.some((a) => a.id === uploadId))?.id,
     },
     writers: { self: { id: randomUUID() }, announce: () => undefined, release: async () => undefined, settle: async () => undefined },
     // The actor tests use no webhooks: an outbox that keeps nothing.

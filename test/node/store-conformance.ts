@@ -415,6 +415,9 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     const tombstone: StoredMessage = { ...edited, content: '', deletedAt: LATER };
     await store.messages.put([tombstone]);
     t.same((await store.messages.get(c.appId, c.id, sent.id))?.attachments, attachments, 'the tombstone keeps them (their files are deleted from it)');
+    for (const a of attachments) t.equal(await store.messages.attachmentHolder(c.appId, c.id, a.id), sent.id, `${a.name}: held by its message`);
+    t.equal(await store.messages.attachmentHolder(c.appId, c.id, randomUUID()), undefined, 'an upload no message carries');
+    t.equal(await store.messages.attachmentHolder(randomUUID(), c.id, attachments[0]!.id), undefined, "another app's");
   });
 
   withStore('messages: paging backward crosses buckets, skips empty ones, and yields each message once', async (t, store) => {

@@ -87,6 +87,19 @@ export function Composer({ state, conversation, draft, setDraft }: { state: Chat
         onInput=${(e: Event) => onInput((e.target as HTMLInputElement).value)}
         onKeyDown=${(e: KeyboardEvent) => e.key === 'Escape' && cancel()}
       />
+      ${draft.kind === 'edit'
+        ? null
+        : html`<label class="attach" title="Attach a file">📎<input
+              type="file"
+              class="file-input"
+              aria-label="Attach a file"
+              onChange=${(e: Event) => {
+                const picker = e.target as HTMLInputElement;
+                const file = picker.files?.[0];
+                picker.value = '';
+                if (file) void conversation.sendFile(state.me.userId, file);
+              }}
+          /></label>`}
       <button type="submit">${draft.kind === 'edit' ? 'Save' : 'Send'}</button>
     </div>
   </form>`;

@@ -4,7 +4,9 @@ import type { Message, ReplyTo } from '../../../sdk/client.ts';
 export function preview(m: Message | ReplyTo): string {
   if ('deleted' in m && m.deleted) return 'Message deleted';
   if ('hidden' in m && m.hidden) return 'Hidden pending review';
-  return m.content.length > 80 ? `${m.content.slice(0, 80)}…` : m.content;
+  const files = 'attachments' in m && m.attachments?.length ? `📎 ${m.attachments.map((a) => a.name).join(', ')}` : '';
+  const text = m.content.length > 80 ? `${m.content.slice(0, 80)}…` : m.content;
+  return text && files ? `${files} ${text}` : text || files;
 }
 
 /** 14:05 today, else the date. */

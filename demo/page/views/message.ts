@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import type { Message } from '../../../sdk/client.ts';
 import type { ChatState } from '../chat-state.ts';
 import type { OpenConversation, ShownMessage } from '../conversation-state.ts';
+import { Attachments, fileSize } from './attachments.ts';
 import { preview, shortTime } from './format.ts';
 
 /** The reactions the picker offers; any other the service accepts shows just the same. */
@@ -49,7 +50,16 @@ export function MessageItem({ state, conversation, shown, onReply, onEdit, seen 
       ${m.edited && !m.deleted ? html`<span class="edited">edited</span>` : null}
     </header>
     ${m.replyTo ? html`<blockquote class="quote small"><b>${state.nameOf(m.replyTo.senderId)}</b> ${preview(m.replyTo)}</blockquote>` : null}
-    <p class="text">${m.deleted ? html`<i>Message deleted</i>` : m.hidden ? html`<i>Hidden pending review</i>` : m.content}</p>
+    ${m.deleted || m.hidden || m.content || !(m.attachments?.length || shown.upload || shown.file)
+      ? html`<p class="text">${m.deleted ? html`<i>Message deleted</i>` : m.hidden ? html`<i>Hidden pending review</i>` : m.content}</p>`
+      : null}
+    ${m.attachments?.length && !m.deleted && !m.hidden ? html`<${Attachments} conversation=${conversation} attachments=${m.attachments} />` : null}
+    ${shown.upload
+      ? html`<div class="uploading small"><span>Uploading ${shown.upload.name} (${fileSize(shown.upload.total)})</span>
+          <progress class="upload-progress" value=${shown.upload.sent} max=${shown.upload.total} aria-label=${`Uploading ${shown.upload.name}`}></progress></div>`
+      : shown.file && pending === 'failed'
+        ? html`<p class="text muted small">${shown.file.name} (${fileSize(shown.file.size)})</p>`
+        : null}
     ${counts.size
       ? html`<div class="reactions">
           ${[...counts].map(([reaction, c]) => html`<button type="button" class="chip" aria-pressed=${c.mine} disabled=${!live} title=${c.mine ? 'Take back your reaction' : 'React the same'} onClick=${() => toggle(reaction)}>${reaction} ${c.n}</button>`)}
@@ -76,7 +86,7 @@ export function MessageItem({ state, conversation, shown, onReply, onEdit, seen 
     ${pending === 'sending' ? html`<p class="status small muted">Sending…</p>` : null}
     ${pending === 'failed'
       ? html`<p class="status small error" role="alert">Not sent: ${shown.error}
-          <button type="button" class="link retry" onClick=${() => void conversation.send(state.me.userId, m.content, m.replyTo as Message | undefined, shown.idempotencyKey)}>Retry</button>
+          ${shown.final ? null : html`<button type="button" class="link retry" onClick=${() => void (shown.file ? conversation.sendFile(state.me.userId, shown.file, shown.idempotencyKey) : conversation.send(state.me.userId, m.content, m.replyTo as Message | undefined, shown.idempotencyKey))}>Retry</button>`}
           <button type="button" class="link" onClick=${() => conversation.discard(shown)}>Discard</button></p>`
       : shown.error
         ? html`<p class="status small error" role="alert">${shown.error}</p>`

@@ -106,6 +106,9 @@ export class MessageWrites {
     if (m.clientKey !== undefined) {
       this.others.push({ query: `INSERT INTO ${this.ks}.send_keys (app_id, chat_id, sender_id, client_key, seq, id) VALUES (?, ?, ?, ?, ?, ?)`, params: [m.appId, m.chatId, m.senderId, m.clientKey, m.seq, m.id] });
     }
+    for (const a of m.attachments ?? []) {
+      this.others.push({ query: `INSERT INTO ${this.ks}.attachment_holders (app_id, chat_id, upload_id, message_id) VALUES (?, ?, ?, ?)`, params: [m.appId, m.chatId, a.id, m.id] });
+    }
   }
 
   /**

@@ -219,6 +219,11 @@ export class CassandraMessages implements MessageStore {
     return rows.map((r) => r.message);
   }
 
+  async attachmentHolder(appId: string, chatId: string, uploadId: string): Promise<string | undefined> {
+    const row = (await this.db.execute(`SELECT message_id FROM ${this.ks}.attachment_holders WHERE app_id = ? AND chat_id = ? AND upload_id = ?`, [appId, chatId, uploadId])).first();
+    return row ? str(row, 'message_id') : undefined;
+  }
+
   /**
    * Finds a message by its sender's idempotency key. A write of the chat whose outcome is unknown
    * may make a message appear later; the chat's writer settles the chat first (ChatWriters.settle).

@@ -178,6 +178,8 @@ export const nodeMigrations: Migration[] = [
     statements: [
       // The files a message carries, as JSON metadata (see message-rows.ts): the bytes are in the object store.
       `ALTER TABLE {ks}.chat_messages ADD attachments text`,
+      // Which message carries each upload: written with the message, read by a send that names it.
+      `CREATE TABLE IF NOT EXISTS {ks}.attachment_holders (app_id text, chat_id text, upload_id text, message_id text, PRIMARY KEY ((app_id, chat_id), upload_id))`,
     ],
   },
 ];

@@ -14,7 +14,8 @@ const CHAT_KEYS = 10_000;
 /**
  * Keys: ['m', app, chat, bucket, id] → message (partition app+chat+bucket, clustered by id);
  * ['b', app, chat, bucket] → true (the chat's non-empty buckets); ['s', app, chat, seq] → [bucket, id];
- * ['k', app, chat, sender, clientKey] → id; ['r', app, chat, rev] → [bucket, id] for the latest
+ * ['k', app, chat, sender, clientKey] → id; ['u', app, chat, uploadId] → id of the message carrying
+ * that attachment; ['r', app, chat, rev] → [bucket, id] for the latest
  * revision of each message only; ['h', app, chat] → ChatHead, where the last fenced put left the head.
  */
 export class LmdbMessages implements MessageStore {
@@ -69,6 +70,7 @@ export class LmdbMessages implements MessageStore {
         }
         this.t.db.put(['s', chat, m.seq], [bucket, m.id]);
         if (m.clientKey !== undefined) this.t.db.put(['k', chat, m.senderId, m.clientKey], m.id);
+        for (const a of m.attachments ?? []) this.t.db.put(['u', chat, a.id], m.id);
       }
       // The events of this write, in its transaction: both are durable, or neither.
       if (events?.length) this.outbox.write(this.writers.self.id, events, true);
@@ -199,6 +201,10 @@ export class LmdbMessages implements MessageStore {
       return key[3] as number;
     }
     return 0;
+  }
+
+  async attachmentHolder(appId: string, chatId: string, uploadId: string): Promise<string | undefined> {
+    return this.t.db.get(['u', appId, chatId, uploadId]) as string | undefined;
   }
 
   async byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined> {

@@ -175,4 +175,10 @@ export interface MessageStore {
   changedSince(appId: string, chatId: string, afterRev: number, limit: number): Promise<StoredMessage[]>;
   /** The message a sender sent with an idempotency key, if any. */
   byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined>;
+  /**
+   * The id of the message that carries an upload (`StoredMessage.attachments[].id`), if one was
+   * stored: written by the put that stores the message, in the same write, so it names a stored
+   * message or none. A tombstone keeps it.
+   */
+  attachmentHolder(appId: string, chatId: string, uploadId: string): Promise<string | undefined>;
 }

@@ -1,0 +1,18 @@
+import t from 'tap';
+import { bench } from '../helpers/bench.ts';
+import { checkOutputs } from './smoke-checks.ts';
+
+t.test('attachments smoke: 1 MB uploads, then sends without and with an attachment, none refused', async (t) => {
+  const run = await bench(['attachments', '--smoke', '--workers', '1']);
+  t.teardown(run.cleanup);
+  checkOutputs(t, run, 'attachments', ['attachments']);
+  const { rows, summary } = run.result('attachments');
+  t.same(rows.map((r) => r.mode), ['upload 1 MB', 'send, no attachment', 'send, one attachment'], 'the uploads, then one round of each send');
+  t.ok(Number(rows[0]!.megabytesPerSecond) > 0, 'an upload rate');
+  for (const r of rows.slice(1)) {
+    t.ok(Number(r.sendsPerSecond) > 0, `${r.mode}: sends`);
+    t.equal(r.errors, 0, `${r.mode}: none refused`);
+  }
+  t.ok(Number((summary as { ratios: { cpuPerSend: number } }).ratios.cpuPerSend) > 0, 'the CPU ratio is reported');
+  t.match(run.file('RESULTS.md'), /With one attachment ÷ without: server CPU per send/);
+});

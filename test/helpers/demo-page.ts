@@ -1,0 +1,33 @@
+import type { Browser, Page } from 'playwright-core';
+
+/** The reference app's page, as a person uses it: signs in as `name` and waits for the app. */
+export async function person(browser: Browser, url: string, name: string, viewport = { width: 1280, height: 860 }): Promise<{ page: Page; errors: string[] }> {
+  const page = await (await browser.newContext({ viewport })).newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(`${name}: ${String(e)}`));
+  await page.goto(url);
+  await page.fill('#username', name);
+  await page.click('.sign-in button[type=submit]');
+  await page.waitForSelector('body[data-ready="true"]');
+  return { page, errors };
+}
+
+export async function say(page: Page, text: string) {
+  await page.fill('.message-input', text);
+  await page.press('.message-input', 'Enter');
+}
+
+/**
+ * Creates a group named `name` with `member` through the new-chat form, and waits for it to open
+ * and for the form to close (the next click on the toggle must open the form, not close it).
+ */
+export async function newGroup(page: Page, name: string, member: string) {
+  await page.click('.new-chat-toggle');
+  await page.check('.new-chat input[value="group"]');
+  await page.fill('.new-chat input[name="group-name"]', name);
+  await page.check(`.new-chat label:has-text("${member}") input`);
+  await page.click('.new-chat button[type=submit]');
+  await page.waitForSelector(`.conv-title:has-text("${name}")`);
+  await page.waitForSelector('.new-chat', { state: 'detached' });
+}
+
