@@ -31,6 +31,8 @@ OBJECTSTORE_PORT="${OBJECTSTORE_PORT:-7070}"
 OBJECTSTORE_ACCESS_KEY="${OBJECTSTORE_ACCESS_KEY:-chat-service-dev}"
 OBJECTSTORE_SECRET_KEY="${OBJECTSTORE_SECRET_KEY:-chat-service-dev-secret}"
 OBJECTSTORE_START_TIMEOUT="${OBJECTSTORE_START_TIMEOUT:-30}"
+CLAMAV_PORT="${CLAMAV_PORT:-3310}"
+CLAMAV_START_TIMEOUT="${CLAMAV_START_TIMEOUT:-60}"
 GO_TIMEOUT="${GO_TIMEOUT:-900}"
 SERVICES_STOP_TIMEOUT="${SERVICES_STOP_TIMEOUT:-60}"
 MVN_TIMEOUT="${MVN_TIMEOUT:-900}"
@@ -61,6 +63,9 @@ OBJECTSTORE_DIR="$STATE_DIR/objectstore"
 OBJECTSTORE_PID="$OBJECTSTORE_DIR/versitygw.pid"
 OBJECTSTORE_LOG="$OBJECTSTORE_DIR/versitygw.log"
 OBJECTSTORE_BIN="$OBJECTSTORE_CACHE_DIR/versitygw"
+CLAMAV_DIR="$STATE_DIR/clamav"
+CLAMAV_PID="$CLAMAV_DIR/clamd.pid"
+CLAMAV_LOG="$CLAMAV_DIR/clamd.log"
 
 usage() {
   cat <<EOF
@@ -69,8 +74,8 @@ Usage: scripts/services.sh <command> [--topology single|ha] [service...]
        scripts/services.sh nodetool [--topology ha] <node> <nodetool arguments...>
 
 Runs the backing services on loopback for development and CI.
-Services: redis, cassandra, objectstore (default: all three; ha: redis and
-cassandra).
+Services: redis, cassandra, objectstore, clamav (default: all four; ha: redis
+and cassandra).
 
 Topologies:
   single    (default) one Redis on 127.0.0.1:\$REDIS_PORT and one Cassandra
@@ -78,6 +83,8 @@ Topologies:
             The object store (versitygw, an S3-compatible server) serves
             \$SERVICES_STATE_DIR/objectstore/data on 127.0.0.1:\$OBJECTSTORE_PORT;
             it belongs to this topology only (the ha one uses the same server).
+            So does clamd on 127.0.0.1:\$CLAMAV_PORT, whose only database is the
+            EICAR test signature (no signature download: tests only).
   ha        a Cassandra ring of three nodes, each a seed, on
             \$HA_CASSANDRA_ADDRESSES (CQL port \$HA_CASSANDRA_PORT, storage
             port \$HA_CASSANDRA_STORAGE_PORT, JMX on 127.0.0.1, one port per
@@ -95,6 +102,7 @@ Commands:
             Object store: go install github.com/versity/versitygw/cmd/versitygw
             at \$OBJECTSTORE_VERSION into \$OBJECTSTORE_CACHE_DIR (needs Go and the
             Go module proxy once; later runs reuse the binary).
+            ClamAV: apt-get install clamav-daemon if clamd is missing.
   start     Install if needed, start in the background with a pid file under
             \$SERVICES_STATE_DIR and wait until ready (Redis answers PING;
             Cassandra logs "$CASSANDRA_READY_LINE" and answers a CQL
@@ -116,8 +124,8 @@ Commands:
   wipe      stop, then delete the service's state (data, logs) under
             \$SERVICES_STATE_DIR (ha: under \$SERVICES_STATE_DIR/ha).
   env       Print the export line that points the service at the topology:
-            single: REDIS_URL, CASSANDRA_CONTACT_POINTS, and the object store's
-            S3_ENDPOINT, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY;
+            single: REDIS_URL, CASSANDRA_CONTACT_POINTS, the object store's
+            S3_ENDPOINT, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, and CLAMAV_ADDRESS;
             ha: CASSANDRA_CONTACT_POINTS, CASSANDRA_REPLICATION_FACTOR,
             REDIS_CLUSTER_NODES, STORE=cassandra, BUS=redis.
             Use as: eval "\$(scripts/services.sh env --topology ha)"
@@ -149,6 +157,8 @@ Environment (default):
   OBJECTSTORE_ACCESS_KEY, OBJECTSTORE_SECRET_KEY  its root credentials
                           (chat-service-dev, chat-service-dev-secret: loopback only)
   OBJECTSTORE_START_TIMEOUT seconds to wait for it     (30)
+  CLAMAV_PORT             clamd's TCP port on 127.0.0.1 (3310)
+  CLAMAV_START_TIMEOUT    seconds to wait for clamd    (60)
  The ha topology's own (the single topology's ports above do not move it):
   HA_CASSANDRA_ADDRESSES  Cassandra nodes, comma-separated
                           (127.0.0.11,127.0.0.12,127.0.0.13)
@@ -391,6 +401,83 @@ objectstore_status() {
 }
 
 objectstore_stop() { stop_pid objectstore "$OBJECTSTORE_PID" versitygw; }
+
+# --- ClamAV (clamd) ------------------------------------------------------------
+
+# The EICAR test file's MD5 and size, as a ClamAV hash signature: the database clamd loads here,
+# so it starts in a second and needs no signature download (EICAR is the industry's test string).
+CLAMAV_EICAR_HDB='44d88612fea8a8f36de82e1278abb02f:68:Eicar-Test-Signature'
+
+clamav_installed() { command -v clamd >/dev/null 2>&1 || [ -x /usr/sbin/clamd ]; }
+
+clamav_install() {
+  if clamav_installed; then
+    log "clamav: installed"
+    return 0
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "clamd is missing and apt-get is not available"
+  log "clamav: installing clamav-daemon with apt-get"
+  apt_install clamav-daemon
+  clamav_installed || die "clamav: apt-get finished but clamd is missing"
+}
+
+clamav_ready() { # clamd answers PONG to zPING
+  timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$CLAMAV_PORT && printf 'zPING\0' >&3 && head -c 4 <&3" 2>/dev/null | grep -q PONG
+}
+
+clamav_start() {
+  local pid waited=0 clamd
+  if pid=$(pid_alive "$CLAMAV_PID" clamd); then
+    log "clamav: already running (pid $pid, 127.0.0.1:$CLAMAV_PORT)"
+    return 0
+  fi
+  clamav_install
+  if port_open "$CLAMAV_PORT"; then
+    die "clamav: port $CLAMAV_PORT on 127.0.0.1 is in use by another process (not one started with this state dir); set CLAMAV_PORT"
+  fi
+  clamd=$(command -v clamd || echo /usr/sbin/clamd)
+  mkdir -p "$CLAMAV_DIR/db"
+  printf '%s\n' "$CLAMAV_EICAR_HDB" >"$CLAMAV_DIR/db/eicar-test.hdb"
+  cat >"$CLAMAV_DIR/clamd.conf" <<CONF
+DatabaseDirectory $CLAMAV_DIR/db
+TCPSocket $CLAMAV_PORT
+TCPAddr 127.0.0.1
+Foreground yes
+LogFile $CLAMAV_LOG
+StreamMaxLength 100M
+User $(id -un)
+CONF
+  setsid "$clamd" -c "$CLAMAV_DIR/clamd.conf" </dev/null >>"$CLAMAV_LOG.out" 2>&1 9>&- &
+  echo $! >"$CLAMAV_PID"
+  while ! clamav_ready; do
+    if ! pid_alive "$CLAMAV_PID" clamd >/dev/null || [ "$waited" -ge "$((CLAMAV_START_TIMEOUT * 5))" ]; then
+      log "clamav: not ready after $((waited / 5))s; last lines of $CLAMAV_LOG:"
+      log_tail "$CLAMAV_LOG" 20
+      log_tail "$CLAMAV_LOG.out" 20
+      stop_pid clamav "$CLAMAV_PID" clamd
+      exit 1
+    fi
+    sleep 0.2
+    waited=$((waited + 1))
+  done
+  log "clamav: ready (pid $(cat "$CLAMAV_PID"), 127.0.0.1:$CLAMAV_PORT, test signatures only)"
+}
+
+clamav_status() {
+  local pid
+  if pid=$(pid_alive "$CLAMAV_PID" clamd); then
+    if clamav_ready; then
+      echo "clamav     running  pid $pid  127.0.0.1:$CLAMAV_PORT  ready"
+      return 0
+    fi
+    echo "clamav     running  pid $pid  127.0.0.1:$CLAMAV_PORT  not ready (no PONG)"
+    return 1
+  fi
+  echo "clamav     stopped"
+  return 1
+}
+
+clamav_stop() { stop_pid clamav "$CLAMAV_PID" clamd; }
 
 # --- Cassandra -------------------------------------------------------------
 
@@ -1097,8 +1184,8 @@ main() {
   if [ "$cmd" = env ]; then
     [ "${#services[@]}" -eq 0 ] || die "env takes no services"
     if [ "$topology" = ha ]; then ha_parse; ha_env
-    else printf 'export REDIS_URL=redis://127.0.0.1:%s CASSANDRA_CONTACT_POINTS=127.0.0.1:%s S3_ENDPOINT=http://127.0.0.1:%s S3_ACCESS_KEY_ID=%s S3_SECRET_ACCESS_KEY=%s\n' \
-      "$REDIS_PORT" "$CASSANDRA_PORT" "$OBJECTSTORE_PORT" "$OBJECTSTORE_ACCESS_KEY" "$OBJECTSTORE_SECRET_KEY"
+    else printf 'export REDIS_URL=redis://127.0.0.1:%s CASSANDRA_CONTACT_POINTS=127.0.0.1:%s S3_ENDPOINT=http://127.0.0.1:%s S3_ACCESS_KEY_ID=%s S3_SECRET_ACCESS_KEY=%s CLAMAV_ADDRESS=127.0.0.1:%s\n' \
+      "$REDIS_PORT" "$CASSANDRA_PORT" "$OBJECTSTORE_PORT" "$OBJECTSTORE_ACCESS_KEY" "$OBJECTSTORE_SECRET_KEY" "$CLAMAV_PORT"
     fi
     return 0
   fi
@@ -1117,13 +1204,13 @@ main() {
   fi
 
   if [ "${#services[@]}" -eq 0 ]; then
-    if [ "$topology" = ha ]; then services=(redis cassandra); else services=(redis cassandra objectstore); fi
+    if [ "$topology" = ha ]; then services=(redis cassandra); else services=(redis cassandra objectstore clamav); fi
   fi
   local s
   for s in "${services[@]}"; do
-    case "$s" in redis|cassandra|objectstore) ;; *) die "unknown service '$s' (redis, cassandra, objectstore)" ;; esac
-    if [ "$topology" = ha ] && [ "$s" = objectstore ]; then
-      die "the object store is one server, started with the single topology (scripts/services.sh start objectstore)"
+    case "$s" in redis|cassandra|objectstore|clamav) ;; *) die "unknown service '$s' (redis, cassandra, objectstore, clamav)" ;; esac
+    if [ "$topology" = ha ] && { [ "$s" = objectstore ] || [ "$s" = clamav ]; }; then
+      die "$s is one server, started with the single topology (scripts/services.sh start $s)"
     fi
   done
 
@@ -1157,6 +1244,7 @@ main() {
           for i in "${!HA_CASSANDRA[@]}"; do rm -rf "$(ha_cassandra_dir "$i")"; done
         elif [ "$s" = redis ]; then rm -rf "$REDIS_DIR"
         elif [ "$s" = objectstore ]; then rm -rf "$OBJECTSTORE_DIR"
+        elif [ "$s" = clamav ]; then rm -rf "$CLAMAV_DIR"
         else rm -rf "$CASSANDRA_DIR"
         fi
         log "$s: state removed"
@@ -1169,7 +1257,7 @@ main() {
       rmdir "$HA_DIR" 2>/dev/null || true
       rmdir "$STATE_DIR" 2>/dev/null || true
     fi
-  elif [ "$cmd" = wipe ] && [ ! -d "$REDIS_DIR" ] && [ ! -d "$CASSANDRA_DIR" ] && [ ! -d "$OBJECTSTORE_DIR" ]; then
+  elif [ "$cmd" = wipe ] && [ ! -d "$REDIS_DIR" ] && [ ! -d "$CASSANDRA_DIR" ] && [ ! -d "$OBJECTSTORE_DIR" ] && [ ! -d "$CLAMAV_DIR" ]; then
     rm -f "$STATE_DIR/.lock"
     rmdir "$STATE_DIR" 2>/dev/null || true
   fi

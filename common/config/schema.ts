@@ -135,6 +135,12 @@ export const ConfigSchema = Type.Object({
     description: "How long after a message's or a chat's deletion (or an upload's end) its files are deleted: long enough for the deletion to land or fail first. They are gone within this plus ATTACHMENT_SWEEP_SECONDS.",
   }),
   ATTACHMENT_SWEEP_SECONDS: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'How often each node deletes the attachment files that are due (see ATTACHMENT_DELETE_DELAY_SECONDS).' }),
+  CLAMAV_ADDRESS: Type.String({
+    default: '',
+    pattern: '^$|^[A-Za-z0-9.-]+:[0-9]{1,5}$',
+    description: '`host:port` of a ClamAV daemon (clamd, TCPSocket): every file is scanned at finalize, and one it finds malware in is deleted and refused (422 / FILE_INFECTED). Empty: no scan.',
+  }),
+  CLAMAV_TIMEOUT_MS: Type.Integer({ default: 30000, minimum: 100, maximum: 600000, description: 'How long a scan may take; past it, or with clamd unreachable, finalize answers 503 / UNAVAILABLE and can be asked again.' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
     default: 'info',
     description: 'Log level of the JSON logs on stdout.',

@@ -64,6 +64,7 @@ export const errorCodes = {
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Request body too large' },
   FRAME_TOO_LARGE: { status: 413, title: 'WebSocket frame too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Request body must be application/json' },
+  FILE_INFECTED: { status: 422, title: 'The malware scanner found something in the file' },
   MESSAGE_REJECTED: { status: 422, title: "The application's before-send hook rejected the message" },
   RATE_LIMITED: { status: 429, title: 'Too many requests', retryable: true },
   TOO_MANY_CONNECTIONS: { status: 429, title: 'Too many open connections for this user' },

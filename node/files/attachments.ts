@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, type Logger } from '../../common/index.ts';
 import { DEFAULT_REFUSED_TYPES, inspectFile } from './inspect.ts';
 import type { ObjectStore } from './object-store.ts';
+import type { FileScanner } from './malware-scan.ts';
 import { FileSweeper, type SweepChecks } from './sweeper.ts';
 import type { AttachmentClaim, AttachmentPort } from '../chat/index.ts';
 import type { StoredAttachment } from '../store/index.ts';
@@ -20,6 +21,8 @@ export interface AttachmentLimits {
 
 export interface AttachmentsOptions {
   store: ObjectStore;
+  /** Asked before a file is kept (CLAMAV_ADDRESS); no scan when absent. */
+  scanner?: FileScanner;
   limits: AttachmentLimits;
   /** The chat store's answers the sweeper and downloads need. */
   checks: SweepChecks;
@@ -81,6 +84,7 @@ export class Attachments implements AttachmentPort {
   private readonly waiting: (() => void)[] = [];
   private readonly refused: ReadonlySet<string>;
   private readonly store: ObjectStore;
+  private readonly scanner: FileScanner | undefined;
   private readonly limits: AttachmentLimits;
   private readonly checks: SweepChecks;
   private readonly now: () => Date;
@@ -89,6 +93,7 @@ export class Attachments implements AttachmentPort {
 
   constructor(o: AttachmentsOptions) {
     this.store = o.store;
+    this.scanner = o.scanner;
     this.limits = o.limits;
     this.checks = o.checks;
     this.now = o.now ?? (() => new Date());
@@ -152,6 +157,11 @@ export class Attachments implements AttachmentPort {
     try {
       const bytes = await this.store.read(fileKey(record));
       if (!bytes) return new ApiError('UPLOAD_INCOMPLETE', 'the uploaded file is gone: put it again');
+      const verdict = await this.scanner?.scan(bytes);
+      if (verdict?.infected) {
+        await this.store.deletePrefix(`${prefixOf(record)}/`);
+        return new ApiError('FILE_INFECTED', `the malware scanner found ${verdict.signature}: the file was deleted`, { errors: [{ path: '/file', message: `infected: ${verdict.signature}` }] });
+      }
       const file = await inspectFile(bytes);
       if (this.refused.has(file.type)) {
         await this.store.deletePrefix(`${prefixOf(record)}/`);

@@ -22,3 +22,4 @@ export { Attachments, DOWNLOAD_URL_SECONDS, UPLOAD_URL_SECONDS, type AttachmentL
 export { FileSweeper, type SweepChecks } from './sweeper.ts';
 export { DEFAULT_REFUSED_TYPES, inspectFile, THUMBNAIL_MAX_SIDE, type InspectedFile } from './inspect.ts';
 export { Attachment, AttachmentAccess, AttachmentParams, CreateUploadBody, Upload, UploadParams } from './schemas.ts';
+export { ClamdScanner, type FileScanner, type ScanVerdict } from './malware-scan.ts';

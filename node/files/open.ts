@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Config, Logger } from '../../common/index.ts';
 import type { NodeStore } from '../store/index.ts';
 import { Attachments } from './attachments.ts';
+import { ClamdScanner } from './malware-scan.ts';
 import { LocalObjectStore } from './local-store.ts';
 import type { ObjectStore } from './object-store.ts';
 import { S3ObjectStore } from './s3-store.ts';
@@ -34,8 +35,10 @@ export async function openObjectStore(config: Readonly<Config>, publicUrl: () =>
 
 /** The node's attachments over `files`, their limits from the config, the chat store answering the sweeper. */
 export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files: ObjectStore, log: Logger, now: () => Date): Attachments {
+  const [host, port] = config.CLAMAV_ADDRESS.split(':');
   return new Attachments({
     store: files,
+    ...(config.CLAMAV_ADDRESS ? { scanner: new ClamdScanner(host!, Number(port), config.CLAMAV_TIMEOUT_MS) } : {}),
     limits: {
       maxBytes: config.ATTACHMENT_MAX_BYTES,
       refusedTypes: config.ATTACHMENT_REFUSED_TYPES.split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== ''),

@@ -64,6 +64,7 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
         400: { description: 'chatId or uploadId is not a UUID' },
         409: { description: 'No bytes yet, or not the declared size (UPLOAD_INCOMPLETE)' },
         415: { description: 'The sniffed type is refused (FILE_TYPE_REFUSED); the file was deleted' },
+        422: { description: 'The malware scanner (CLAMAV_ADDRESS) found something (FILE_INFECTED); the file was deleted' },
         ...common,
         404: { description: 'Not a member (CHAT_NOT_FOUND), or no such upload of yours (UPLOAD_NOT_FOUND)' },
       },

@@ -20,6 +20,10 @@ const addresses = {
     const [host = '127.0.0.1', port = '9042'] = (process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042').split(',')[0]!.split(':');
     return { host, port: Number(port) };
   },
+  clamav: (): ServiceAddress => {
+    const [host = '127.0.0.1', port = '3310'] = (process.env.CLAMAV_ADDRESS || '127.0.0.1:3310').split(':');
+    return { host, port: Number(port) };
+  },
   objectstore: (): ServiceAddress => {
     const url = new URL(process.env.S3_ENDPOINT ?? 'http://127.0.0.1:7070');
     return { host: url.hostname, port: Number(url.port || 80) };
