@@ -1,5 +1,5 @@
 import { ApiError } from '../../common/index.ts';
-import { FencedError, newMessageId, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredAttachment, type StoredMessage } from '../store/index.ts';
+import { FencedError, newMessageId, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
 import type { AttachmentPort } from './attachment-port.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
 import { ChatActivity } from './chat-activity.ts';
@@ -13,6 +13,7 @@ import { deleted, edited, moderated, reacted, type Change } from './message-chan
 import { MessageReads } from './message-reads.ts';
 import { messageJson } from './message-json.ts';
 import { SenderReads } from './sender-reads.ts';
+import { SendAttachments } from './send-attachments.ts';
 import { SendKeys } from './send-keys.ts';
 import { SerialQueue } from './serial-queue.ts';
 import { chatView, messageView, reactionView, type MessageView } from './views.ts';
@@ -114,6 +115,7 @@ export class ChatActor {
   private readonly admission: AdmissionPolicy;
   /** The idempotency keys of sends being written and recently stored (send-keys.ts). */
   private readonly keys: SendKeys<SendResult>;
+  private readonly files: SendAttachments;
   /** Highest seq whose event has been published (and so is durable). */
   publishedSeq = 0;
   private assignedSeq = 0;
@@ -131,6 +133,7 @@ export class ChatActor {
     private readonly deps: ActorDeps,
   ) {
     this.admission = deps.admission ?? boundedQueue();
+    this.files = new SendAttachments(appId, chatId, deps.store.messages, deps.attachments);
     this.keys = new SendKeys(CHAT_LIMITS.recentKeys, {
       lookup: async (userId, clientKey) => {
         // A write of this chat whose outcome was unknown is made definite first (ChatWriters.settle).
@@ -281,7 +284,7 @@ export class ChatActor {
       if (input.attachments?.length) {
         // Claimed in the chat's queue, so no two sends take one file; nothing else takes a seq
         // meanwhile, so a refusal gives this one back and the chat's seqs keep no gap.
-        const files = await this.claimAttachments(userId, message.id, input.attachments).catch((error: unknown) => {
+        const files = await this.files.claim(userId, message.id, input.attachments).catch((error: unknown) => {
           this.assignedSeq--;
           throw error;
         });
@@ -295,31 +298,13 @@ export class ChatActor {
       if (clientKey !== undefined) message.clientKey = clientKey;
       const view = messageView(message, replyTo);
       const durable = this.enqueue(message, { type: 'message.new', chatId: this.chatId, seq, rev: 0, message: view });
-      if (message.attachments) {
-        const release = () => message.attachments!.forEach((a) => this.claiming.delete(a.id));
-        durable.then(release, release);
-      }
+      if (message.attachments) this.files.settled(durable, message.attachments);
       const result = durable.then(() => ({ message: view, created: true }));
       if (clientKey !== undefined) this.keys.writingNow(userId, clientKey, result);
       return new Later(result);
     }));
   }
 
-  /**
-   * The files a new message carries, checked by the attachments port; each is remembered as this
-   * message's until its write settles (then the store holds it, or it is free again), so a send
-   * queued behind cannot take it meanwhile.
-   */
-  private async claimAttachments(userId: string, messageId: string, uploadIds: readonly string[]): Promise<StoredAttachment[] | ApiError> {
-    if (!this.deps.attachments) return new ApiError('UNAVAILABLE', 'this deployment stores no attachments (ATTACHMENTS_STORE=off)');
-    const heldBy = async (id: string) => this.claiming.get(id) ?? (await this.deps.store.messages.attachmentHolder(this.appId, this.chatId, id));
-    const files = await this.deps.attachments.claim({ appId: this.appId, chatId: this.chatId, senderId: userId, uploadIds, messageId, heldBy });
-    if (!(files instanceof ApiError)) for (const id of uploadIds) this.claiming.set(id, messageId);
-    return files;
-  }
-
-  /** Uploads claimed by messages being written (claimAttachments), by upload id. */
-  private readonly claiming = new Map<string, string>();
 
   edit(userId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
     return this.change(userId, messageId, true, (m) => edited(m, userId, content, this.deps.now().toISOString()));

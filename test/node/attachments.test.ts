@@ -119,6 +119,9 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
 
     const again = await it.node.post(`/api/messages/${chatId}`, { content: 'once more', attachments: [image.body.id] }, alice.jwt);
     t.match(again, { status: 409, body: { code: 'ATTACHMENT_IN_USE', errors: [{ path: '/body/attachments/0' }] } }, 'one file is sent in one message');
+    const racing = await upload(alice, PDF, 'race.pdf', 'application/pdf');
+    const both = await Promise.all([1, 2].map((n) => it.node.post(`/api/messages/${chatId}`, { content: `race ${n}`, attachments: [racing.body.id] }, alice.jwt)));
+    t.same(both.map((r) => r.status).sort(), [201, 409], 'two sends at once with one file: one carries it, the other is refused (the first still being written)');
     const stolen = await it.node.post(`/api/messages/${chatId}`, { content: 'mine now', attachments: [pdf.body.id] }, bob.jwt);
     t.match(stolen, { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } }, "a member cannot send another's upload");
     const empty = await it.node.post(`/api/messages/${chatId}`, { content: '' }, alice.jwt);
