@@ -144,6 +144,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   };
   const appDeleted = (appId: string) => {
     sessions.appDeleted(appId);
+    attachments?.appDeleted(appId).catch((error: unknown) => log.warn({ err: String(error), appId }, "cannot mark a deleted application's files for deletion"));
     const { code, reason, reconnect } = closeCodes.APP_DELETED;
     for (const ws of hub.appSockets(appId)) ws.end(code, JSON.stringify({ reason, reconnect }));
   };
@@ -197,7 +198,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     });
   }
   const chatCap = new ChatCap(store.chats, config.USER_CHATS_MAX);
-  const attachments = options.files ? attachmentsOf(config, store, options.files, log.child({ component: 'attachments' }), now) : undefined;
+  const attachments = options.files ? attachmentsOf(config, store, options.files, (appId) => Promise.resolve(options.appStatus.isLive(appId)), log.child({ component: 'attachments' }), now) : undefined;
   attachments?.sweeper.start(config.ATTACHMENT_SWEEP_SECONDS * 1000);
   actors = new ActorRegistry(
     {

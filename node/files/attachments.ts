@@ -107,6 +107,11 @@ export class Attachments implements AttachmentPort {
     return Promise.all(uploadIds.map((uploadId) => this.sweeper.mark({ kind: 'message', appId, chatId, messageId, uploadId }, due))).then(() => undefined);
   }
 
+  /** An application was deleted: every file of it goes (its absence is checked again when due). */
+  appDeleted(appId: string): Promise<void> {
+    return this.sweeper.mark({ kind: 'app', appId }, this.now().getTime() + this.limits.deleteDelayMs);
+  }
+
   /** The chat's own deletion (AttachmentPort): every file of the chat goes once it is gone. */
   chatDeleting(appId: string, chatId: string): Promise<void> {
     return this.sweeper.mark({ kind: 'chat', appId, chatId }, this.now().getTime() + this.limits.deleteDelayMs);

@@ -34,7 +34,7 @@ export async function openObjectStore(config: Readonly<Config>, publicUrl: () =>
 }
 
 /** The node's attachments over `files`, their limits from the config, the chat store answering the sweeper. */
-export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files: ObjectStore, log: Logger, now: () => Date): Attachments {
+export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files: ObjectStore, appExists: (appId: string) => Promise<boolean>, log: Logger, now: () => Date): Attachments {
   const [host, port] = config.CLAMAV_ADDRESS.split(':');
   return new Attachments({
     store: files,
@@ -52,6 +52,7 @@ export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files:
       },
       chatExists: async (appId, chatId) => (await store.chats.get(appId, chatId)) !== undefined,
       holder: (appId, chatId, uploadId) => store.messages.attachmentHolder(appId, chatId, uploadId),
+      appExists,
     },
     log,
     now,

@@ -8,12 +8,15 @@ export interface SweepChecks {
   chatExists(appId: string, chatId: string): Promise<boolean>;
   /** The message that carries an upload, if one was stored (MessageStore.attachmentHolder). */
   holder(appId: string, chatId: string, uploadId: string): Promise<string | undefined>;
+  /** Whether the application still exists. */
+  appExists(appId: string): Promise<boolean>;
 }
 
 type Marker =
   | { kind: 'upload'; appId: string; chatId: string; uploadId: string }
   | { kind: 'message'; appId: string; chatId: string; messageId: string; uploadId: string }
-  | { kind: 'chat'; appId: string; chatId: string };
+  | { kind: 'chat'; appId: string; chatId: string }
+  | { kind: 'app'; appId: string };
 
 /** Markers are kept in hourly folders; a start looks this far back for ones still due. */
 const LOOKBACK_HOURS = 24 * 7;
@@ -28,7 +31,9 @@ const HOUR_MS = 3_600_000;
  * - `upload`: the upload's files go unless a stored, not deleted message holds it (an upload never
  *   sent within its time);
  * - `message`: they go if the message that holds them is deleted (or was never stored);
- * - `chat`: every file of the chat goes if the chat is gone.
+ * - `chat`: every file of the chat goes if the chat is gone;
+ * - `app`: every file of the application goes if it is gone (marked when a node hears of the
+ *   deletion, which the control service announces after making it).
  * Every node sweeps (deleting twice is harmless); a marker is removed once handled. A marker left
  * by a node that was down longer than a week is not looked for.
  */
@@ -50,7 +55,7 @@ export class FileSweeper {
   /** Records a deletion to make at `dueMs` (durable once this resolves). */
   async mark(marker: Marker, dueMs: number): Promise<void> {
     const parts = marker.kind === 'upload' ? [marker.uploadId] : marker.kind === 'message' ? [marker.messageId, marker.uploadId] : [];
-    const name = [String(dueMs), marker.kind, marker.appId, marker.chatId, ...parts].join('.');
+    const name = [String(dueMs), marker.kind, marker.appId, marker.kind === 'app' ? '0' : marker.chatId, ...parts].join('.');
     await this.store.put(`gc/${hourName(Math.floor(dueMs / HOUR_MS))}/${name}`, new Uint8Array(0), 'application/octet-stream');
   }
 
@@ -95,6 +100,10 @@ export class FileSweeper {
   }
 
   private async handle(m: Marker): Promise<void> {
+    if (m.kind === 'app') {
+      if (!(await this.checks.appExists(m.appId))) await this.store.deletePrefix(`a/${m.appId}/`);
+      return;
+    }
     if (m.kind === 'chat') {
       if (!(await this.checks.chatExists(m.appId, m.chatId))) await this.store.deletePrefix(`a/${m.appId}/${m.chatId}/`);
       return;
@@ -113,6 +122,7 @@ function markerOf(kind: string | undefined, appId: string | undefined, chatId: s
   if (kind === 'upload' && a) return { kind, appId, chatId, uploadId: a };
   if (kind === 'message' && a && b) return { kind, appId, chatId, messageId: a, uploadId: b };
   if (kind === 'chat') return { kind, appId, chatId };
+  if (kind === 'app') return { kind, appId };
   return undefined;
 }
 

@@ -210,7 +210,7 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
 }
 
 t.test('embedded store (files under DATA_DIR)', (t) => suite(t, 'local', {}));
-t.test('an upload not sent within ATTACHMENT_UPLOAD_TTL_SECONDS is deleted', async (t) => {
+t.test('an upload not sent within ATTACHMENT_UPLOAD_TTL_SECONDS is deleted; a deleted application\'s files too', async (t) => {
   const svc = await startService({ ATTACHMENT_UPLOAD_TTL_SECONDS: '2', ATTACHMENT_DELETE_DELAY_SECONDS: '1', ATTACHMENT_SWEEP_SECONDS: '1' });
   t.teardown(() => svc.stop());
   const it = await integration(svc, 'att-ttl');
@@ -233,6 +233,24 @@ t.test('an upload not sent within ATTACHMENT_UPLOAD_TTL_SECONDS is deleted', asy
     await res.body?.cancel();
   }
   t.equal(status, 404, 'and its file is deleted');
+
+  // A file sent in a message stays; deleting the application deletes it.
+  const kept = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'kept.pdf', size: PDF.length, type: 'application/pdf' }, alice.jwt);
+  await fetch(kept.body.upload.url, { method: 'PUT', headers: kept.body.upload.headers, body: new Uint8Array(PDF) });
+  await it.node.post(`/api/chats/${chatId}/uploads/${kept.body.uploadId}/finalize`, undefined, alice.jwt);
+  t.equal((await it.node.post(`/api/messages/${chatId}`, { content: '', attachments: [kept.body.uploadId] }, alice.jwt)).status, 201);
+  await new Promise((r) => setTimeout(r, 3_500));
+  const url = (await it.node.get(`/api/chats/${chatId}/attachments/${kept.body.uploadId}`, bob.jwt)).body.url as string;
+  t.equal((await fetch(url)).status, 200, 'a sent file outlives its upload time');
+  const removed = await it.control.del(`/api/client/apps/${it.appId}`, it.accessToken);
+  t.equal(removed.status, 204, removed.text);
+  status = 0;
+  for (const until = Date.now() + 15_000; Date.now() < until && status !== 404; await new Promise((r) => setTimeout(r, 250))) {
+    const res = await fetch(url);
+    status = res.status;
+    await res.body?.cancel();
+  }
+  t.equal(status, 404, "a deleted application's files are deleted");
 });
 
 const s3 = await requireService('objectstore', (line) => t.comment(line));
