@@ -130,6 +130,9 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     t.match(unknown, { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } });
     const tooMany = await it.node.post(`/api/messages/${chatId}`, { content: 'x', attachments: Array.from({ length: 11 }, (_, i) => `00000000-0000-4000-8000-0000000000${String(i).padStart(2, '0')}`) }, alice.jwt);
     t.match(tooMany, { status: 400, body: { code: 'VALIDATION_FAILED' } }, 'at most 10');
+    const winner = both.find((r) => r.status === 201)!;
+    const next = await it.node.post(`/api/messages/${chatId}`, { content: 'after the refusals' }, alice.jwt);
+    t.equal(next.body.message.seq, winner.body.message.seq + 1, 'the refused sends took no seq: no gap');
 
     const third = await upload(bob, PDF, 'bob.pdf', 'application/pdf');
     const aliceSocket = await WsClient.connect(svc.nodeUrl, alice.jwt);
