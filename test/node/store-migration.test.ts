@@ -39,7 +39,7 @@ else {
     for (const id of [chatId, goneChatId]) await client.execute(`INSERT INTO ${keyspace}.user_chats (app_id, user_id, chat_id) VALUES (?, ?, ?)`, [appId, senderId, id], { prepare: true });
 
     const applied = await migrate(client, keyspace, nodeMigrations);
-    t.same(applied, ['node-004-chat-log', 'node-005-copy-first-layout', 'node-006-signing-keyring', 'node-007-user-chat-index', 'node-008-webhook-outbox', 'node-009-outbox-change-checks', 'node-010-moderation', 'node-011-user-blocks', 'node-012-blocklists', 'node-013-chat-moderation', 'node-014-member-count', 'node-015-session-markers'], 'the upgrade applies the new layout, copies the messages, indexes chats by activity (and adds the later tables)');
+    t.same(applied, ['node-004-chat-log', 'node-005-copy-first-layout', 'node-006-signing-keyring', 'node-007-user-chat-index', 'node-008-webhook-outbox', 'node-009-outbox-change-checks', 'node-010-moderation', 'node-011-user-blocks', 'node-012-blocklists', 'node-013-chat-moderation', 'node-014-member-count', 'node-015-session-markers', 'node-016-message-attachments'], 'the upgrade applies the new layout, copies the messages, indexes chats by activity (and adds the later tables)');
     t.same(await migrate(client, keyspace, nodeMigrations), [], 'and running it again does nothing');
 
     const store = CassandraNodeStore.open(client, keyspace);
