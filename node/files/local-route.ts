@@ -66,15 +66,17 @@ function respond(res: HttpResponse, answer: LocalSignedResponse, state: { aborte
     answer.file?.destroy();
     return;
   }
+  // An empty file has no chunk to write: the response ends here.
+  const empty = answer.headers['content-length'] === '0';
   res.cork(() => {
     res.writeStatus(`${answer.status}`);
     for (const [k, v] of Object.entries(answer.headers)) if (k !== 'content-length') res.writeHeader(k, v);
-    if (!answer.file || head) {
+    if (!answer.file || head || empty) {
       answer.file?.destroy();
       res.end(answer.problem ? JSON.stringify(answer.problem) : undefined);
     }
   });
-  if (answer.file && !head) streamFile(res, answer.file, Number(answer.headers['content-length']), state);
+  if (answer.file && !head && !empty) streamFile(res, answer.file, Number(answer.headers['content-length']), state);
 }
 
 /** Writes a file to the response as the socket takes it: tryEnd with the total size, onWritable to go on. */

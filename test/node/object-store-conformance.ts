@@ -146,6 +146,10 @@ export function objectStoreConformance(t: Test, name: string, open: () => Promis
     t.ok(asPut.status >= 400 && asPut.status < 500, `a GET URL does not PUT (${asPut.status})`);
     await asPut.body?.cancel();
     t.same(Buffer.from((await s.read(key))!), Buffer.from(ALL_BYTES), 'the object is unchanged');
+    await s.put(`${root}/files/empty.txt`, new Uint8Array(0), 'text/plain');
+    const empty = await fetch(await s.presignGet(`${root}/files/empty.txt`, { expiresInSeconds: 300, contentType: 'text/plain' }));
+    t.equal(empty.status, 200, 'an empty file is served');
+    t.equal((await empty.arrayBuffer()).byteLength, 0, 'with no bytes');
     await s.delete(key);
     const gone = await fetch(url);
     t.equal(gone.status, 404, 'a deleted object is gone for a URL signed before');

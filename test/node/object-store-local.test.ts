@@ -1,38 +1,30 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { LOCAL_FILES_PATH, LocalObjectStore } from '../../node/files/index.ts';
+import uws from 'uWebSockets.js';
+import { listen } from '../../common/http/index.ts';
+import { LocalObjectStore, serveLocalFiles } from '../../node/files/index.ts';
 import { objectStoreConformance, testRoot } from './object-store-conformance.ts';
 
-/** Serves a local store's signed URLs over node:http, as the node's route does over uWS. */
-async function serve(store: () => LocalObjectStore): Promise<{ server: Server; url: string }> {
-  const server = createServer(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    if (!url.pathname.startsWith(LOCAL_FILES_PATH)) return void res.writeHead(404).end();
-    const answer = await store().handleSigned({
-      method: req.method ?? 'GET',
-      key: url.pathname.slice(LOCAL_FILES_PATH.length).split('/').map(decodeURIComponent).join('/'),
-      query: url.searchParams,
-      contentLength: req.headers['content-length'],
-      contentType: req.headers['content-type'],
-      body: req,
-    });
-    res.writeHead(answer.status, answer.headers);
-    if (answer.file) answer.file.pipe(res);
-    else res.end(answer.problem ? JSON.stringify(answer.problem) : undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+/**
+ * Serves a local store's signed URLs through the node's own uWS route (serveLocalFiles), so the
+ * suite checks the transport the node runs; `store()` is read at each request (tests reopen it).
+ */
+async function serve(store: () => LocalObjectStore): Promise<{ close: () => void; url: string }> {
+  const app = uws.App();
+  // The route takes a store; one that forwards to the current one lets the tests swap it.
+  const current = new Proxy({} as LocalObjectStore, { get: (_, name) => Reflect.get(store(), name).bind(store()) });
+  serveLocalFiles(app, current, { origins: '*' });
+  const listening = await listen(app, '127.0.0.1', 0);
+  return { close: () => listening.close(), url: `http://127.0.0.1:${listening.port}` };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'object-store-local-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 let current: LocalObjectStore | undefined;
-const { server, url } = await serve(() => current!);
-t.teardown(() => new Promise((resolve) => server.close(resolve)));
+const { close, url } = await serve(() => current!);
+t.teardown(close);
 
 objectStoreConformance(t, 'local', async () => {
   current = await LocalObjectStore.open({ dir: join(dir, 'files'), publicUrl: url });
