@@ -88,7 +88,7 @@ export class Attachments implements AttachmentPort {
   private readonly limits: AttachmentLimits;
   private readonly checks: SweepChecks;
   private readonly now: () => Date;
-  /** Deletes what nothing needs any more (see sweeper.ts); started by `startSweeping`. */
+  /** Deletes what nothing needs any more (see sweeper.ts); the node starts it (`sweeper.start`). */
   readonly sweeper: FileSweeper;
 
   constructor(o: AttachmentsOptions) {
@@ -200,8 +200,9 @@ export class Attachments implements AttachmentPort {
 
   /**
    * The chat's claim of finalized uploads for one message (AttachmentPort): each must be the
-   * sender's, of this chat, finalized, and held by no other stored message; each record then names
-   * the message before the message is written.
+   * sender's, of this chat, finalized, not expired, and carried by no other message (`heldBy`:
+   * the message store, which records the holder in the message's own write, or the actor's claims
+   * in flight). Reads only: a finalized record usually from memory.
    */
   async claim(c: AttachmentClaim): Promise<StoredAttachment[] | ApiError> {
     const [records, holders] = await Promise.all([Promise.all(c.uploadIds.map((id) => this.readRecord(c.appId, c.chatId, id))), Promise.all(c.uploadIds.map((id) => c.heldBy(id)))]);
