@@ -198,7 +198,16 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     });
   }
   const chatCap = new ChatCap(store.chats, config.USER_CHATS_MAX);
-  const attachments = options.files ? attachmentsOf(config, store, options.files, (appId) => Promise.resolve(options.appStatus.isLive(appId)), log.child({ component: 'attachments' }), now) : undefined;
+  const attachments = options.files
+    ? attachmentsOf(config, store, options.files, {
+        appExists: (appId) => Promise.resolve(options.appStatus.isLive(appId)),
+        storedBytes: (appId, bytes) => usage.filesStored(appId, bytes),
+        // One node sweeps: the first live one by id.
+        ...(cluster ? { sweepHere: async () => (await cluster.membership.live()).map((n) => n.nodeId).sort()[0] === cluster.nodeId } : {}),
+        log: log.child({ component: 'attachments' }),
+        now,
+      })
+    : undefined;
   attachments?.sweeper.start(config.ATTACHMENT_SWEEP_SECONDS * 1000);
   actors = new ActorRegistry(
     {

@@ -128,6 +128,8 @@ export interface ApplicationUsage {
   registeredUsers: number;
   chats: number;
   messages: number;
+  /** Bytes of attachment files stored now (finalized files and their thumbnails). */
+  storedFileBytes: number;
   concurrentUsers: { current: number; peak: number };
   /** The last 30 UTC days, oldest first; the last is today. */
   days: { day: string; messages: number; peakUsers: number }[];

@@ -12,6 +12,8 @@ export interface UsageDelta {
   chats: number;
   /** Messages made durable, per day. */
   messages: Record<string, number>;
+  /** Net change of attachment bytes stored (finalized files and their thumbnails, less those deleted). */
+  fileBytes?: number;
   /**
    * Users connected to the application at once, cluster-wide, as this node sampled them: the
    * highest sample per day, and the latest sample with its time.

@@ -127,6 +127,7 @@ export const Usage = Type.Object(
     registeredUsers: Type.Integer({ description: 'Users registered, minus those deleted.' }),
     chats: Type.Integer({ description: 'Chats created, minus those deleted.' }),
     messages: Type.Integer({ description: 'Messages sent, all time.' }),
+    storedFileBytes: Type.Integer({ minimum: 0, description: 'Bytes of attachment files stored now (finalized files and their thumbnails, less those deleted).' }),
     concurrentUsers: Type.Object({
       current: Type.Integer({ minimum: 0, description: 'Distinct users connected over WebSocket now, cluster-wide (as last sampled).' }),
       peak: Type.Integer({ minimum: 0, description: 'The highest of `days[].peakUsers`.' }),

@@ -19,7 +19,7 @@ export function usageRoutes(ctx: ControlContext): AnyRoute[] {
       method: 'GET',
       path: '/api/client/apps/:appId/usage',
       operationId: 'getApplicationUsage',
-      summary: 'Usage of an application: users, chats, messages per day (last 30 days), concurrent users',
+      summary: 'Usage of an application: users, chats, messages per day (last 30 days), concurrent users, attachment bytes stored',
       description:
         'Each node counts in memory and adds its counts to the store every USAGE_FLUSH_SECONDS (default 60), so figures lag by at most that. ' +
         'Concurrent users are sampled (at most once a second per application while connections change, and once per flush while any are connected): a peak shorter than a second may be missed. ' +
@@ -50,6 +50,7 @@ export function usageRoutes(ctx: ControlContext): AnyRoute[] {
             registeredUsers: Math.max(0, u.users),
             chats: Math.max(0, u.chats),
             messages: u.messages,
+            storedFileBytes: Math.max(0, u.fileBytes),
             concurrentUsers: { current: fresh ? u.current!.users : 0, peak: Math.max(0, ...perDay.map((d) => d.peakUsers)) },
             days: perDay,
             asOf: now.toISOString(),

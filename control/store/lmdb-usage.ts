@@ -8,6 +8,8 @@ interface Totals {
   users: number;
   chats: number;
   messages: number;
+  /** Absent on totals written before attachments: 0. */
+  fileBytes?: number;
 }
 
 /**
@@ -34,7 +36,10 @@ export class LmdbUsage implements UsageStore {
       messages += n;
       this.db.put(['d', d.appId, day], ((this.db.get(['d', d.appId, day]) as number | undefined) ?? 0) + n);
     }
-    if (d.users || d.chats || messages) this.db.put(['t', d.appId], { users: totals.users + d.users, chats: totals.chats + d.chats, messages: totals.messages + messages });
+    const fileBytes = d.fileBytes ?? 0;
+    if (d.users || d.chats || messages || fileBytes) {
+      this.db.put(['t', d.appId], { users: totals.users + d.users, chats: totals.chats + d.chats, messages: totals.messages + messages, fileBytes: (totals.fileBytes ?? 0) + fileBytes });
+    }
     if (d.concurrent) {
       for (const [day, peak] of Object.entries(d.concurrent.peaks)) {
         const key = ['p', d.appId, day, nodeId];
@@ -61,7 +66,7 @@ export class LmdbUsage implements UsageStore {
       }
     }
     const current = this.db.get(['c', appId]) as { users: number; at: string } | undefined;
-    return { ...totals, messagesByDay, peakByDay, ...(current ? { current } : {}) };
+    return { users: totals.users, chats: totals.chats, messages: totals.messages, fileBytes: totals.fileBytes ?? 0, messagesByDay, peakByDay, ...(current ? { current } : {}) };
   }
 
   async keysLastUsed(appId: string): Promise<Record<string, string>> {

@@ -6,6 +6,8 @@ export interface UsageSnapshot {
   users: number;
   chats: number;
   messages: number;
+  /** Attachment bytes stored (files and thumbnails), as the nodes counted them. */
+  fileBytes: number;
   /** Messages per day, for the days asked that have any. */
   messagesByDay: Record<string, number>;
   /** The highest concurrent-user sample per day, for the days asked that have any. */

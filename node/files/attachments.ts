@@ -28,6 +28,10 @@ export interface AttachmentsOptions {
   checks: SweepChecks;
   log: Logger;
   now?: () => Date;
+  /** Attachment bytes an application stores changed (finalized: more; deleted: fewer), for usage. */
+  storedBytes?: (appId: string, bytes: number) => void;
+  /** Whether this node runs the sweep now (see SweeperOptions); every node when absent. */
+  sweepHere?: () => Promise<boolean>;
 }
 
 /** How long a signed upload URL works (at most: an upload's own time may be shorter). */
@@ -88,6 +92,7 @@ export class Attachments implements AttachmentPort {
   private readonly limits: AttachmentLimits;
   private readonly checks: SweepChecks;
   private readonly now: () => Date;
+  private readonly storedBytes: ((appId: string, bytes: number) => void) | undefined;
   /** Deletes what nothing needs any more (see sweeper.ts); the node starts it (`sweeper.start`). */
   readonly sweeper: FileSweeper;
 
@@ -98,7 +103,11 @@ export class Attachments implements AttachmentPort {
     this.checks = o.checks;
     this.now = o.now ?? (() => new Date());
     this.refused = new Set([...DEFAULT_REFUSED_TYPES, ...o.limits.refusedTypes]);
-    this.sweeper = new FileSweeper(o.store, o.checks, o.log, () => this.now().getTime());
+    this.storedBytes = o.storedBytes;
+    this.sweeper = new FileSweeper(o.store, o.checks, o.log, () => this.now().getTime(), {
+      ...(o.sweepHere ? { sweepHere: o.sweepHere } : {}),
+      ...(o.storedBytes ? { deleted: (appId: string, bytes: number) => o.storedBytes!(appId, -bytes) } : {}),
+    });
   }
 
   /** The chat's deletion of a message that holds files (AttachmentPort): they go once it is durable. */
@@ -189,6 +198,7 @@ export class Attachments implements AttachmentPort {
           : {}),
       };
       await this.writeRecord({ ...record, attachment });
+      this.storedBytes?.(record.appId, file.bytes.length + (file.image?.thumbnail.bytes.length ?? 0));
       return attachment;
     } finally {
       // The turn passes to the next waiting finalize, if any, else it is given back.

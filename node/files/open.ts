@@ -34,7 +34,17 @@ export async function openObjectStore(config: Readonly<Config>, publicUrl: () =>
 }
 
 /** The node's attachments over `files`, their limits from the config, the chat store answering the sweeper. */
-export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files: ObjectStore, appExists: (appId: string) => Promise<boolean>, log: Logger, now: () => Date): Attachments {
+export interface AttachmentsWiring {
+  appExists: (appId: string) => Promise<boolean>;
+  /** Usage: attachment bytes stored changed. */
+  storedBytes: (appId: string, bytes: number) => void;
+  /** Whether this node sweeps now (a cluster's first live node); every node when absent. */
+  sweepHere?: () => Promise<boolean>;
+  log: Logger;
+  now: () => Date;
+}
+
+export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files: ObjectStore, w: AttachmentsWiring): Attachments {
   const [host, port] = config.CLAMAV_ADDRESS.split(':');
   return new Attachments({
     store: files,
@@ -52,9 +62,11 @@ export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files:
       },
       chatExists: async (appId, chatId) => (await store.chats.get(appId, chatId)) !== undefined,
       holder: (appId, chatId, uploadId) => store.messages.attachmentHolder(appId, chatId, uploadId),
-      appExists,
+      appExists: w.appExists,
     },
-    log,
-    now,
+    log: w.log,
+    now: w.now,
+    storedBytes: w.storedBytes,
+    ...(w.sweepHere ? { sweepHere: w.sweepHere } : {}),
   });
 }

@@ -18,6 +18,17 @@ type Marker =
   | { kind: 'chat'; appId: string; chatId: string }
   | { kind: 'app'; appId: string };
 
+export interface SweeperOptions {
+  /**
+   * Whether this node sweeps now (in a cluster: the first live node by id), so one node deletes
+   * and counts each deletion; every node when absent. A change of the live list may let two sweep
+   * at once for a while: deleting twice is harmless, the bytes count may then be off.
+   */
+  sweepHere?: () => Promise<boolean>;
+  /** Bytes of finalized files (and thumbnails) deleted, per application, for usage. */
+  deleted?: (appId: string, bytes: number) => void;
+}
+
 /** Markers are kept in hourly folders; a start looks this far back for ones still due. */
 const LOOKBACK_HOURS = 24 * 7;
 const HOUR_MS = 3_600_000;
@@ -48,6 +59,7 @@ export class FileSweeper {
     private readonly checks: SweepChecks,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
+    private readonly options: SweeperOptions = {},
   ) {
     this.fromHour = Math.floor(now() / HOUR_MS) - LOOKBACK_HOURS;
   }
@@ -79,6 +91,7 @@ export class FileSweeper {
   }
 
   private async pass(): Promise<void> {
+    if (this.options.sweepHere && !(await this.options.sweepHere())) return;
     const now = this.now();
     const current = Math.floor(now / HOUR_MS);
     let firstLeft: number | undefined;
@@ -101,11 +114,11 @@ export class FileSweeper {
 
   private async handle(m: Marker): Promise<void> {
     if (m.kind === 'app') {
-      if (!(await this.checks.appExists(m.appId))) await this.store.deletePrefix(`a/${m.appId}/`);
+      if (!(await this.checks.appExists(m.appId))) await this.deleteFiles(m.appId, `a/${m.appId}/`);
       return;
     }
     if (m.kind === 'chat') {
-      if (!(await this.checks.chatExists(m.appId, m.chatId))) await this.store.deletePrefix(`a/${m.appId}/${m.chatId}/`);
+      if (!(await this.checks.chatExists(m.appId, m.chatId))) await this.deleteFiles(m.appId, `a/${m.appId}/${m.chatId}/`);
       return;
     }
     const holderId = await this.checks.holder(m.appId, m.chatId, m.uploadId);
@@ -113,7 +126,33 @@ export class FileSweeper {
     const kept = holder === 'live' || holder === 'hidden';
     // A message marker acts only for the message it names: the upload may be carried by none other.
     const unneeded = m.kind === 'upload' ? !kept : (holderId === undefined || holderId === m.messageId) && !kept;
-    if (unneeded) await this.store.deletePrefix(`a/${m.appId}/${m.chatId}/${m.uploadId}/`);
+    if (unneeded) await this.deleteFiles(m.appId, `a/${m.appId}/${m.chatId}/${m.uploadId}/`);
+  }
+
+  /**
+   * Deletes everything under `prefix` and reports the bytes of finalized uploads' files and
+   * thumbnails among it (an unfinalized upload's bytes were never counted).
+   */
+  private async deleteFiles(appId: string, prefix: string): Promise<void> {
+    const uploads = new Map<string, { bytes: number; record: boolean }>();
+    if (this.options.deleted) {
+      for await (const o of this.store.list(prefix)) {
+        const parts = o.key.split('/');
+        const upload = parts.slice(0, 4).join('/');
+        const u = uploads.get(upload) ?? { bytes: 0, record: false };
+        if (parts[4] === 'file' || parts[4] === 'thumb') u.bytes += o.size;
+        if (parts[4] === 'record.json') u.record = true;
+        uploads.set(upload, u);
+      }
+    }
+    let bytes = 0;
+    for (const [upload, u] of uploads) {
+      if (!u.record || u.bytes === 0) continue;
+      const record = await this.store.read(`${upload}/record.json`);
+      if (record && (JSON.parse(Buffer.from(record).toString('utf8')) as { attachment?: unknown }).attachment) bytes += u.bytes;
+    }
+    await this.store.deletePrefix(prefix);
+    if (bytes > 0) this.options.deleted?.(appId, bytes);
   }
 }
 

@@ -89,6 +89,12 @@ export class UsageMeter {
     return this.day.name;
   }
 
+  /** Attachment bytes the application stores changed by `bytes` (finalized: more; deleted: fewer). */
+  filesStored(appId: string, bytes: number): void {
+    const d = this.delta(appId);
+    d.fileBytes = (d.fileBytes ?? 0) + bytes;
+  }
+
   keyUsed(appId: string, keyId: string): void {
     this.delta(appId).keysUsed[keyId] = this.now().toISOString();
   }
@@ -160,6 +166,7 @@ export class UsageMeter {
     const d = this.delta(old.appId);
     d.users += old.users;
     d.chats += old.chats;
+    if (old.fileBytes) d.fileBytes = (d.fileBytes ?? 0) + old.fileBytes;
     for (const [day, n] of Object.entries(old.messages)) d.messages[day] = (d.messages[day] ?? 0) + n;
     for (const [keyId, at] of Object.entries(old.keysUsed)) if (!d.keysUsed[keyId] || d.keysUsed[keyId]! < at) d.keysUsed[keyId] = at;
     if (old.concurrent) {

@@ -8,7 +8,7 @@ export function usageStoreConformance(t: Test, fresh: (t: Test) => Promise<Contr
 
   t.test('usage: an application never counted reads as zeros', async (t) => {
     const { usage } = await fresh(t);
-    t.same(await usage.read(randomUUID(), ['2030-01-01']), { users: 0, chats: 0, messages: 0, messagesByDay: {}, peakByDay: {} });
+    t.same(await usage.read(randomUUID(), ['2030-01-01']), { users: 0, chats: 0, messages: 0, fileBytes: 0, messagesByDay: {}, peakByDay: {} });
     t.same(await usage.keysLastUsed(randomUUID()), {});
   });
 
@@ -16,11 +16,11 @@ export function usageStoreConformance(t: Test, fresh: (t: Test) => Promise<Contr
     const { usage } = await fresh(t);
     const app = randomUUID();
     const other = randomUUID();
-    await usage.record('n1', [delta(app, { users: 3, chats: 2, messages: { '2030-01-01': 5, '2030-01-02': 1 } }), delta(other, { users: 7 })]);
-    await usage.record('n2', [delta(app, { users: 1, chats: -1, messages: { '2030-01-02': 4 } })]);
-    await usage.record('n1', [delta(app, { users: -1, messages: { '2030-01-03': 2 } })]);
+    await usage.record('n1', [delta(app, { users: 3, chats: 2, messages: { '2030-01-01': 5, '2030-01-02': 1 }, fileBytes: 5000 }), delta(other, { users: 7 })]);
+    await usage.record('n2', [delta(app, { users: 1, chats: -1, messages: { '2030-01-02': 4 }, fileBytes: 700 })]);
+    await usage.record('n1', [delta(app, { users: -1, messages: { '2030-01-03': 2 }, fileBytes: -1200 })]);
     const read = await usage.read(app, ['2030-01-01', '2030-01-02', '2030-01-04']);
-    t.same(read, { users: 3, chats: 1, messages: 12, messagesByDay: { '2030-01-01': 5, '2030-01-02': 5 }, peakByDay: {} }, 'totals count every day; per-day figures only the days asked');
+    t.same(read, { users: 3, chats: 1, messages: 12, fileBytes: 4500, messagesByDay: { '2030-01-01': 5, '2030-01-02': 5 }, peakByDay: {} }, 'totals count every day (stored bytes up and down); per-day figures only the days asked');
     t.equal((await usage.read(other, [])).users, 7, 'applications are counted apart');
   });
 
@@ -45,6 +45,6 @@ export function usageStoreConformance(t: Test, fresh: (t: Test) => Promise<Contr
     t.same(await usage.keysLastUsed(app), { [k1]: '2030-01-01T10:00:00.000Z', [k2]: '2030-01-01T08:00:00.000Z' });
     await usage.forget(app);
     t.same(await usage.keysLastUsed(app), {});
-    t.same(await usage.read(app, ['2030-01-01']), { users: 0, chats: 0, messages: 0, messagesByDay: {}, peakByDay: {} });
+    t.same(await usage.read(app, ['2030-01-01']), { users: 0, chats: 0, messages: 0, fileBytes: 0, messagesByDay: {}, peakByDay: {} });
   });
 }

@@ -1,7 +1,7 @@
 import type { CassandraClient } from '../../../common/cassandra/index.ts';
 import type { UsageDelta, UsageSnapshot, UsageStore } from '../types.ts';
 
-const TOTALS = ['users', 'chats', 'messages'] as const;
+const TOTALS = ['users', 'chats', 'messages', 'fileBytes'] as const;
 /** Microseconds since the epoch (exact in a double until the year 2255): the write time that makes the newest sample or use win. */
 const micros = (iso: string) => Date.parse(iso) * 1000;
 
@@ -26,7 +26,7 @@ export class CassandraUsage implements UsageStore {
       messages += n;
       writes.push(this.db.execute(`UPDATE ${this.ks}.usage_daily SET messages = messages + ? WHERE app_id = ? AND day = ?`, [n, d.appId, day]));
     }
-    const totals = { users: d.users, chats: d.chats, messages };
+    const totals = { users: d.users, chats: d.chats, messages, fileBytes: d.fileBytes ?? 0 };
     for (const metric of TOTALS) {
       if (totals[metric]) writes.push(this.db.execute(`UPDATE ${this.ks}.usage_totals SET value = value + ? WHERE app_id = ? AND metric = ?`, [totals[metric], d.appId, metric]));
     }
@@ -52,7 +52,7 @@ export class CassandraUsage implements UsageStore {
       days.length ? this.db.execute(`SELECT day, peak FROM ${this.ks}.usage_peaks WHERE app_id = ? AND day IN ?`, [appId, days]) : none,
       this.db.execute(`SELECT users, at FROM ${this.ks}.usage_current WHERE app_id = ?`, [appId]),
     ]);
-    const snapshot: UsageSnapshot = { users: 0, chats: 0, messages: 0, messagesByDay: {}, peakByDay: {} };
+    const snapshot: UsageSnapshot = { users: 0, chats: 0, messages: 0, fileBytes: 0, messagesByDay: {}, peakByDay: {} };
     for (const row of totals.rows) {
       const metric = String(row.get('metric')) as (typeof TOTALS)[number];
       if (TOTALS.includes(metric)) snapshot[metric] = Number(row.get('value'));

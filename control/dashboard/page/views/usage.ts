@@ -35,8 +35,17 @@ export function UsagePanel({ calls, appId }: { calls: Calls; appId: string }) {
       ${stat('Messages sent', u?.messages)}
       ${stat('Connected now', u?.concurrentUsers.current)}
       ${stat('Peak connected', u?.concurrentUsers.peak)}
+      <div class="stat"><dt>Files stored</dt><dd>${u ? bytesText(u.storedFileBytes) : '—'}</dd></div>
     </dl>
     ${u ? html`<p class="muted">As of <${When} iso=${u.asOf} />. Nodes report their counts about once a minute.</p>` : null}
     ${u && u.days.length > 0 ? html`<${UsageChart} days=${u.days} />` : null}
   </section>`;
+}
+
+/** 0 B, 12 KB, 3.4 MB, 1.2 GB. */
+function bytesText(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(1)} GB`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
+  if (n >= 1e3) return `${Math.round(n / 1e3)} KB`;
+  return `${n} B`;
 }
