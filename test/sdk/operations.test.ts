@@ -329,8 +329,8 @@ t.test('ManagementClient: every method, with the documented shapes', async (t) =
   checkKeys(t, keys1[0]!, ['id', 'keyPrefix', 'audience', 'tier', 'status', 'createdAt', 'lastUsedAt'], ['revokedAt', 'keySuffix'], 'listApiKeys');
   t.equal(keys1[0]!.lastUsedAt, null, 'listApiKeys: a key never used has lastUsedAt null');
   const usage = await mgmt.getUsage(created.id);
-  checkKeys(t, usage, ['appId', 'registeredUsers', 'chats', 'messages', 'concurrentUsers', 'days', 'asOf'], [], 'getUsage');
-  t.has(usage, { appId: created.id, registeredUsers: 0, chats: 0, messages: 0, concurrentUsers: { current: 0, peak: 0 } }, 'getUsage: a new application has none');
+  checkKeys(t, usage, ['appId', 'registeredUsers', 'chats', 'messages', 'storedFileBytes', 'concurrentUsers', 'days', 'asOf'], [], 'getUsage');
+  t.has(usage, { appId: created.id, registeredUsers: 0, chats: 0, messages: 0, storedFileBytes: 0, concurrentUsers: { current: 0, peak: 0 } }, 'getUsage: a new application has none');
   t.equal(usage.days.length, 30, 'getUsage: 30 days');
   t.has(keys1[0], { id: key1.id, keyPrefix: key1.keyPrefix, status: 'ACTIVE' }, 'listApiKeys: the key, active');
   t.notOk(JSON.stringify(keys1).includes(key1.token), 'listApiKeys never contains the token');
