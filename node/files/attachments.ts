@@ -106,7 +106,14 @@ export class Attachments implements AttachmentPort {
     this.storedBytes = o.storedBytes;
     this.sweeper = new FileSweeper(o.store, o.checks, o.log, () => this.now().getTime(), {
       ...(o.sweepHere ? { sweepHere: o.sweepHere } : {}),
-      ...(o.storedBytes ? { deleted: (appId: string, bytes: number) => o.storedBytes!(appId, -bytes) } : {}),
+      ...(o.storedBytes
+        ? {
+            usage: {
+              finalized: async (appId: string, chatId: string, uploadId: string) => (await this.readRecord(appId, chatId, uploadId))?.attachment !== undefined,
+              deleted: (appId: string, bytes: number) => o.storedBytes!(appId, -bytes),
+            },
+          }
+        : {}),
     });
   }
 

@@ -1,5 +1,6 @@
 import type { ReadStream } from 'node:fs';
-import type { HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { toClientError } from '../../common/errors/index.ts';
 import { allowOrigin, type CorsPolicy } from '../../common/http/index.ts';
 import { LOCAL_FILES_PATH, type LocalObjectStore, type LocalSignedResponse } from './local-store.ts';
 
@@ -26,7 +27,7 @@ export function serveLocalFiles(app: TemplatedApp, store: LocalObjectStore, cors
       res.endWithoutBody();
     });
   });
-  const handler = (res: HttpResponse, req: import('uWebSockets.js').HttpRequest) => {
+  const handler = (res: HttpResponse, req: HttpRequest) => {
     const origin = allowOrigin(cors, req.getHeader('origin') || undefined);
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
@@ -50,11 +51,9 @@ export function serveLocalFiles(app: TemplatedApp, store: LocalObjectStore, cors
       .handleSigned({ method, key, query, ...(contentLength ? { contentLength } : {}), ...(contentType ? { contentType } : {}), ...(body ? { body } : {}) })
       .then((answer) => respond(res, origin ? { ...answer, headers: { ...answer.headers, 'access-control-allow-origin': origin, ...(origin === '*' ? {} : { vary: 'Origin' }) } } : answer, state, method === 'HEAD'))
       .catch((error: unknown) => {
-        if (state.aborted) return;
-        res.cork(() => {
-          res.writeStatus('500 Internal Server Error').writeHeader('content-type', 'application/problem+json');
-          res.end(JSON.stringify({ status: 500, code: 'INTERNAL', title: 'Internal error', detail: error instanceof Error ? error.message : String(error) }));
-        });
+        // Told as every route tells a failure (toClientError): never the exception's own message.
+        const problem = toClientError(error).toProblem();
+        respond(res, { status: problem.status, headers: { 'content-type': 'application/problem+json' }, problem }, state, false);
       });
   };
   app.get(`${LOCAL_FILES_PATH}*`, handler);

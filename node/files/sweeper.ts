@@ -25,8 +25,12 @@ export interface SweeperOptions {
    * at once for a while: deleting twice is harmless, the bytes count may then be off.
    */
   sweepHere?: () => Promise<boolean>;
-  /** Bytes of finalized files (and thumbnails) deleted, per application, for usage. */
-  deleted?: (appId: string, bytes: number) => void;
+  /** Usage: the bytes of finalized uploads' files and thumbnails the sweep deletes, per application. */
+  usage?: {
+    /** Whether an upload was finalized (only those were counted when stored). */
+    finalized(appId: string, chatId: string, uploadId: string): Promise<boolean>;
+    deleted(appId: string, bytes: number): void;
+  };
 }
 
 /** Markers are kept in hourly folders; a start looks this far back for ones still due. */
@@ -134,26 +138,25 @@ export class FileSweeper {
    * thumbnails among it (an unfinalized upload's bytes were never counted).
    */
   private async deleteFiles(appId: string, prefix: string): Promise<void> {
-    const uploads = new Map<string, { bytes: number; record: boolean }>();
-    if (this.options.deleted) {
+    const usage = this.options.usage;
+    // Bytes of files and thumbnails per upload (key a/{app}/{chat}/{upload}/{name}), when counted.
+    const uploads = new Map<string, { chatId: string; uploadId: string; bytes: number }>();
+    if (usage) {
       for await (const o of this.store.list(prefix)) {
-        const parts = o.key.split('/');
-        const upload = parts.slice(0, 4).join('/');
-        const u = uploads.get(upload) ?? { bytes: 0, record: false };
-        if (parts[4] === 'file' || parts[4] === 'thumb') u.bytes += o.size;
-        if (parts[4] === 'record.json') u.record = true;
-        uploads.set(upload, u);
+        const [, , chatId, uploadId, name] = o.key.split('/');
+        if (!chatId || !uploadId || (name !== 'file' && name !== 'thumb')) continue;
+        const key = `${chatId}/${uploadId}`;
+        const u = uploads.get(key) ?? { chatId, uploadId, bytes: 0 };
+        u.bytes += o.size;
+        uploads.set(key, u);
       }
     }
     let bytes = 0;
-    for (const [upload, u] of uploads) {
-      if (!u.record || u.bytes === 0) continue;
-      const record = await this.store.read(`${upload}/record.json`);
-      if (record && (JSON.parse(Buffer.from(record).toString('utf8')) as { attachment?: unknown }).attachment) bytes += u.bytes;
-    }
+    for (const u of uploads.values()) if (await usage!.finalized(appId, u.chatId, u.uploadId)) bytes += u.bytes;
     await this.store.deletePrefix(prefix);
-    if (bytes > 0) this.options.deleted?.(appId, bytes);
+    if (bytes > 0) usage!.deleted(appId, bytes);
   }
+
 }
 
 function markerOf(kind: string | undefined, appId: string | undefined, chatId: string | undefined, a: string | undefined, b: string | undefined): Marker | undefined {
