@@ -1,5 +1,5 @@
 /**
- * The nemesis suite's full form: the six fault phases of test/cluster/nemesis.test.ts with longer
+ * The nemesis suite's full form: the seven fault phases of test/ha/nemesis.test.ts with longer
  * phases (and any rate), against the running topology.
  *
  *   scripts/services.sh start --topology ha      # found at HA_CASSANDRA_CONTACT_POINTS and

@@ -105,6 +105,17 @@ export const timedOut = (error: unknown): boolean => {
 };
 
 const READ = /^\s*SELECT\b/i;
+const SERIAL = new Set<number>([consistencies.serial, consistencies.localSerial]);
+
+/**
+ * How long a statement that may safely run twice waits for its coordinator before the driver sends
+ * it to the next node as well (the first answer wins). A killed node closes its connections and
+ * the driver moves on at once, but a node that stops answering with its connections open (a long
+ * GC pause, a process stuck in I/O as it dies) would hold each request it coordinates until the
+ * driver's read timeout (12 s), and a chat's writes wait in line behind one such request. Well
+ * above a healthy statement's latency even on a busy two-core machine, so it rarely doubles work.
+ */
+export const SPECULATIVE_DELAY_MS = 500;
 
 /** `client` with STATEMENT_OPTIONS on every statement (options given per call still win). */
 export function cql(client: Cql): Cql {
@@ -113,9 +124,12 @@ export function cql(client: Cql): Cql {
   };
   return {
     // A read changes nothing, so the driver may try it again on another node when a connection
-    // breaks or a coordinator times out (retry and speculative policies act only on idempotent
-    // statements); writes are marked idempotent by their callers where they are (unknown-outcomes.ts).
-    execute: (query, params = [], options = {}) => client.execute(query, params, { ...STATEMENT_OPTIONS, isIdempotent: READ.test(query), ...options }).catch(unavailable),
+    // breaks or a coordinator times out, or send it to a second one when the first is slow (retry
+    // and speculative policies act only on idempotent statements); writes are marked idempotent by
+    // their callers where they are (unknown-outcomes.ts). A serial read is a Paxos round: two at
+    // once on one partition contend with each other, so it is sent once.
+    execute: (query, params = [], options = {}) =>
+      client.execute(query, params, { ...STATEMENT_OPTIONS, isIdempotent: READ.test(query) && !SERIAL.has(options.consistency ?? -1), ...options }).catch(unavailable),
     batch: (statements, options = {}) => client.batch(statements, { logged: false, ...STATEMENT_OPTIONS, ...options }).catch(unavailable),
   };
 }
@@ -133,7 +147,11 @@ export function connectCassandra(options: CassandraOptions): CassandraClient {
     queryOptions: { ...STATEMENT_OPTIONS },
     // A node recovers by itself within about a second of the database coming back (the default
     // backs off exponentially up to ten minutes).
-    policies: { reconnection: new cassandra.policies.reconnection.ConstantReconnectionPolicy(1000) },
+    policies: {
+      reconnection: new cassandra.policies.reconnection.ConstantReconnectionPolicy(1000),
+      // One more coordinator for an idempotent statement unanswered after SPECULATIVE_DELAY_MS.
+      speculativeExecution: new cassandra.policies.speculativeExecution.ConstantSpeculativeExecutionPolicy(SPECULATIVE_DELAY_MS, 1),
+    },
     socketOptions: { connectTimeout: 5000, readTimeout: 12000 },
   });
 }

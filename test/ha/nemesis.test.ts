@@ -10,14 +10,14 @@ import { runNemesis, timingFor } from '../helpers/nemesis/run.ts';
  * lost"), Jepsen-style and bounded in time: on the HA topology (three Cassandra nodes, RF 3; a
  * Redis Cluster) with the control service and three chat nodes, senders on every node send into
  * a few busy chats at a steady rate, each send retried with its idempotency key on an unknown
- * outcome, while members follow the chats over WebSocket on every node. Six phases each inject
+ * outcome, while members follow the chats over WebSocket on every node. Seven phases each inject
  * ONE fault under that load, hold it, heal it and let the cluster recover (test/helpers/nemesis):
  * a Cassandra node killed, the Redis master of busy chats' channels killed, a chat node cut from
  * Redis, a chat node isolated, the owner of busy chats paused past its hold, every node restarted
- * in turn. After each, the store is read back (history from every node, and the rows at ALL) and
- * every phase must show 0 acknowledged sends lost, 0 duplicated, 0 seqs reused, sends in
- * real-time order, and every member holding every stored message, each socket sent each seq at
- * most once and in order. The table goes to artifacts/nemesis.{json,md}; `npm run nemesis` is the
+ * in turn, a Cassandra node paused. After each, the store is read back (history from every node,
+ * and the rows at ALL) and every phase must show 0 acknowledged sends lost, 0 duplicated, 0 seqs
+ * reused, sends in real-time order, and every member holding every stored message, each socket
+ * sent each seq at most once and in order. The table goes to artifacts/nemesis.{json,md}; `npm run nemesis` is the
  * long form (bin/nemesis.ts).
  */
 

@@ -1,11 +1,11 @@
 import type { types } from 'cassandra-driver';
-import { applied, claimRow, defined, opt, str, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, claimRow, defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { Account, AccountStore, RefreshTokenRecord, RotateResult, SessionFamily, SessionStore } from '../types.ts';
 
 
 /** Accounts; an e-mail is claimed by compare-and-set, so of concurrent claimants exactly one holds it. */
 export class CassandraAccounts implements AccountStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   private read(row: types.Row): Account {
     return {
@@ -69,7 +69,7 @@ export class CassandraAccounts implements AccountStore {
  * revoked once, by compare-and-set on `revoked_at`, keeping its first revocation time.
  */
 export class CassandraSessions implements SessionStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   private putToken(t: RefreshTokenRecord) {
     return this.db.execute(`INSERT INTO ${this.ks}.refresh_tokens (hash, family_id, account_id, expires_at, used_at) VALUES (?, ?, ?, ?, ?)`, [t.hash, t.familyId, t.accountId, t.expiresAt, t.usedAt ?? null]);

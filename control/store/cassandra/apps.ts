@@ -1,5 +1,5 @@
 import type { types } from 'cassandra-driver';
-import { applied, str, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { ApiKeyRecord, ApiKeyStore, Application, ApplicationStore, AppStatus, Tier } from '../types.ts';
 import { scanRows } from './scan.ts';
 import { Slots } from './slots.ts';
@@ -11,7 +11,7 @@ const tierOf = (row: types.Row, column: string): Tier => (row.get(column) === 'S
 export class CassandraApplications implements ApplicationStore {
   private readonly slots: Slots;
 
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {
+  constructor(private readonly db: Cql, private readonly ks: string) {
     this.slots = new Slots(db, `${ks}.application_slots`, 'client_id', 'app_id');
   }
 
@@ -96,7 +96,7 @@ export class CassandraApplications implements ApplicationStore {
 export class CassandraApiKeys implements ApiKeyStore {
   private readonly slots: Slots;
 
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {
+  constructor(private readonly db: Cql, private readonly ks: string) {
     this.slots = new Slots(db, `${ks}.api_key_slots`, 'app_id', 'key_id');
   }
 

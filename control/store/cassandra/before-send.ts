@@ -1,4 +1,4 @@
-import type { CassandraClient } from '../../../common/cassandra/index.ts';
+import type { Cql } from '../../../common/cassandra/index.ts';
 import type { BeforeSendHook, BeforeSendStore } from '../types.ts';
 
 type Row = { get(name: string): unknown };
@@ -21,7 +21,7 @@ function hookOf(row: Row): BeforeSendHook {
  * the row's writes are never mixed with plain ones.
  */
 export class CassandraBeforeSend implements BeforeSendStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   async get(appId: string): Promise<BeforeSendHook | undefined> {
     const row = (await this.db.execute(`SELECT * FROM ${this.ks}.before_send_hooks WHERE app_id = ?`, [appId])).first();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { types } from 'cassandra-driver';
-import { claimRow, str, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { claimRow, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { Cluster, ClusterStatus, ClusterStore } from '../types.ts';
 import { scanRows } from './scan.ts';
 
@@ -22,7 +22,7 @@ const read = (row: types.Row): Cluster => ({
  * for ever; endpoint and status are plain writes (the last one wins).
  */
 export class CassandraClusters implements ClusterStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string, private readonly scope: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string, private readonly scope: string) {}
 
   async upsert(name: string, endpoint: string, now: string, status?: ClusterStatus): Promise<Cluster> {
     const id = randomUUID();

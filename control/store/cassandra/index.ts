@@ -25,7 +25,10 @@ export class CassandraControlStore implements ControlStore {
   readonly beforeSend: CassandraBeforeSend;
   readonly signingKeys: CassandraSigningKeys;
 
-  constructor(db: CassandraClient, keyspace: string, scope = 'control') {
+  constructor(client: CassandraClient, keyspace: string, scope = 'control') {
+    // Every statement with the store options, reads sent to a second node when the first is slow,
+    // and a database that cannot answer as BackendUnavailableError (cql), as the node's stores.
+    const db = cql(client);
     this.accounts = new CassandraAccounts(db, keyspace);
     this.sessions = new CassandraSessions(db, keyspace);
     this.applications = new CassandraApplications(db, keyspace);
@@ -35,7 +38,7 @@ export class CassandraControlStore implements ControlStore {
     this.usage = new CassandraUsage(db, keyspace);
     this.webhooks = new CassandraWebhooks(db, keyspace);
     this.beforeSend = new CassandraBeforeSend(db, keyspace);
-    this.signingKeys = new CassandraSigningKeys(cql(db), keyspace, 'control', scope);
+    this.signingKeys = new CassandraSigningKeys(db, keyspace, 'control', scope);
   }
 
   async close(): Promise<void> {

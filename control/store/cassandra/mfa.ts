@@ -1,4 +1,4 @@
-import { applied, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { applied, type Cql } from '../../../common/cassandra/index.ts';
 import type { MfaState, MfaStore } from '../types.ts';
 
 /**
@@ -7,7 +7,7 @@ import type { MfaState, MfaStore } from '../types.ts';
  * `mfa_challenges_used` (rows expire by TTL). Every "once" is a lightweight transaction.
  */
 export class CassandraMfa implements MfaStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   async get(accountId: string): Promise<MfaState | undefined> {
     const row = (await this.db.execute(`SELECT pending_secret, secret, enabled_at, last_step FROM ${this.ks}.account_mfa WHERE account_id = ?`, [accountId])).first();

@@ -1,4 +1,4 @@
-import { claimRow, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { claimRow, type Cql } from '../../../common/cassandra/index.ts';
 
 /**
  * A limit as numbered slots in one partition (`table`: parent column, `slot`, holder column): a
@@ -7,7 +7,7 @@ import { claimRow, type CassandraClient } from '../../../common/cassandra/index.
  */
 export class Slots {
   constructor(
-    private readonly db: CassandraClient,
+    private readonly db: Cql,
     private readonly table: string,
     private readonly parent: string,
     private readonly holder: string,

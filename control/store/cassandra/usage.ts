@@ -1,4 +1,4 @@
-import type { CassandraClient } from '../../../common/cassandra/index.ts';
+import type { Cql } from '../../../common/cassandra/index.ts';
 import type { UsageDelta, UsageSnapshot, UsageStore } from '../types.ts';
 
 const TOTALS = ['users', 'chats', 'messages', 'fileBytes'] as const;
@@ -13,7 +13,7 @@ const micros = (iso: string) => Date.parse(iso) * 1000;
  * order the nodes' flushes land in.
  */
 export class CassandraUsage implements UsageStore {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   async record(nodeId: string, deltas: UsageDelta[]): Promise<void> {
     await Promise.all(deltas.map((d) => this.add(nodeId, d)));

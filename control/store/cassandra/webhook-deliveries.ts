@@ -1,5 +1,5 @@
 import cassandra from 'cassandra-driver';
-import { defined, num, opt, str, type CassandraClient } from '../../../common/cassandra/index.ts';
+import { defined, num, opt, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { WebhookDelivery } from '../types.ts';
 
 type Row = cassandra.types.Row;
@@ -53,7 +53,7 @@ function deliveryOf(row: Row): WebhookDelivery {
  * might bring back after a missed delete expires within the day like everything else here.
  */
 export class CassandraDeliveryLog {
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {}
+  constructor(private readonly db: Cql, private readonly ks: string) {}
 
   async record(records: WebhookDelivery[]): Promise<void> {
     for (let i = 0; i < records.length; i += WRITE_ROUND) {

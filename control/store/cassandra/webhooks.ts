@@ -1,4 +1,4 @@
-import type { CassandraClient } from '../../../common/cassandra/index.ts';
+import type { Cql } from '../../../common/cassandra/index.ts';
 import type { WebhookDelivery, WebhookEndpoint, WebhookStore } from '../types.ts';
 import { Slots } from './slots.ts';
 import { CassandraDeliveryLog } from './webhook-deliveries.ts';
@@ -32,7 +32,7 @@ export class CassandraWebhooks implements WebhookStore {
   private readonly slots: Slots;
   private readonly log: CassandraDeliveryLog;
 
-  constructor(private readonly db: CassandraClient, private readonly ks: string) {
+  constructor(private readonly db: Cql, private readonly ks: string) {
     this.slots = new Slots(db, `${ks}.webhook_slots`, 'app_id', 'endpoint_id');
     this.log = new CassandraDeliveryLog(db, ks);
   }

@@ -5,7 +5,7 @@ import { now } from './clients.ts';
 import { haProcess, keySlot, masterOfSlot, redisClusterNodes, restartMissing, type Harness } from './harness.ts';
 
 /**
- * The six faults of a nemesis run. Each phase runs steady load, injects ONE fault, holds it,
+ * The seven faults of a nemesis run. Each phase runs steady load, injects ONE fault, holds it,
  * heals it, lets the cluster recover, and is then checked (run.ts).
  */
 
@@ -69,6 +69,16 @@ function cmdline(pid: number): string {
   }
 }
 
+/** The Cassandra node a phase hits (NEMESIS_CASSANDRA_NODE, the first by default) and its process. */
+function cassandraVictim(ctx: FaultContext) {
+  const i = Number(process.env.NEMESIS_CASSANDRA_NODE ?? 0);
+  const host = ctx.h.topology.cassandraAddresses[i]!;
+  const port = Number(ctx.h.topology.cassandra.split(',')[i]!.split(':')[1] ?? 9042);
+  const victim = haProcess(host, port, 'cassandra');
+  if (!cmdline(victim.pid).includes('CassandraDaemon')) throw new Error(`${host}:${port} is not a Cassandra node (pid ${victim.pid})`);
+  return { i, host, port, victim };
+}
+
 function signal(ctx: FaultContext, pid: number, sig: NodeJS.Signals): void {
   if (ctx.h.faults) ctx.h.faults.kill(pid, sig);
   else process.kill(pid, sig);
@@ -80,11 +90,7 @@ export const PHASES: PhaseDef[] = [
     title: 'kill -9 a Cassandra node, then restart it',
     needs: ['ha'],
     inject: async (ctx) => {
-      const i = Number(process.env.NEMESIS_CASSANDRA_NODE ?? 0);
-      const host = ctx.h.topology.cassandraAddresses[i]!;
-      const port = Number(ctx.h.topology.cassandra.split(',')[i]!.split(':')[1] ?? 9042);
-      const victim = haProcess(host, port, 'cassandra');
-      if (!cmdline(victim.pid).includes('CassandraDaemon')) throw new Error(`${host}:${port} is not a Cassandra node (pid ${victim.pid})`);
+      const { i, host, port, victim } = cassandraVictim(ctx);
       if (!victim.pidFileAgrees) ctx.notes.push(`${victim.pidFile} does not name pid ${victim.pid}`);
       signal(ctx, victim.pid, 'SIGKILL');
       return {
@@ -236,5 +242,30 @@ export const PHASES: PhaseDef[] = [
         heal: () => rolling,
       };
     },
+  },
+  {
+    id: '7',
+    title: 'SIGSTOP a Cassandra node, then SIGCONT',
+    needs: ['ha'],
+    inject: async (ctx) => {
+      // A node that stops answering but keeps its connections open (a long GC pause, a process
+      // stuck in I/O while it dies): unlike a killed one, no socket closes to tell the driver.
+      const { i, host, port, victim } = cassandraVictim(ctx);
+      if (ctx.h.faults) ctx.h.faults.pause(victim.pid);
+      else process.kill(victim.pid, 'SIGSTOP');
+      return {
+        target: `Cassandra node ${i + 1} (${host}:${port}, pid ${victim.pid}), SIGSTOP`,
+        heal: async () => {
+          if (ctx.h.faults) ctx.h.faults.resume(victim.pid);
+          else process.kill(victim.pid, 'SIGCONT');
+          const took = await restartMissing(victim.stateDir, ctx.log);
+          ctx.notes.push(`Cassandra node ${i + 1} resumed; the ring was ready (3 nodes UN) ${(took / 1000).toFixed(1)} s after the heal began`);
+        },
+      };
+    },
+    // Requests the frozen node coordinates go again to another after SPECULATIVE_DELAY_MS (reads
+    // and idempotent writes) or HOLD.casTimeoutMs (the hold's compare-and-sets): a stall far
+    // shorter than the freeze.
+    bounds: (v) => [{ name: 'longest time a busy chat had no acknowledgement', limit: 3000, value: v.worstChatStallMs, detail: v.worstChatStall }],
   },
 ];

@@ -179,7 +179,7 @@ export interface NemesisOptions {
   topology: Topology;
   t: { teardown(fn: () => unknown): void; comment?(line: string): void };
   timing: Timing;
-  /** Phase ids to run (default: all six). */
+  /** Phase ids to run (default: all seven). */
   only?: string[];
   log(line: string): void;
   /** Called with each phase's result as soon as it is checked. */
