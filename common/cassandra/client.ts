@@ -106,16 +106,44 @@ export const timedOut = (error: unknown): boolean => {
 
 const READ = /^\s*SELECT\b/i;
 const SERIAL = new Set<number>([consistencies.serial, consistencies.localSerial]);
+/** A compare-and-set: `IF NOT EXISTS`, `IF EXISTS`, `IF col = ?`. */
+const CONDITIONAL = /\bIF\b/i;
+/** Arithmetic on a column (`n = n + ?`, a counter; `l = ? + l`, a list) or a value the server makes. */
+const CHANGES_AGAIN = /=\s*[\w?]+\s*[-+]|\bnow\s*\(|\buuid\s*\(/i;
+
+/**
+ * Whether the driver may send a statement again (a retry on another node, a speculative second
+ * execution): a read that is not a Paxos round, or a write that applied twice is applied once. The
+ * driver gives every attempt of a request one client timestamp, so an upsert or a delete sent
+ * twice writes the same cells with the same timestamp; a compare-and-set, a counter, a list
+ * append or a server-made value does not repeat so. A serial read is a Paxos round: two at once on
+ * one partition contend with each other.
+ */
+function idempotent(query: string, options: cassandra.QueryOptions): boolean {
+  if (READ.test(query)) return !SERIAL.has(options.consistency ?? -1);
+  return !CONDITIONAL.test(query) && !CHANGES_AGAIN.test(query);
+}
 
 /**
  * How long a statement that may safely run twice waits for its coordinator before the driver sends
  * it to the next node as well (the first answer wins). A killed node closes its connections and
  * the driver moves on at once, but a node that stops answering with its connections open (a long
  * GC pause, a process stuck in I/O as it dies) would hold each request it coordinates until the
- * driver's read timeout (12 s), and a chat's writes wait in line behind one such request. Well
- * above a healthy statement's latency even on a busy two-core machine, so it rarely doubles work.
+ * driver's read timeout (12 s), and whatever waits on the request (a chat's queue, every request
+ * of an application whose status is being looked up) with it. Well above a healthy statement's
+ * latency even on a busy two-core machine, so it rarely doubles work.
  */
 export const SPECULATIVE_DELAY_MS = 500;
+
+/**
+ * How long a compare-and-set waits for its coordinator before it is taken as timed out (outcome
+ * unknown: every caller reads again or tries again, as after Cassandra's own CAS timeout). It is
+ * never sent twice at once (two rounds would contend), so a coordinator that stops answering is
+ * left this way, not by speculative execution. The ring's write timeout: a live coordinator
+ * answers by then, if only with a timeout of its own; and a chat's hold, renewed with 1.5 s left,
+ * survives one silent coordinator with about half a second of writes waiting.
+ */
+export const CAS_TIMEOUT_MS = 2000;
 
 /** `client` with STATEMENT_OPTIONS on every statement (options given per call still win). */
 export function cql(client: Cql): Cql {
@@ -123,14 +151,20 @@ export function cql(client: Cql): Cql {
     throw asUnavailable(error);
   };
   return {
-    // A read changes nothing, so the driver may try it again on another node when a connection
-    // breaks or a coordinator times out, or send it to a second one when the first is slow (retry
-    // and speculative policies act only on idempotent statements); writes are marked idempotent by
-    // their callers where they are (unknown-outcomes.ts). A serial read is a Paxos round: two at
-    // once on one partition contend with each other, so it is sent once.
     execute: (query, params = [], options = {}) =>
-      client.execute(query, params, { ...STATEMENT_OPTIONS, isIdempotent: READ.test(query) && !SERIAL.has(options.consistency ?? -1), ...options }).catch(unavailable),
-    batch: (statements, options = {}) => client.batch(statements, { logged: false, ...STATEMENT_OPTIONS, ...options }).catch(unavailable),
+      client
+        .execute(query, params, { ...STATEMENT_OPTIONS, isIdempotent: idempotent(query, options), ...(CONDITIONAL.test(query) && !READ.test(query) ? { readTimeout: CAS_TIMEOUT_MS } : {}), ...options })
+        .catch(unavailable),
+    batch: (statements, options = {}) =>
+      client
+        .batch(statements, {
+          logged: false,
+          ...STATEMENT_OPTIONS,
+          isIdempotent: statements.every((s) => idempotent(s.query, options)),
+          ...(statements.some((s) => CONDITIONAL.test(s.query)) ? { readTimeout: CAS_TIMEOUT_MS } : {}),
+          ...options,
+        })
+        .catch(unavailable),
   };
 }
 

@@ -210,7 +210,7 @@ else {
   });
 
   /** Hold times short enough for a test: trusted for 1 s after a claim or renewal, free 2 s after. */
-  const quick = { ttlSeconds: 2, marginMs: 1000, minRemainingMs: 300, renewBelowMs: 500, minReserve: 100, maxReserve: 100, putWindow: 256, casTimeoutMs: 2000 };
+  const quick = { ttlSeconds: 2, marginMs: 1000, minRemainingMs: 300, renewBelowMs: 500, minReserve: 100, maxReserve: 100, putWindow: 256 };
   /** Tries a fenced put every 100 ms until it applies (the other holder's cell has to expire first). */
   const eventually = async (put: () => Promise<void>, withinMs: number) => {
     const deadline = Date.now() + withinMs;

@@ -14,13 +14,6 @@ export interface HoldTiming {
   maxReserve: number;
   /** The most new messages one fenced put writes: what a claim reads back (unknown-outcomes.ts). */
   putWindow: number;
-  /**
-   * How long a claim's or renewal's compare-and-set waits for its coordinator before it is taken
-   * as timed out (outcome unknown) and tried again, through another node when the driver's plan
-   * gives one. A compare-and-set is never sent twice at once (the two would contend), so a
-   * coordinator that stops answering is left this way rather than by speculative execution.
-   */
-  casTimeoutMs: number;
 }
 
 export const HOLD: Readonly<HoldTiming> = Object.freeze({
@@ -44,12 +37,6 @@ export const HOLD: Readonly<HoldTiming> = Object.freeze({
   minReserve: 64,
   maxReserve: 4096,
   putWindow: 256,
-  /**
-   * The ring's write timeout (a live coordinator answers by then, if only with a timeout of its
-   * own), and short enough that a renewal started with 1.5 s of the hold left and tried again once
-   * ends about when the hold would: a frozen coordinator costs a chat well under a second.
-   */
-  casTimeoutMs: 2000,
 });
 
 /** This instance's hold on one chat. */
@@ -347,7 +334,7 @@ export class CassandraLeases implements ChatWriters {
         const result = await this.db.batch([
           { query: `UPDATE ${this.ks}.chat_members SET writer_epoch = ?, seq_taken = ?, rev_taken = ? WHERE app_id = ? AND chat_id = ? IF writer_epoch = ? AND writer = null`, params: [epoch, taken.seq, taken.rev, appId, chatId, stored.epoch ?? null] },
           { query: `UPDATE ${this.ks}.chat_members USING TTL ${this.timing.ttlSeconds} SET writer = ? WHERE app_id = ? AND chat_id = ?`, params: [encodeWriter(this.self), appId, chatId] },
-        ], { readTimeout: this.timing.casTimeoutMs });
+        ]);
         tried = undefined;
         // The hold starts from the numbers the store had taken: the previous writer's exact head
         // after a clean release, its reservation otherwise (then those numbers are skipped).
@@ -394,7 +381,7 @@ export class CassandraLeases implements ChatWriters {
         result = await this.db.batch([
           { query: `UPDATE ${this.ks}.chat_members SET seq_taken = ?, rev_taken = ? WHERE app_id = ? AND chat_id = ? IF writer_epoch = ?`, params: [taken.seq, taken.rev, hold.appId, hold.chatId, hold.epoch] },
           { query: `UPDATE ${this.ks}.chat_members USING TTL ${this.timing.ttlSeconds} SET writer = ? WHERE app_id = ? AND chat_id = ?`, params: [encodeWriter(this.self), hold.appId, hold.chatId] },
-        ], { readTimeout: this.timing.casTimeoutMs });
+        ]);
       } catch (error) {
         // Unknown outcome; trying again is safe (the same epoch, the same or more numbers).
         if (!timedOut(error) || attempt >= 5) throw error;

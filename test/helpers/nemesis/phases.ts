@@ -263,9 +263,9 @@ export const PHASES: PhaseDef[] = [
         },
       };
     },
-    // Requests the frozen node coordinates go again to another after SPECULATIVE_DELAY_MS (reads
-    // and idempotent writes) or HOLD.casTimeoutMs (the hold's compare-and-sets): a stall far
-    // shorter than the freeze.
+    // Requests the frozen node coordinates go to another as well after SPECULATIVE_DELAY_MS (reads
+    // and idempotent writes), or are tried again after CAS_TIMEOUT_MS (compare-and-sets): a stall
+    // far shorter than the freeze (common/cassandra/client.ts).
     bounds: (v) => [{ name: 'longest time a busy chat had no acknowledgement', limit: 3000, value: v.worstChatStallMs, detail: v.worstChatStall }],
   },
 ];
