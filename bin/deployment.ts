@@ -53,6 +53,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       appStatus: { isLive: async (appId) => (await store.applications.getById(appId)) !== undefined, tier: async (appId) => (await store.applications.getById(appId))?.tier },
       publicUrl: nodeUrl,
       usage: store.usage,
+      fileUsage: { storedBytes: async (appId) => (await store.usage.read(appId, [])).fileBytes },
       webhooks: store.webhooks,
       beforeSend: store.beforeSend,
       ...(files ? { files } : {}),

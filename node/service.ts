@@ -61,6 +61,8 @@ export interface NodeServiceOptions {
   cluster?: NodeCluster;
   /** Where usage counts go every USAGE_FLUSH_SECONDS (the control store); absent: not kept. */
   usage?: UsageSink;
+  /** The attachment bytes each application stores, as usage counted them (the control store): what ATTACHMENT_APP_MAX_TOTAL_BYTES is checked against; absent: no limit. */
+  fileUsage?: { storedBytes(appId: string): Promise<number> };
   /** The applications' webhook endpoints and delivery log (the control store); absent: no webhooks. */
   webhooks?: WebhookSource;
   /** The applications' before-send hooks (the control store); absent: messages are stored unasked. */
@@ -202,6 +204,9 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     ? attachmentsOf(config, store, options.files, {
         appExists: (appId) => Promise.resolve(options.appStatus.isLive(appId)),
         storedBytes: (appId, bytes) => usage.filesStored(appId, bytes),
+        ...(options.fileUsage
+          ? { storedTotal: { stored: options.fileUsage.storedBytes, unflushed: (appId: string) => usage.unflushedFileBytes(appId), flushes: () => usage.flushes } }
+          : {}),
         // One node sweeps: the first live one by id.
         ...(cluster ? { sweepHere: async () => (await cluster.membership.live()).map((n) => n.nodeId).sort()[0] === cluster.nodeId } : {}),
         log: log.child({ component: 'attachments' }),

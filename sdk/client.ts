@@ -258,7 +258,8 @@ export class ChatClient {
    * then carries (`send(chatId, '', {attachments: [a.id]})`). The bytes go straight to where the
    * service says (the node, or its S3 service). Each step is retried while the service answers
    * `UNAVAILABLE` (its object store is down) or cannot be reached, up to 5 attempts over about 8 s.
-   * Refused: `ChatApiError` with `FILE_TOO_LARGE` (before any byte is sent) or `FILE_TYPE_REFUSED`.
+   * Refused: `ChatApiError` with `FILE_TOO_LARGE` or `STORAGE_QUOTA_EXCEEDED` (before any byte is
+   * sent) or `FILE_TYPE_REFUSED`.
    */
   async uploadFile(chatId: string, file: Blob | Uint8Array, options: UploadOptions = {}): Promise<Attachment> {
     const blob = file instanceof Uint8Array ? new Blob([file as Uint8Array<ArrayBuffer>], { type: options.type ?? 'application/octet-stream' }) : file;

@@ -118,6 +118,12 @@ export const ConfigSchema = Type.Object({
     maximum: 104_857_600,
     description: 'Largest attachment file, in bytes (25 MiB by default, at most 100 MiB); a larger one is refused when its upload is asked for (413 / FILE_TOO_LARGE), before any byte is stored.',
   }),
+  ATTACHMENT_APP_MAX_TOTAL_BYTES: Type.Integer({
+    default: 10_737_418_240,
+    minimum: 0,
+    description:
+      "Most attachment bytes one application may store (files and thumbnails, as its usage counts them; 10 GiB by default; 0: no limit). An upload that would take it past this is refused when it is asked for (413 / STORAGE_QUOTA_EXCEEDED); open uploads count at their declared size. Read from the usage figures, which nodes flush every USAGE_FLUSH_SECONDS: several nodes together may pass it by what they finalized within one flush interval.",
+  }),
   ATTACHMENT_REFUSED_TYPES: Type.String({
     default: '',
     description: 'Comma-separated MIME types refused at finalize besides the built-in ones (SVG, HTML and executables, always refused), as sniffed from the bytes: e.g. `application/zip,video/mp4`.',

@@ -49,6 +49,7 @@ export const errorCodes = {
   ATTACHMENT_IN_USE: { status: 409, title: 'The attachment is already sent in another message' },
   UPLOAD_INCOMPLETE: { status: 409, title: "The upload's bytes are missing or not the declared size" },
   FILE_TOO_LARGE: { status: 413, title: 'The file is larger than the largest attachment allowed' },
+  STORAGE_QUOTA_EXCEEDED: { status: 413, title: "The file would take the application past the attachment bytes it may store" },
   FILE_TYPE_REFUSED: { status: 415, title: 'Files of this type are not accepted' },
   BLOCK_NOT_FOUND: { status: 404, title: 'You do not block this user' },
   MUTE_NOT_FOUND: { status: 404, title: 'The member has no mute in force' },

@@ -3,6 +3,7 @@ import { ApiError, type Logger } from '../../common/index.ts';
 import { DEFAULT_REFUSED_TYPES, inspectFile } from './inspect.ts';
 import type { ObjectStore } from './object-store.ts';
 import type { FileScanner } from './malware-scan.ts';
+import type { StorageQuota } from './quota.ts';
 import { FileSweeper, type SweepChecks } from './sweeper.ts';
 import type { AttachmentClaim, AttachmentPort } from '../chat/index.ts';
 import type { StoredAttachment } from '../store/index.ts';
@@ -32,6 +33,8 @@ export interface AttachmentsOptions {
   storedBytes?: (appId: string, bytes: number) => void;
   /** Whether this node runs the sweep now (see SweeperOptions); every node when absent. */
   sweepHere?: () => Promise<boolean>;
+  /** Each application's total-bytes limit (ATTACHMENT_APP_MAX_TOTAL_BYTES); none when absent. */
+  quota?: StorageQuota;
 }
 
 /** How long a signed upload URL works (at most: an upload's own time may be shorter). */
@@ -93,6 +96,7 @@ export class Attachments implements AttachmentPort {
   private readonly checks: SweepChecks;
   private readonly now: () => Date;
   private readonly storedBytes: ((appId: string, bytes: number) => void) | undefined;
+  private readonly quota: StorageQuota | undefined;
   /** Deletes what nothing needs any more (see sweeper.ts); the node starts it (`sweeper.start`). */
   readonly sweeper: FileSweeper;
 
@@ -104,6 +108,7 @@ export class Attachments implements AttachmentPort {
     this.now = o.now ?? (() => new Date());
     this.refused = new Set([...DEFAULT_REFUSED_TYPES, ...o.limits.refusedTypes]);
     this.storedBytes = o.storedBytes;
+    this.quota = o.quota;
     this.sweeper = new FileSweeper(o.store, o.checks, o.log, () => this.now().getTime(), {
       ...(o.sweepHere ? { sweepHere: o.sweepHere } : {}),
       ...(o.storedBytes
@@ -138,6 +143,8 @@ export class Attachments implements AttachmentPort {
       return new ApiError('FILE_TOO_LARGE', `a file may be at most ${this.limits.maxBytes} bytes`, { errors: [{ path: '/body/size', message: `must be at most ${this.limits.maxBytes}` }] });
     }
     if (body.type !== undefined && this.refused.has(body.type)) return refusedType(body.type, '/body/type');
+    const over = await this.quota?.check(who.appId, body.size);
+    if (over) return over;
     const id = randomUUID();
     const now = this.now();
     const record: UploadRecord = {
@@ -156,6 +163,8 @@ export class Attachments implements AttachmentPort {
     await this.sweeper.mark({ kind: 'upload', appId: who.appId, chatId, uploadId: id }, now.getTime() + this.limits.uploadTtlMs + this.limits.deleteDelayMs);
     await this.writeRecord(record);
     const urlSeconds = Math.max(1, Math.min(UPLOAD_URL_SECONDS, Math.floor(this.limits.uploadTtlMs / 1000)));
+    // Held until the finalize here, or until no more bytes can be put (another node may finalize).
+    this.quota?.reserve(who.appId, id, body.size, now.getTime() + urlSeconds * 1000);
     const put = await this.store.presignPut(fileKey(record), { size: body.size, contentType: body.type ?? 'application/octet-stream', expiresInSeconds: urlSeconds });
     return { uploadId: id, upload: { ...put, expiresAt: put.expiresAt.toISOString() }, expiresAt: record.expiresAt };
   }
@@ -181,11 +190,13 @@ export class Attachments implements AttachmentPort {
       const verdict = await this.scanner?.scan(bytes);
       if (verdict?.infected) {
         await this.store.deletePrefix(`${prefixOf(record)}/`);
+        this.quota?.release(record.id);
         return new ApiError('FILE_INFECTED', `the malware scanner found ${verdict.signature}: the file was deleted`, { errors: [{ path: '/file', message: `infected: ${verdict.signature}` }] });
       }
       const file = await inspectFile(bytes);
       if (this.refused.has(file.type)) {
         await this.store.deletePrefix(`${prefixOf(record)}/`);
+        this.quota?.release(record.id);
         return refusedType(file.type, '/file');
       }
       if (file.bytes !== bytes) await this.store.put(fileKey(record), file.bytes, file.type);
@@ -206,6 +217,7 @@ export class Attachments implements AttachmentPort {
       };
       await this.writeRecord({ ...record, attachment });
       this.storedBytes?.(record.appId, file.bytes.length + (file.image?.thumbnail.bytes.length ?? 0));
+      this.quota?.release(record.id);
       return attachment;
     } finally {
       // The turn passes to the next waiting finalize, if any, else it is given back.

@@ -3,6 +3,7 @@ import type { Config, Logger } from '../../common/index.ts';
 import type { NodeStore } from '../store/index.ts';
 import { Attachments } from './attachments.ts';
 import { ClamdScanner } from './malware-scan.ts';
+import { StorageQuota } from './quota.ts';
 import { LocalObjectStore } from './local-store.ts';
 import type { ObjectStore } from './object-store.ts';
 import { S3ObjectStore } from './s3-store.ts';
@@ -38,11 +39,19 @@ export interface AttachmentsWiring {
   appExists: (appId: string) => Promise<boolean>;
   /** Usage: attachment bytes stored changed. */
   storedBytes: (appId: string, bytes: number) => void;
+  /**
+   * Usage, for each application's limit: the attachment bytes it stores as the store has them, and
+   * this node's counts not flushed yet (see StorageQuota); no limit when absent.
+   */
+  storedTotal?: { stored(appId: string): Promise<number>; unflushed(appId: string): number; flushes(): number };
   /** Whether this node sweeps now (a cluster's first live node); every node when absent. */
   sweepHere?: () => Promise<boolean>;
   log: Logger;
   now: () => Date;
 }
+
+/** How long an application's stored-bytes figure is used before it is read again (nodes flush usage every USAGE_FLUSH_SECONDS). */
+const QUOTA_FIGURE_TTL_MS = 5_000;
 
 export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files: ObjectStore, w: AttachmentsWiring): Attachments {
   const [host, port] = config.CLAMAV_ADDRESS.split(':');
@@ -68,5 +77,15 @@ export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files:
     now: w.now,
     storedBytes: w.storedBytes,
     ...(w.sweepHere ? { sweepHere: w.sweepHere } : {}),
+    ...(w.storedTotal && config.ATTACHMENT_APP_MAX_TOTAL_BYTES > 0
+      ? {
+          quota: new StorageQuota({
+            maxTotalBytes: config.ATTACHMENT_APP_MAX_TOTAL_BYTES,
+            stored: (appId) => w.storedTotal!.stored(appId),
+            local: w.storedTotal,
+            ttlMs: QUOTA_FIGURE_TTL_MS,
+          }),
+        }
+      : {}),
   });
 }

@@ -38,7 +38,7 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
       responses: {
         201: { description: 'The upload and where to put its bytes', schema: Upload },
         400: { description: 'Invalid fields (VALIDATION_FAILED)' },
-        413: { description: 'Larger than ATTACHMENT_MAX_BYTES (FILE_TOO_LARGE)' },
+        413: { description: "Larger than ATTACHMENT_MAX_BYTES (FILE_TOO_LARGE), or past what is left of the application's ATTACHMENT_APP_MAX_TOTAL_BYTES (STORAGE_QUOTA_EXCEEDED)" },
         415: { description: 'A refused type (FILE_TYPE_REFUSED)' },
         ...common,
       },

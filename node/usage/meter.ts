@@ -43,6 +43,9 @@ export class UsageMeter {
   private readonly flushTimer: NodeJS.Timeout | undefined;
   private readonly sampleTimer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
+  /** The counts of the flush being written, until the store has them. */
+  private writing = new Map<string, UsageDelta>();
+  private flushesDone = 0;
   /** The UTC day last counted in, and its bounds (ms): its name is made once a day, not per write. */
   private day = { from: 0, to: 0, name: '' };
 
@@ -95,6 +98,16 @@ export class UsageMeter {
     d.fileBytes = (d.fileBytes ?? 0) + bytes;
   }
 
+  /** Attachment bytes counted here and not yet in the store (pending, or being written). */
+  unflushedFileBytes(appId: string): number {
+    return (this.pending.get(appId)?.fileBytes ?? 0) + (this.writing.get(appId)?.fileBytes ?? 0);
+  }
+
+  /** How many flushes have reached the store: a figure read before the last one lacks its counts. */
+  get flushes(): number {
+    return this.flushesDone;
+  }
+
   keyUsed(appId: string, keyId: string): void {
     this.delta(appId).keysUsed[keyId] = this.now().toISOString();
   }
@@ -126,11 +139,15 @@ export class UsageMeter {
     const batch = this.pending;
     if (batch.size === 0) return;
     this.pending = new Map();
+    this.writing = batch;
     try {
       await sink.record(this.options.nodeId, [...batch.values()]);
+      this.flushesDone++;
     } catch (error) {
       this.options.log.warn({ err: String(error), applications: batch.size }, 'cannot record usage; keeping the counts for the next flush');
       for (const d of batch.values()) this.merge(d);
+    } finally {
+      this.writing = new Map();
     }
   }
 
