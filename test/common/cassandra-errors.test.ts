@@ -1,6 +1,6 @@
 import cassandra from 'cassandra-driver';
 import t from 'tap';
-import { cql, responseCode, timedOut } from '../../common/cassandra/index.ts';
+import { CAS_TIMEOUT_MS, cql, responseCode, timedOut } from '../../common/cassandra/index.ts';
 import { BackendUnavailableError } from '../../common/index.ts';
 import { CassandraNodeStore } from '../../node/store/index.ts';
 
@@ -39,15 +39,29 @@ t.test('a timeout stays recognisable as one through the wrapper (its outcome is 
   t.notOk(timedOut(await through(socketClosed(false))), 'lost before it was written: not applied');
 });
 
-t.test('reads are marked idempotent (the driver may retry them on another node), writes are not unless their caller says so', async (t) => {
-  const seen: (boolean | undefined)[] = [];
-  const db = cql({ execute: async (_q: string, _p?: unknown, o?: cassandra.QueryOptions) => (seen.push(o?.isIdempotent), undefined as never), batch: async () => undefined as never });
-  await db.execute('SELECT a FROM t WHERE k = 1');
-  await db.execute('  select a FROM t');
-  await db.execute('UPDATE t SET a = 1 WHERE k = 1');
-  await db.execute('INSERT INTO t (k) VALUES (1) IF NOT EXISTS');
-  await db.execute('DELETE FROM t WHERE k = 1', [], { isIdempotent: true });
-  t.same(seen, [true, true, false, false, true]);
+t.test('what may run twice is marked idempotent (the driver may retry it or send it to a second node); a compare-and-set has a client timeout', async (t) => {
+  const seen: { idempotent: boolean | undefined; timeout: number | undefined }[] = [];
+  const record = (o?: cassandra.QueryOptions) => (seen.push({ idempotent: o?.isIdempotent, timeout: o?.readTimeout }), undefined as never);
+  const db = cql({ execute: async (_q: string, _p?: unknown, o?: cassandra.QueryOptions) => record(o), batch: async (_s: unknown, o?: cassandra.QueryOptions) => record(o) });
+  const cases: [string, () => Promise<unknown>, boolean, number | undefined][] = [
+    ['a read', () => db.execute('SELECT a FROM t WHERE k = 1'), true, undefined],
+    ['a read in lower case', () => db.execute('  select a FROM t'), true, undefined],
+    ['a serial read (a Paxos round)', () => db.execute('SELECT a FROM t WHERE k = 1', [], { consistency: cassandra.types.consistencies.localSerial }), false, undefined],
+    ['an upsert', () => db.execute('UPDATE t SET a = ? WHERE k = 1', [1]), true, undefined],
+    ['a delete', () => db.execute('DELETE FROM t WHERE k = 1'), true, undefined],
+    ['a compare-and-set', () => db.execute('INSERT INTO t (k) VALUES (1) IF NOT EXISTS'), false, CAS_TIMEOUT_MS],
+    ['a conditional update', () => db.execute('UPDATE t SET a = ? WHERE k = 1 IF a = ?', [2, 1]), false, CAS_TIMEOUT_MS],
+    ['a counter', () => db.execute('UPDATE t SET n = n + ? WHERE k = 1', [1]), false, undefined],
+    ['a list prepend', () => db.execute('UPDATE t SET l = ? + l WHERE k = 1', [[1]]), false, undefined],
+    ['a server-made value', () => db.execute('UPDATE t SET at = toTimestamp(now()) WHERE k = 1'), false, undefined],
+    ['a caller that says so', () => db.execute('UPDATE t SET n = n + ? WHERE k = 1', [1], { isIdempotent: true }), true, undefined],
+    ['a batch of upserts', () => db.batch([{ query: 'UPDATE t SET a = ? WHERE k = 1', params: [1] }, { query: 'INSERT INTO u (k) VALUES (?)', params: [2] }]), true, undefined],
+    ['a conditional batch', () => db.batch([{ query: 'UPDATE t SET a = ? WHERE k = 1 IF a = ?', params: [1, 0] }, { query: 'UPDATE t SET b = ? WHERE k = 1', params: [2] }]), false, CAS_TIMEOUT_MS],
+  ];
+  for (const [what, run, idempotent, timeout] of cases) {
+    await run();
+    t.same(seen.pop(), { idempotent, timeout }, what);
+  }
 });
 
 t.test('a statement the server rejects as wrong passes through unchanged (a bug, not an outage)', async (t) => {
