@@ -108,7 +108,11 @@ export const ConfigSchema = Type.Object({
   }),
   S3_ENDPOINT: Type.String({ default: '', description: 'The S3-compatible service of ATTACHMENTS_STORE=s3, e.g. http://127.0.0.1:7070 (path-style requests).' }),
   S3_PUBLIC_ENDPOINT: Type.String({ default: '', description: "The S3 service's address as clients reach it, when it differs from S3_ENDPOINT: signed upload and download URLs are made for it." }),
-  S3_BUCKET: Type.String({ default: 'chat-attachments', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$', description: 'Bucket of the attachments (created at start when missing).' }),
+  S3_BUCKET: Type.String({
+    default: 'chat-attachments',
+    pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$',
+    description: "Bucket of the attachments (created at start when missing, with CORS rules for CORS_ORIGINS; an existing bucket's rules are left as they are).",
+  }),
   S3_REGION: Type.String({ default: 'us-east-1', minLength: 1, description: 'Region the S3 requests are signed for.' }),
   S3_ACCESS_KEY_ID: Type.String({ default: '', description: 'Access key of the S3 service.' }),
   S3_SECRET_ACCESS_KEY: Type.String({ default: '', description: 'Secret key of the S3 service (a secret: see Secrets).' }),

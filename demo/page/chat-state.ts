@@ -21,6 +21,8 @@ export class ChatState {
   readonly online = new Set<string>();
   /** Display names by user id: the directory, direct chats' peers, and me. */
   readonly names = new Map<string, string>();
+  /** People whose name was missing and asked for (a directory read each, at most). */
+  private readonly askedNames = new Set<string>();
   directory: DemoUser[] = [];
   open: OpenConversation | undefined;
   status: ConnectionStatus = 'idle';
@@ -69,8 +71,19 @@ export class ChatState {
     });
   };
 
+  /**
+   * A person's display name. Someone who signed up after this page loaded its directory (a new
+   * member of a group, the sender of a message) is looked up: the directory is read again, once
+   * per unknown person, and the page shows the name when it comes.
+   */
   nameOf(userId: string): string {
-    return this.names.get(userId) ?? 'someone';
+    const name = this.names.get(userId);
+    if (name !== undefined) return name;
+    if (!this.askedNames.has(userId)) {
+      this.askedNames.add(userId);
+      queueMicrotask(() => void this.loadDirectory());
+    }
+    return 'someone';
   }
 
   /** A chat's title: a group's name, a direct chat's peer. */

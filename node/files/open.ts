@@ -31,6 +31,7 @@ export async function openObjectStore(config: Readonly<Config>, publicUrl: () =>
     region: config.S3_REGION,
     accessKeyId: config.S3_ACCESS_KEY_ID,
     secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+    corsOrigins: config.CORS_ORIGINS.split(',').map((o) => o.trim()).filter((o) => o !== ''),
   });
 }
 

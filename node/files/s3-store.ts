@@ -4,6 +4,7 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
+  PutBucketCorsCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -28,6 +29,12 @@ export interface S3ObjectStoreOptions {
   publicEndpoint?: string;
   /** Milliseconds a request may take before it fails (the node then answers 503). */
   requestTimeoutMs?: number;
+  /**
+   * Browser origins that PUT and GET the bucket's signed URLs (CORS_ORIGINS; `*`: any). A bucket
+   * this store creates gets CORS rules allowing them; an existing bucket's rules are left as the
+   * operator set them. None: the bucket is created without rules.
+   */
+  corsOrigins?: readonly string[];
 }
 
 /** After a failed check of the bucket, how long calls fail at once before it is tried again. */
@@ -37,7 +44,7 @@ const RECHECK_MS = 2_000;
  * The object store on an S3-compatible service (AWS S3, MinIO, versitygw, Ceph RGW, …), through
  * the AWS SDK: a put is durable when the service acknowledges it; signed URLs are SigV4 presigned
  * requests, a PUT's signed over its Content-Length and Content-Type so the service refuses any
- * other size or type. Opening creates the bucket when it is missing.
+ * other size or type. Opening creates the bucket when it is missing, with CORS rules for `corsOrigins`.
  *
  * A service that cannot be reached, or answers 5xx, is BackendUnavailableError (the node answers
  * 503 and nothing else it does depends on it): at open too, where the bucket is then checked again
@@ -53,6 +60,7 @@ export class S3ObjectStore implements ObjectStore {
     private readonly client: S3Client,
     private readonly signer: S3Client,
     private readonly bucket: string,
+    private readonly corsOrigins: readonly string[],
   ) {}
 
   static async open(o: S3ObjectStoreOptions): Promise<S3ObjectStore> {
@@ -69,7 +77,7 @@ export class S3ObjectStore implements ObjectStore {
         maxAttempts: 2,
         requestHandler: { requestTimeout: o.requestTimeoutMs ?? 10_000, connectionTimeout: 3_000 },
       });
-    const store = new S3ObjectStore(client(o.endpoint), client(o.publicEndpoint ?? o.endpoint), o.bucket);
+    const store = new S3ObjectStore(client(o.endpoint), client(o.publicEndpoint ?? o.endpoint), o.bucket, o.corsOrigins ?? []);
     await store.ready().catch((error: unknown) => {
       if (!(error instanceof BackendUnavailableError)) throw error;
     });
@@ -180,10 +188,15 @@ export class S3ObjectStore implements ObjectStore {
         await this.client.send(new HeadBucketCommand({ Bucket: this.bucket })).catch(unavailable);
       } catch (error) {
         if (!isNotFound(error)) throw error;
-        await this.client.send(new CreateBucketCommand({ Bucket: this.bucket })).catch((e: unknown) => {
-          // Another node created it meanwhile.
-          if (!(e instanceof S3ServiceException && (e.name === 'BucketAlreadyOwnedByYou' || e.name === 'BucketAlreadyExists'))) return unavailable(e);
-        });
+        const created = await this.client.send(new CreateBucketCommand({ Bucket: this.bucket })).then(
+          () => true,
+          (e: unknown) => {
+            // Another node created it meanwhile (and sets its rules).
+            if (!(e instanceof S3ServiceException && (e.name === 'BucketAlreadyOwnedByYou' || e.name === 'BucketAlreadyExists'))) return unavailable(e);
+            return false;
+          },
+        );
+        if (created && this.corsOrigins.length > 0) await this.client.send(new PutBucketCorsCommand(corsRules(this.bucket, this.corsOrigins))).catch(unavailable);
       }
       this.bucketChecked = true;
     } catch (error) {
@@ -191,6 +204,19 @@ export class S3ObjectStore implements ObjectStore {
       throw error;
     }
   }
+}
+
+/**
+ * What browsers of `origins` need: the preflight of a signed PUT (its Content-Type and
+ * Content-Length are signed headers), and GETs of signed downloads read by scripts.
+ */
+function corsRules(bucket: string, origins: readonly string[]) {
+  return {
+    Bucket: bucket,
+    CORSConfiguration: {
+      CORSRules: [{ AllowedOrigins: [...origins], AllowedMethods: ['PUT', 'GET', 'HEAD'], AllowedHeaders: ['content-type', 'content-length'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 3600 }],
+    },
+  };
 }
 
 /** Rethrows a refusal the caller reads (4xx) as it is, anything else as the service being unavailable. */

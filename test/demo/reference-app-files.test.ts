@@ -1,73 +1,94 @@
 import { mkdirSync } from 'node:fs';
 import sharp from 'sharp';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { chromiumMissing, launchChromium } from '../helpers/dashboard-page.ts';
 import { newGroup, person } from '../helpers/demo-page.ts';
-import { freePort, startService } from '../helpers/index.ts';
+import { freePort, requireService, startService } from '../helpers/index.ts';
 
 // Files in the reference app, in headless Chromium: a person picks an image, sees its upload's
 // progress, and both sides see its placeholder then its thumbnail; a PDF shows as a link with its
-// name and size; a refused file says why. Screenshots in artifacts/.
+// name and size; a refused file says why. On the embedded store (the node serves the files) and on
+// the S3-compatible server (the browser puts and gets them there, across origins: the bucket the
+// node creates allows the app's origin). Screenshots in artifacts/.
 const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 
-if (!chromiumMissing(t, 'reference app files test'))
-  t.test('two people send files in the reference app: an image with progress and thumbnail, a PDF, a refused file', { timeout: 120_000 }, async (t) => {
-    const env = { CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()), DEMO_PORT: String(await freePort()) };
-    const svc = await startService(env, undefined, { script: 'demo/serve.ts', services: ['control', 'node', 'demo'] });
-    t.teardown(() => svc.stop());
-    const browser = await launchChromium();
-    t.teardown(() => browser.close());
-    mkdirSync(ARTIFACTS, { recursive: true });
-    const { page: bob, errors: bobErrors } = await person(browser, svc.urls.demo!, 'bob');
-    const { page: alice, errors: aliceErrors } = await person(browser, svc.urls.demo!, 'alice');
-    await newGroup(alice, 'Holiday', 'bob');
-    await bob.click('.chat-row:has-text("Holiday")');
-    await bob.waitForSelector('.conv-title:has-text("Holiday")');
+type Store = { name: 'local' } | { name: 's3'; endpoint: string };
 
-    // A photo of a few megabytes (noise does not compress), so its upload takes long enough to be seen.
-    const width = 1600;
-    const height = 1000;
-    const noise = Buffer.alloc(width * height * 3);
-    for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
-    const photo = await sharp(noise, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
-    // Record every progress value the page shows, from before the file is picked.
-    await alice.evaluate(() => {
-      const seen: number[] = [];
-      (window as unknown as { progressSeen: number[] }).progressSeen = seen;
-      new MutationObserver(() => {
-        document.querySelectorAll<HTMLProgressElement>('.upload-progress').forEach((p) => seen.push(p.value / p.max));
-      }).observe(document.body, { subtree: true, childList: true, attributes: true });
-    });
-    await alice.setInputFiles('.composer .file-input', { name: 'beach.png', mimeType: 'image/png', buffer: photo });
-    const thumbs = (page: typeof alice) => page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('.msg .attachment.image img.thumb')).some((img) => img.complete && img.naturalWidth > 0), undefined, { timeout: 30_000 });
-    await Promise.all([thumbs(alice), thumbs(bob)]).catch(async (error: unknown) => {
-      await alice.screenshot({ path: `${ARTIFACTS}demo-files-failed-alice.png` });
-      await bob.screenshot({ path: `${ARTIFACTS}demo-files-failed-bob.png` });
-      throw error;
-    });
-    const progress = await alice.evaluate(() => (window as unknown as { progressSeen: number[] }).progressSeen);
-    t.ok(progress.length > 0, `the upload's progress bar was shown (${progress.length} updates, last ${progress.at(-1)?.toFixed(2)})`);
-    const shownOnBob = await bob.$eval('.msg .attachment.image img.thumb', (img) => ({ w: (img as HTMLImageElement).naturalWidth, h: (img as HTMLImageElement).naturalHeight, frame: getComputedStyle(img.parentElement!).backgroundImage }));
-    t.same([shownOnBob.w, shownOnBob.h], [320, 200], 'bob sees the thumbnail at its size');
-    t.match(shownOnBob.frame, /^url\("data:image\/png/, 'over the ThumbHash placeholder');
-    const full = await bob.getAttribute('.msg .attachment.image', 'href');
-    t.match(full, /\/v1\/files\//, 'the thumbnail links to the full image');
-    await alice.screenshot({ path: `${ARTIFACTS}demo-files-alice.png` });
-    await bob.screenshot({ path: `${ARTIFACTS}demo-files-bob.png` });
+async function filesInTheApp(t: Test, store: Store) {
+  const shot = (name: string) => `${ARTIFACTS}demo-files-${store.name === 's3' ? 's3-' : ''}${name}.png`;
+  const env: Record<string, string> = { CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()), DEMO_PORT: String(await freePort()) };
+  if (store.name === 's3') Object.assign(env, { ATTACHMENTS_STORE: 's3', S3_ENDPOINT: store.endpoint, S3_BUCKET: `chat-demo-${Date.now().toString(36)}` });
+  const svc = await startService(env, undefined, { script: 'demo/serve.ts', services: ['control', 'node', 'demo'] });
+  t.teardown(() => svc.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const { page: bob, errors: bobErrors } = await person(browser, svc.urls.demo!, 'bob');
+  const { page: alice, errors: aliceErrors } = await person(browser, svc.urls.demo!, 'alice');
+  // What the browser refused (a CORS preflight, a CSP rule), said when the thumbnails never come.
+  const refused: string[] = [];
+  alice.on('console', (m) => void (m.type() === 'error' && refused.push(m.text().slice(0, 300))));
+  await newGroup(alice, 'Holiday', 'bob');
+  await bob.click('.chat-row:has-text("Holiday")');
+  await bob.waitForSelector('.conv-title:has-text("Holiday")');
 
-    const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n');
-    await bob.setInputFiles('.composer .file-input', { name: 'itinerary.pdf', mimeType: 'application/pdf', buffer: pdf });
-    const link = alice.locator('.msg .attachment.file', { hasText: 'itinerary.pdf' });
-    await link.waitFor();
-    t.match(await link.textContent(), /itinerary\.pdf\s+\d+ bytes/, 'a PDF shows as a link with its name and size');
-    await alice.waitForFunction(() => !!document.querySelector('.msg .attachment.file')?.getAttribute('href'));
-    const download = await fetch((await link.getAttribute('href'))!);
-    t.same(Buffer.from(await download.arrayBuffer()), pdf, 'and the link serves it');
-
-    await alice.setInputFiles('.composer .file-input', { name: 'funny.png', mimeType: 'image/png', buffer: Buffer.concat([Buffer.from('MZ'), Buffer.alloc(400)]) });
-    const refusal = alice.locator('.msg.failed [role=alert]');
-    await refusal.waitFor();
-    t.match(await refusal.textContent(), /Not sent: files of type application\/x-msdownload are not accepted/, 'a refused file says why');
-    await alice.screenshot({ path: `${ARTIFACTS}demo-files-refused.png` });
-    t.same([...aliceErrors, ...bobErrors], [], 'no page errors');
+  // A photo of a few megabytes (noise does not compress), so its upload takes long enough to be seen.
+  const width = 1600;
+  const height = 1000;
+  const noise = Buffer.alloc(width * height * 3);
+  for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
+  const photo = await sharp(noise, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+  // Record every progress value the page shows, from before the file is picked.
+  await alice.evaluate(() => {
+    const seen: number[] = [];
+    (window as unknown as { progressSeen: number[] }).progressSeen = seen;
+    new MutationObserver(() => {
+      document.querySelectorAll<HTMLProgressElement>('.upload-progress').forEach((p) => seen.push(p.value / p.max));
+    }).observe(document.body, { subtree: true, childList: true, attributes: true });
   });
+  await alice.setInputFiles('.composer .file-input', { name: 'beach.png', mimeType: 'image/png', buffer: photo });
+  const thumbs = (page: typeof alice) => page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('.msg .attachment.image img.thumb')).some((img) => img.complete && img.naturalWidth > 0), undefined, { timeout: 30_000 });
+  await Promise.all([thumbs(alice), thumbs(bob)]).catch(async (error: unknown) => {
+    for (const line of [...aliceErrors, ...refused]) t.comment(line);
+    await alice.screenshot({ path: shot('failed-alice') });
+    await bob.screenshot({ path: shot('failed-bob') });
+    throw error;
+  });
+  const progress = await alice.evaluate(() => (window as unknown as { progressSeen: number[] }).progressSeen);
+  t.ok(progress.length > 0, `the upload's progress bar was shown (${progress.length} updates, last ${progress.at(-1)?.toFixed(2)})`);
+  const shownOnBob = await bob.$eval('.msg .attachment.image img.thumb', (img) => ({ w: (img as HTMLImageElement).naturalWidth, h: (img as HTMLImageElement).naturalHeight, frame: getComputedStyle(img.parentElement!).backgroundImage }));
+  t.same([shownOnBob.w, shownOnBob.h], [320, 200], 'bob sees the thumbnail at its size');
+  t.match(shownOnBob.frame, /^url\("data:image\/png/, 'over the ThumbHash placeholder');
+  const full = await bob.getAttribute('.msg .attachment.image', 'href');
+  if (store.name === 's3') t.ok(full?.startsWith(`${store.endpoint}/`), `the thumbnail links to the full image on the S3 service (${full})`);
+  else t.match(full, /\/v1\/files\//, 'the thumbnail links to the full image');
+  // Bob's page loaded its directory before alice signed up: her name is looked up when it is missing.
+  await bob.waitForFunction(() => document.querySelector('.msg .sender')?.textContent === 'alice', undefined, { timeout: 10_000 });
+  t.pass("bob sees the sender's name, alice, who signed up after his page loaded");
+  await alice.screenshot({ path: shot('alice') });
+  await bob.screenshot({ path: shot('bob') });
+
+  const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n');
+  await bob.setInputFiles('.composer .file-input', { name: 'itinerary.pdf', mimeType: 'application/pdf', buffer: pdf });
+  const link = alice.locator('.msg .attachment.file', { hasText: 'itinerary.pdf' });
+  await link.waitFor();
+  t.match(await link.textContent(), /itinerary\.pdf\s+\d+ bytes/, 'a PDF shows as a link with its name and size');
+  await alice.waitForFunction(() => !!document.querySelector('.msg .attachment.file')?.getAttribute('href'));
+  const download = await fetch((await link.getAttribute('href'))!);
+  t.same(Buffer.from(await download.arrayBuffer()), pdf, 'and the link serves it');
+
+  await alice.setInputFiles('.composer .file-input', { name: 'funny.png', mimeType: 'image/png', buffer: Buffer.concat([Buffer.from('MZ'), Buffer.alloc(400)]) });
+  const refusal = alice.locator('.msg.failed [role=alert]');
+  await refusal.waitFor();
+  t.match(await refusal.textContent(), /Not sent: files of type application\/x-msdownload are not accepted/, 'a refused file says why');
+  await alice.screenshot({ path: shot('refused') });
+  t.same([...aliceErrors, ...bobErrors], [], 'no page errors');
+}
+
+if (!chromiumMissing(t, 'reference app files test')) {
+  const title = 'two people send files in the reference app: an image with progress and thumbnail, a PDF, a refused file';
+  t.test(`${title} (embedded store)`, { timeout: 120_000 }, (t) => filesInTheApp(t, { name: 'local' }));
+  const objectStore = await requireService('objectstore', (line) => t.comment(line));
+  if (!objectStore) t.skip('S3-compatible server not running (scripts/services.sh start objectstore)', () => undefined);
+  else t.test(`${title} (S3-compatible store)`, { timeout: 120_000 }, (t) => filesInTheApp(t, { name: 's3', endpoint: `http://${objectStore.host}:${objectStore.port}` }));
+}

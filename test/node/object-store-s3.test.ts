@@ -28,6 +28,29 @@ if (!address) {
     };
   });
 
+  t.test('s3: a bucket the store creates lets browsers of CORS_ORIGINS put and get; one it finds keeps its rules', async (t) => {
+    const bucket = `chat-service-cors-${Date.now().toString(36)}`;
+    const store = await S3ObjectStore.open({ ...options, bucket, corsOrigins: ['http://app.test'] });
+    t.teardown(() => store.close());
+    const put = await store.presignPut('k/file', { size: 5, contentType: 'text/plain', expiresInSeconds: 60 });
+    const preflight = (origin: string, url = put.url) =>
+      fetch(url, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'PUT', 'Access-Control-Request-Headers': 'content-type' } });
+    const allowed = await preflight('http://app.test');
+    t.equal(allowed.headers.get('access-control-allow-origin'), 'http://app.test', `the app's origin may PUT (${allowed.status})`);
+    t.match(allowed.headers.get('access-control-allow-methods') ?? '', /PUT/);
+    const other = await preflight('http://elsewhere.test');
+    t.not(other.headers.get('access-control-allow-origin'), 'http://elsewhere.test', 'another origin may not');
+    // Opened again with other origins: the bucket exists, its rules stay as they are.
+    const again = await S3ObjectStore.open({ ...options, bucket, corsOrigins: ['http://elsewhere.test'] });
+    t.teardown(() => again.close());
+    await again.head('k/file');
+    t.not((await preflight('http://elsewhere.test')).headers.get('access-control-allow-origin'), 'http://elsewhere.test', 'an existing bucket keeps its rules');
+    const none = await S3ObjectStore.open({ ...options, bucket: `${bucket}-none` });
+    t.teardown(() => none.close());
+    const bare = await none.presignPut('k/file', { size: 5, contentType: 'text/plain', expiresInSeconds: 60 });
+    t.not((await preflight('http://app.test', bare.url)).headers.get('access-control-allow-origin'), 'http://app.test', 'no origins: no rules');
+  });
+
   t.test('s3: opening creates a missing bucket, and a second open finds it', async (t) => {
     const bucket = `chat-service-tests-${Date.now().toString(36)}`;
     const a = await S3ObjectStore.open({ ...options, bucket });
