@@ -141,7 +141,7 @@ export const SPECULATIVE_DELAY_MS = 500;
  * never sent twice at once (two rounds would contend), so a coordinator that stops answering is
  * left this way, not by speculative execution. The ring's write timeout: a live coordinator
  * answers by then, if only with a timeout of its own; and a chat's hold, renewed with 1.5 s left,
- * survives one silent coordinator with about half a second of writes waiting.
+ * survives one silent coordinator with its writes waiting about a second (from 0.5 s left).
  */
 export const CAS_TIMEOUT_MS = 2000;
 
