@@ -143,10 +143,21 @@ export class Attachments implements AttachmentPort {
       return new ApiError('FILE_TOO_LARGE', `a file may be at most ${this.limits.maxBytes} bytes`, { errors: [{ path: '/body/size', message: `must be at most ${this.limits.maxBytes}` }] });
     }
     if (body.type !== undefined && this.refused.has(body.type)) return refusedType(body.type, '/body/type');
-    const over = await this.quota?.check(who.appId, body.size);
-    if (over) return over;
     const id = randomUUID();
     const now = this.now();
+    const urlSeconds = Math.max(1, Math.min(UPLOAD_URL_SECONDS, Math.floor(this.limits.uploadTtlMs / 1000)));
+    // Held until the finalize here, or until no more bytes can be put (another node may finalize).
+    const over = await this.quota?.take(who.appId, id, body.size, now.getTime() + urlSeconds * 1000);
+    if (over) return over;
+    try {
+      return await this.startUpload(who, chatId, body, id, now, urlSeconds);
+    } catch (error) {
+      this.quota?.release(id);
+      throw error;
+    }
+  }
+
+  private async startUpload(who: Uploader, chatId: string, body: CreateUploadBody, id: string, now: Date, urlSeconds: number): Promise<Upload> {
     const record: UploadRecord = {
       v: 1,
       id,
@@ -162,9 +173,6 @@ export class Attachments implements AttachmentPort {
     // The marker first: an upload is never left without the deletion that ends it.
     await this.sweeper.mark({ kind: 'upload', appId: who.appId, chatId, uploadId: id }, now.getTime() + this.limits.uploadTtlMs + this.limits.deleteDelayMs);
     await this.writeRecord(record);
-    const urlSeconds = Math.max(1, Math.min(UPLOAD_URL_SECONDS, Math.floor(this.limits.uploadTtlMs / 1000)));
-    // Held until the finalize here, or until no more bytes can be put (another node may finalize).
-    this.quota?.reserve(who.appId, id, body.size, now.getTime() + urlSeconds * 1000);
     const put = await this.store.presignPut(fileKey(record), { size: body.size, contentType: body.type ?? 'application/octet-stream', expiresInSeconds: urlSeconds });
     return { uploadId: id, upload: { ...put, expiresAt: put.expiresAt.toISOString() }, expiresAt: record.expiresAt };
   }

@@ -51,30 +51,35 @@ export class StorageQuota {
     this.now = o.now ?? Date.now;
   }
 
-  /** Refuses an upload of `size` bytes that would take the application past its limit. */
-  async check(appId: string, size: number): Promise<ApiError | undefined> {
+  /**
+   * Takes `size` bytes of the application's limit for upload `uploadId` until `release` or `until`,
+   * or refuses them when they would take it past the limit. The check and the taking are one step
+   * (nothing is awaited between them), so concurrent uploads cannot both take the last bytes.
+   */
+  async take(appId: string, uploadId: string, size: number, until: number): Promise<ApiError | undefined> {
     if (this.o.maxTotalBytes === 0) return undefined;
+    const stored = await this.storedBytes(appId);
     this.expire();
     if (this.open.size >= MAX_RESERVATIONS) return new ApiError('UNAVAILABLE', 'this node has as many uploads open as it keeps: retry shortly', { retryAfterSeconds: 1 });
-    const stored = (await this.storedBytes(appId)) + (this.o.local?.unflushed(appId) ?? 0);
-    const used = stored + (this.reserved.get(appId) ?? 0);
-    if (used + size <= this.o.maxTotalBytes) return undefined;
+    const used = stored + (this.o.local?.unflushed(appId) ?? 0) + (this.reserved.get(appId) ?? 0);
+    if (used + size <= this.o.maxTotalBytes) {
+      this.reserve(appId, uploadId, size, until);
+      return undefined;
+    }
     const left = Math.max(0, this.o.maxTotalBytes - used);
     return new ApiError('STORAGE_QUOTA_EXCEEDED', `the application stores ${used} of its ${this.o.maxTotalBytes} attachment bytes (uploads in progress included): ${left} left`, {
       errors: [{ path: '/body/size', message: `must be at most ${left} (what is left of the application's ${this.o.maxTotalBytes} bytes)` }],
     });
   }
 
-  /** An upload asked for: its size is held until `release` or `until`. */
-  reserve(appId: string, uploadId: string, size: number, until: number): void {
-    if (this.o.maxTotalBytes === 0) return;
+  private reserve(appId: string, uploadId: string, size: number, until: number): void {
     const r: Reservation = { appId, size, until, released: false };
     this.open.set(uploadId, r);
     this.queue.push({ id: uploadId, r });
     this.reserved.set(appId, (this.reserved.get(appId) ?? 0) + size);
   }
 
-  /** An upload finalized or refused: its bytes are counted by usage (or not at all) from now. */
+  /** An upload finalized, refused or not made: its bytes are counted by usage (or not at all) from now. */
   release(uploadId: string): void {
     const r = this.open.get(uploadId);
     if (!r) return;

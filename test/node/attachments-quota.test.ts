@@ -56,3 +56,14 @@ t.test('an application stores at most ATTACHMENT_APP_MAX_TOTAL_BYTES of attachme
   }
   t.equal(status, 201, 'once the sweep deleted the expired file, the whole limit is there again');
 });
+
+t.test('concurrent uploads cannot both take the last bytes', async (t) => {
+  const svc = await startService({ ATTACHMENT_APP_MAX_TOTAL_BYTES: String(LIMIT) });
+  t.teardown(() => svc.stop());
+  const it = await integration(svc, 'quota-race');
+  const alice = await it.user('alice');
+  const chat = await it.node.post('/api/chats', { type: 'group', name: 'race', memberIds: [] }, alice.jwt);
+  // Six asked for at once, 2,000 bytes each, against 5,000: exactly two fit.
+  const answers = await Promise.all(Array.from({ length: 6 }, () => it.node.post(`/api/chats/${chat.body.chatId}/uploads`, { name: 'f.pdf', size: 2000, type: 'application/pdf' }, alice.jwt)));
+  t.same(answers.map((a) => a.status).sort(), [201, 201, 413, 413, 413, 413], 'two taken, four refused');
+});
