@@ -229,6 +229,26 @@ port_open() { # port_open PORT [HOST]: whether something accepts connections the
   timeout 2 bash -c "exec 3<>/dev/tcp/${2:-127.0.0.1}/$1" 2>/dev/null
 }
 
+# wait_started NAME PIDFILE PATTERN TIMEOUT READY LOG...: waits until the command READY succeeds;
+# when the process dies or TIMEOUT seconds pass first, shows the last lines of each LOG, stops the
+# process and exits 1. Whether it lives is asked by pid, not by PATTERN: just after `cmd &` the
+# child may not have exec'd yet, and its command line is still this script's.
+wait_started() {
+  local name=$1 file=$2 pattern=$3 timeout=$4 ready=$5 waited=0 f pid
+  shift 5
+  pid=$(tr -dc '0-9' <"$file")
+  while ! "$ready"; do
+    if ! kill -0 "$pid" 2>/dev/null || [ "$waited" -ge "$((timeout * 5))" ]; then
+      log "$name: not ready after $((waited / 5))s; last lines of $*:"
+      for f in "$@"; do log_tail "$f" 20; done
+      stop_pid "$name" "$file" "$pattern"
+      exit 1
+    fi
+    sleep 0.2
+    waited=$((waited + 1))
+  done
+}
+
 stop_pid() { # stop_pid NAME PIDFILE PATTERN
   local name=$1 file=$2 pattern=$3 pid ticks=0
   if ! pid=$(pid_alive "$file" "$pattern"); then
@@ -358,7 +378,7 @@ objectstore_ready() { # answers HTTP on its port (any status: an unsigned reques
 }
 
 objectstore_start() {
-  local pid waited=0
+  local pid
   if pid=$(pid_alive "$OBJECTSTORE_PID" versitygw); then
     log "objectstore: already running (pid $pid, 127.0.0.1:$OBJECTSTORE_PORT)"
     return 0
@@ -373,16 +393,7 @@ objectstore_start() {
     setsid "$OBJECTSTORE_BIN" --port "127.0.0.1:$OBJECTSTORE_PORT" --quiet \
     posix "$OBJECTSTORE_DIR/data" </dev/null >"$OBJECTSTORE_LOG" 2>&1 9>&- &
   echo $! >"$OBJECTSTORE_PID"
-  while ! objectstore_ready; do
-    if ! pid_alive "$OBJECTSTORE_PID" versitygw >/dev/null || [ "$waited" -ge "$((OBJECTSTORE_START_TIMEOUT * 5))" ]; then
-      log "objectstore: not ready after $((waited / 5))s; last lines of $OBJECTSTORE_LOG:"
-      log_tail "$OBJECTSTORE_LOG" 20
-      stop_pid objectstore "$OBJECTSTORE_PID" versitygw
-      exit 1
-    fi
-    sleep 0.2
-    waited=$((waited + 1))
-  done
+  wait_started objectstore "$OBJECTSTORE_PID" versitygw "$OBJECTSTORE_START_TIMEOUT" objectstore_ready "$OBJECTSTORE_LOG"
   log "objectstore: ready (pid $(cat "$OBJECTSTORE_PID"), http://127.0.0.1:$OBJECTSTORE_PORT)"
 }
 
@@ -426,7 +437,7 @@ clamav_ready() { # clamd answers PONG to zPING
 }
 
 clamav_start() {
-  local pid waited=0 clamd
+  local pid clamd
   if pid=$(pid_alive "$CLAMAV_PID" clamd); then
     log "clamav: already running (pid $pid, 127.0.0.1:$CLAMAV_PORT)"
     return 0
@@ -449,17 +460,7 @@ User $(id -un)
 CONF
   setsid "$clamd" -c "$CLAMAV_DIR/clamd.conf" </dev/null >>"$CLAMAV_LOG.out" 2>&1 9>&- &
   echo $! >"$CLAMAV_PID"
-  while ! clamav_ready; do
-    if ! pid_alive "$CLAMAV_PID" clamd >/dev/null || [ "$waited" -ge "$((CLAMAV_START_TIMEOUT * 5))" ]; then
-      log "clamav: not ready after $((waited / 5))s; last lines of $CLAMAV_LOG:"
-      log_tail "$CLAMAV_LOG" 20
-      log_tail "$CLAMAV_LOG.out" 20
-      stop_pid clamav "$CLAMAV_PID" clamd
-      exit 1
-    fi
-    sleep 0.2
-    waited=$((waited + 1))
-  done
+  wait_started clamav "$CLAMAV_PID" clamd "$CLAMAV_START_TIMEOUT" clamav_ready "$CLAMAV_LOG" "$CLAMAV_LOG.out"
   log "clamav: ready (pid $(cat "$CLAMAV_PID"), 127.0.0.1:$CLAMAV_PORT, test signatures only)"
 }
 

@@ -112,16 +112,19 @@ const CONDITIONAL = /\bIF\b/i;
 const CHANGES_AGAIN = /=\s*[\w?]+\s*[-+]|\bnow\s*\(|\buuid\s*\(/i;
 
 /**
- * Whether the driver may send a statement again (a retry on another node, a speculative second
- * execution): a read that is not a Paxos round, or a write that applied twice is applied once. The
- * driver gives every attempt of a request one client timestamp, so an upsert or a delete sent
- * twice writes the same cells with the same timestamp; a compare-and-set, a counter, a list
- * append or a server-made value does not repeat so. A serial read is a Paxos round: two at once on
- * one partition contend with each other.
+ * What a statement is, for the driver:
+ * - `idempotent`: whether it may be sent again (a retry on another node, a speculative second
+ *   execution): a read that is not a Paxos round, or a write that applied twice is applied once.
+ *   The driver gives every attempt of a request one client timestamp, so an upsert or a delete
+ *   sent twice writes the same cells with the same timestamp; a compare-and-set, a counter, a list
+ *   append or a server-made value does not repeat so. A serial read is a Paxos round: two at once
+ *   on one partition contend with each other.
+ * - `cas`: a compare-and-set, which gets the client timeout CAS_TIMEOUT_MS.
  */
-function idempotent(query: string, options: cassandra.QueryOptions): boolean {
-  if (READ.test(query)) return !SERIAL.has(options.consistency ?? -1);
-  return !CONDITIONAL.test(query) && !CHANGES_AGAIN.test(query);
+function kindOf(query: string, options: cassandra.QueryOptions): { idempotent: boolean; cas: boolean } {
+  if (READ.test(query)) return { idempotent: !SERIAL.has(options.consistency ?? -1), cas: false };
+  const cas = CONDITIONAL.test(query);
+  return { idempotent: !cas && !CHANGES_AGAIN.test(query), cas };
 }
 
 /**
@@ -151,20 +154,17 @@ export function cql(client: Cql): Cql {
     throw asUnavailable(error);
   };
   return {
-    execute: (query, params = [], options = {}) =>
-      client
-        .execute(query, params, { ...STATEMENT_OPTIONS, isIdempotent: idempotent(query, options), ...(CONDITIONAL.test(query) && !READ.test(query) ? { readTimeout: CAS_TIMEOUT_MS } : {}), ...options })
-        .catch(unavailable),
-    batch: (statements, options = {}) =>
-      client
-        .batch(statements, {
-          logged: false,
-          ...STATEMENT_OPTIONS,
-          isIdempotent: statements.every((s) => idempotent(s.query, options)),
-          ...(statements.some((s) => CONDITIONAL.test(s.query)) ? { readTimeout: CAS_TIMEOUT_MS } : {}),
-          ...options,
-        })
-        .catch(unavailable),
+    execute: (query, params = [], options = {}) => {
+      const kind = kindOf(query, options);
+      return client.execute(query, params, { ...STATEMENT_OPTIONS, isIdempotent: kind.idempotent, ...(kind.cas ? { readTimeout: CAS_TIMEOUT_MS } : {}), ...options }).catch(unavailable);
+    },
+    batch: (statements, options = {}) => {
+      const kinds = statements.map((s) => kindOf(s.query, options));
+      const cas = kinds.some((k) => k.cas);
+      return client
+        .batch(statements, { logged: false, ...STATEMENT_OPTIONS, isIdempotent: kinds.every((k) => k.idempotent), ...(cas ? { readTimeout: CAS_TIMEOUT_MS } : {}), ...options })
+        .catch(unavailable);
+    },
   };
 }
 

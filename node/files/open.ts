@@ -3,7 +3,7 @@ import type { Config, Logger } from '../../common/index.ts';
 import type { NodeStore } from '../store/index.ts';
 import { Attachments } from './attachments.ts';
 import { ClamdScanner } from './malware-scan.ts';
-import { StorageQuota } from './quota.ts';
+import { StorageQuota, type QuotaUsage } from './quota.ts';
 import { LocalObjectStore } from './local-store.ts';
 import type { ObjectStore } from './object-store.ts';
 import { S3ObjectStore } from './s3-store.ts';
@@ -44,7 +44,7 @@ export interface AttachmentsWiring {
    * Usage, for each application's limit: the attachment bytes it stores as the store has them, and
    * this node's counts not flushed yet (see StorageQuota); no limit when absent.
    */
-  storedTotal?: { stored(appId: string): Promise<number>; unflushed(appId: string): number; flushes(): number };
+  storedTotal?: QuotaUsage;
   /** Whether this node sweeps now (a cluster's first live node); every node when absent. */
   sweepHere?: () => Promise<boolean>;
   log: Logger;
@@ -82,8 +82,7 @@ export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files:
       ? {
           quota: new StorageQuota({
             maxTotalBytes: config.ATTACHMENT_APP_MAX_TOTAL_BYTES,
-            stored: (appId) => w.storedTotal!.stored(appId),
-            local: w.storedTotal,
+            usage: w.storedTotal,
             ttlMs: QUOTA_FIGURE_TTL_MS,
           }),
         }

@@ -1,14 +1,21 @@
 import { ApiError, BackendUnavailableError } from '../../common/index.ts';
 
+/** Where the bytes an application stores are counted. */
+export interface QuotaUsage {
+  /** As the store has them (the control store's usage figure). */
+  stored(appId: string): Promise<number>;
+  /** Counted on this node since its last flush to the store. */
+  unflushed(appId: string): number;
+  /** How many flushes this node has made: a figure read before the last one lacks what it flushed. */
+  flushes(): number;
+}
+
 export interface StorageQuotaOptions {
   /** Most attachment bytes one application may store (ATTACHMENT_APP_MAX_TOTAL_BYTES); 0: no limit. */
   maxTotalBytes: number;
-  /** The bytes the application stores as its usage counts them (the control store's figure). */
-  stored: (appId: string) => Promise<number>;
+  usage: QuotaUsage;
   /** How long a figure read is used before it is read again. */
   ttlMs: number;
-  /** This node's counts not in the figure yet: the bytes it counted since its last flush, and how many flushes it made. */
-  local?: { unflushed(appId: string): number; flushes(): number };
   now?: () => number;
 }
 
@@ -61,7 +68,7 @@ export class StorageQuota {
     const stored = await this.storedBytes(appId);
     this.expire();
     if (this.open.size >= MAX_RESERVATIONS) return new ApiError('UNAVAILABLE', 'this node has as many uploads open as it keeps: retry shortly', { retryAfterSeconds: 1 });
-    const used = stored + (this.o.local?.unflushed(appId) ?? 0) + (this.reserved.get(appId) ?? 0);
+    const used = stored + this.o.usage.unflushed(appId) + (this.reserved.get(appId) ?? 0);
     if (used + size <= this.o.maxTotalBytes) {
       this.reserve(appId, uploadId, size, until);
       return undefined;
@@ -111,12 +118,12 @@ export class StorageQuota {
 
   private async storedBytes(appId: string): Promise<number> {
     const known = this.figures.get(appId);
-    const flushes = this.o.local?.flushes() ?? 0;
+    const flushes = this.o.usage.flushes();
     // A figure read before this node's last flush lacks what it flushed (no longer unflushed here).
     if (known && known.until > this.now() && known.flushes === flushes) return known.bytes;
     let pending = this.reading.get(appId);
     if (!pending) {
-      pending = this.o.stored(appId).finally(() => this.reading.delete(appId));
+      pending = this.o.usage.stored(appId).finally(() => this.reading.delete(appId));
       this.reading.set(appId, pending);
     }
     try {

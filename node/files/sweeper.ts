@@ -49,8 +49,9 @@ const HOUR_MS = 3_600_000;
  * - `chat`: every file of the chat goes if the chat is gone;
  * - `app`: every file of the application goes if it is gone (marked when a node hears of the
  *   deletion, which the control service announces after making it).
- * Every node sweeps (deleting twice is harmless); a marker is removed once handled. A marker left
- * by a node that was down longer than a week is not looked for.
+ * The node `sweepHere` names sweeps (every node without it; deleting twice is harmless); a marker
+ * is removed once handled. A marker left by a node that was down longer than a week is not looked
+ * for.
  */
 export class FileSweeper {
   /** The first hour folder that may still hold a marker not yet due or not yet handled. */
@@ -156,7 +157,6 @@ export class FileSweeper {
     await this.store.deletePrefix(prefix);
     if (bytes > 0) usage!.deleted(appId, bytes);
   }
-
 }
 
 function markerOf(kind: string | undefined, appId: string | undefined, chatId: string | undefined, a: string | undefined, b: string | undefined): Marker | undefined {

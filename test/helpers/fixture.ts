@@ -39,5 +39,17 @@ export async function integration(svc: Running, prefix = 'app') {
       if (signed.status !== 200) throw new Error(`signIn failed: ${signed.text}`);
       return { userId: created.body.userId, username, jwt: signed.body.jwt, refreshToken: signed.body.refreshToken };
     },
+    /**
+     * The application's stored attachment bytes as its usage shows them, once they are `want`
+     * (nodes flush usage every USAGE_FLUSH_SECONDS), asked every 250 ms for at most 10 s.
+     */
+    async storedFileBytes(want: number): Promise<unknown> {
+      let got: unknown;
+      for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
+        got = (await control.get(`/api/client/apps/${app.body.id}/usage`, accessToken)).body.storedFileBytes;
+        if (got === want) break;
+      }
+      return got;
+    },
   };
 }

@@ -39,7 +39,7 @@ t.test('an application stores at most ATTACHMENT_APP_MAX_TOTAL_BYTES of attachme
   const done = await it.node.post(`/api/chats/${chatId}/uploads/${first.body.uploadId}/finalize`, undefined, alice.jwt);
   t.equal(done.status, 200, done.text);
   t.match(await ask(alice, 1), { status: 413 }, 'right after the finalize: still full (counted here before any flush)');
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.equal(await it.storedFileBytes(3000), 3000, 'the usage flush reached the store');
   t.match(await ask(alice, 1), { status: 413 }, 'after the usage flush: still full (counted in the store)');
 
   const other = await integration(svc, 'quota-other');

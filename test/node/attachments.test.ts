@@ -223,16 +223,7 @@ t.test('an upload not sent within ATTACHMENT_UPLOAD_TTL_SECONDS is deleted; a de
   await fetch(created.body.upload.url, { method: 'PUT', headers: created.body.upload.headers, body: new Uint8Array(PDF) });
   const finalized = await it.node.post(`/api/chats/${chatId}/uploads/${created.body.uploadId}/finalize`, undefined, alice.jwt);
   t.equal(finalized.status, 200, finalized.text);
-  /** The application's stored bytes once the usage shows `want`, polled for at most 10 s. */
-  const storedBytes = async (want: number) => {
-    let got: unknown;
-    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
-      got = (await it.control.get(`/api/client/apps/${it.appId}/usage`, it.accessToken)).body.storedFileBytes;
-      if (got === want) break;
-    }
-    return got;
-  };
-  t.equal(await storedBytes(PDF.length), PDF.length, "usage counts the finalized file's bytes");
+  t.equal(await it.storedFileBytes(PDF.length), PDF.length, "usage counts the finalized file's bytes");
   const mine = await it.node.get(`/api/chats/${chatId}/attachments/${created.body.uploadId}`, alice.jwt);
   t.equal(mine.status, 200, 'the uploader sees an upload not yet sent');
   t.match(await it.node.get(`/api/chats/${chatId}/attachments/${created.body.uploadId}`, bob.jwt), { status: 404 }, 'no one else does');
@@ -246,7 +237,7 @@ t.test('an upload not sent within ATTACHMENT_UPLOAD_TTL_SECONDS is deleted; a de
     await res.body?.cancel();
   }
   t.equal(status, 404, 'and its file is deleted');
-  t.equal(await storedBytes(0), 0, 'and no longer counted');
+  t.equal(await it.storedFileBytes(0), 0, 'and no longer counted');
 
   // A file sent in a message stays; deleting the application deletes it.
   const kept = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'kept.pdf', size: PDF.length, type: 'application/pdf' }, alice.jwt);
