@@ -56,6 +56,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       fileUsage: { storedBytes: async (appId) => (await store.usage.read(appId, [])).fileBytes },
       webhooks: store.webhooks,
       beforeSend: store.beforeSend,
+      attachmentSettings: async (appId) => (await store.attachmentSettings.get(appId))?.settings,
       ...(files ? { files } : {}),
       ...(joined ? { cluster: joined.cluster } : {}),
     });
@@ -87,6 +88,10 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
         new NodeBlocklistAdmin(nodeStore, async (appId) => {
           announcer?.publish({ kind: 'control' }, encodeControl({ type: 'blocklist.changed', appId }));
         }),
+      onAttachmentSettingsChanged: (appId) => {
+        node?.attachmentSettingsChanged(appId);
+        announcer?.publish({ kind: 'control' }, encodeControl({ type: 'attachmentSettings.changed', appId }));
+      },
       onAppDeleted: (appId) => {
         node?.appDeleted(appId);
         announcer?.publish({ kind: 'control' }, encodeControl({ type: 'app.deleted', appId }));

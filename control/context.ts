@@ -30,6 +30,8 @@ export interface ControlContext {
   onAppDeleted: (appId: string) => void;
   /** An application's webhook endpoints or before-send hook changed: nodes drop their cached copies. */
   onWebhooksChanged: (appId: string) => void;
+  /** An application's attachment settings changed: nodes drop their cached copies. */
+  onAttachmentSettingsChanged: (appId: string) => void;
   /** Applications' blocklists (kept with the nodes' moderation data); absent when this process cannot reach them. */
   blocklists?: BlocklistAdmin;
   now: () => Date;

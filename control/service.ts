@@ -30,6 +30,7 @@ import { usageRoutes } from './http/usage-routes.ts';
 import { webhookRoutes } from './http/webhook-routes.ts';
 import { beforeSendRoutes } from './http/before-send-routes.ts';
 import { blocklistRoutes } from './http/blocklist-routes.ts';
+import { attachmentSettingsRoutes } from './http/attachment-settings-routes.ts';
 import type { BlocklistAdmin } from '../common/moderation/index.ts';
 import type { ControlStore } from './store/index.ts';
 
@@ -44,6 +45,7 @@ export interface ControlServiceOptions {
   onKeyRevoked?: (appId: string, keyId: string) => void;
   onAppDeleted?: (appId: string) => void;
   onWebhooksChanged?: (appId: string) => void;
+  onAttachmentSettingsChanged?: (appId: string) => void;
   /** Applications' blocklists, kept with the nodes' moderation data; absent: the management routes answer 503. */
   blocklists?: BlocklistAdmin;
 }
@@ -83,11 +85,12 @@ export async function createControlService(options: ControlServiceOptions): Prom
     onKeyRevoked: options.onKeyRevoked ?? (() => {}),
     onAppDeleted: options.onAppDeleted ?? (() => {}),
     onWebhooksChanged: options.onWebhooksChanged ?? (() => {}),
+    onAttachmentSettingsChanged: options.onAttachmentSettingsChanged ?? (() => {}),
     ...(options.blocklists ? { blocklists: options.blocklists } : {}),
     now: () => new Date(),
   };
   const metrics = createMetrics('control');
-  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...webhookRoutes(ctx), ...beforeSendRoutes(ctx), ...blocklistRoutes(ctx), ...metaRoutes(ctx)];
+  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...webhookRoutes(ctx), ...beforeSendRoutes(ctx), ...blocklistRoutes(ctx), ...attachmentSettingsRoutes(ctx), ...metaRoutes(ctx)];
   let closing = false;
   const routes: AnyRoute[] = [
     ...apiRoutes,

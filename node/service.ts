@@ -34,7 +34,7 @@ import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
 import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, flagRoutes, moderationRoutes, NodeBlocklistAdmin } from './moderation/index.ts';
 import { attachmentRoutes } from './http/attachment-routes.ts';
-import { attachmentsOf, LocalObjectStore, serveLocalFiles, type ObjectStore } from './files/index.ts';
+import { attachmentsOf, LocalObjectStore, serveLocalFiles, type AttachmentSettingsSource, type ObjectStore } from './files/index.ts';
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
@@ -69,6 +69,8 @@ export interface NodeServiceOptions {
   beforeSend?: BeforeSendSource;
   /** Where attachment files live (ATTACHMENTS_STORE); absent: attachments are off (503). */
   files?: ObjectStore;
+  /** Each application's attachment settings (the control store); absent: the deployment's limits apply to all. */
+  attachmentSettings?: AttachmentSettingsSource;
 }
 
 /** What a node of a cluster shares with the others (see bin/cluster.ts, which builds it). */
@@ -89,6 +91,8 @@ export interface NodeService {
   appDeleted(appId: string): void;
   /** An application's webhook endpoints or before-send hook changed (in this process): cached copies are dropped. */
   webhooksChanged(appId: string): void;
+  /** An application's attachment settings changed (in this process): the cached copy is dropped. */
+  attachmentSettingsChanged(appId: string): void;
   /** Applications' blocklists, as the dashboard changes them through the control service in this process. */
   blocklists: BlocklistAdmin;
   /**
@@ -209,6 +213,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
           : {}),
         // One node sweeps: the first live one by id.
         ...(cluster ? { sweepHere: async () => (await cluster.membership.live()).map((n) => n.nodeId).sort()[0] === cluster.nodeId } : {}),
+        ...(options.attachmentSettings ? { settings: options.attachmentSettings } : {}),
+        settingsTtlMs: config.KEY_STATUS_TTL_MS,
         log: log.child({ component: 'attachments' }),
         now,
       })
@@ -289,6 +295,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
           return blocks.changed(message.appId, message.userId, message.otherId);
         case 'blocklist.changed':
           return blocklists.changed(message.appId);
+        case 'attachmentSettings.changed':
+          return attachments?.rules.changed(message.appId);
         case 'node.leaving':
           return void cluster.membership.refresh();
         default:
@@ -436,6 +444,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     invalidateKey: (appId, keyId) => apiKeys.invalidate(appId, keyId),
     appDeleted,
     webhooksChanged,
+    attachmentSettingsChanged: (appId: string) => attachments?.rules.changed(appId),
     blocklists: blocklistAdmin,
     listen: async (host, port) => {
       let rpc: string | undefined;

@@ -97,6 +97,25 @@ export interface BeforeSendHook {
   updatedAt: string;
 }
 
+/** An application's attachment settings (README, "Attachments"): each narrows the deployment's limit; absent: the deployment's. */
+export interface AttachmentSettings {
+  /** Largest file, in bytes. */
+  maxFileBytes?: number;
+  /** Most attachment bytes the application may store (files and thumbnails). */
+  maxTotalBytes?: number;
+  /** Only these types are accepted (`image/*`, `application/pdf`, …), as sniffed from a file's bytes. */
+  allowedTypes?: string[];
+  /** These types are refused, besides those the deployment always refuses. */
+  refusedTypes?: string[];
+}
+
+/** The settings, when they were set, and the deployment's limits they narrow. */
+export interface AttachmentSettingsState {
+  settings: AttachmentSettings;
+  updatedAt?: string;
+  deployment: { maxFileBytes: number; maxTotalBytes: number; refusedTypes: string[] };
+}
+
 export interface WebhookTestResult {
   delivered: boolean;
   eventId: string;
@@ -349,6 +368,16 @@ export class ManagementClient {
   /** Replaces the application's blocklist (at most 10,000 entries of 1–100 characters); every node applies it at once. */
   setBlocklist(appId: string, entries: BlocklistEntry[]): Promise<{ entries: BlocklistEntry[]; updatedAt: string }> {
     return this.call(`api/client/apps/${encodeURIComponent(appId)}/blocklist`, { method: 'PUT', body: { entries } });
+  }
+
+  /** The application's attachment settings (`{}` until set) and the deployment's limits. */
+  getAttachmentSettings(appId: string): Promise<AttachmentSettingsState> {
+    return this.call(`api/client/apps/${encodeURIComponent(appId)}/attachment-settings`);
+  }
+
+  /** Replaces the application's attachment settings (an omitted field: the deployment's); every node applies them to the next upload. */
+  setAttachmentSettings(appId: string, settings: AttachmentSettings): Promise<AttachmentSettingsState & { updatedAt: string }> {
+    return this.call(`api/client/apps/${encodeURIComponent(appId)}/attachment-settings`, { method: 'PUT', body: settings });
   }
 
   getUsage(appId: string): Promise<ApplicationUsage> {

@@ -120,13 +120,13 @@ export const ConfigSchema = Type.Object({
     default: 26_214_400,
     minimum: 1,
     maximum: 104_857_600,
-    description: 'Largest attachment file, in bytes (25 MiB by default, at most 100 MiB); a larger one is refused when its upload is asked for (413 / FILE_TOO_LARGE), before any byte is stored.',
+    description: "Largest attachment file, in bytes (25 MiB by default, at most 100 MiB; an application's settings may set less); a larger one is refused when its upload is asked for (413 / FILE_TOO_LARGE), before any byte is stored.",
   }),
   ATTACHMENT_APP_MAX_TOTAL_BYTES: Type.Integer({
     default: 10_737_418_240,
     minimum: 0,
     description:
-      "Most attachment bytes one application may store (files and thumbnails, as its usage counts them; 10 GiB by default; 0: no limit). An upload that would take it past this is refused when it is asked for (413 / STORAGE_QUOTA_EXCEEDED); open uploads count at their declared size. Read from the usage figures, which nodes flush every USAGE_FLUSH_SECONDS: several nodes together may pass it by what they finalized within one flush interval.",
+      "Most attachment bytes one application may store (files and thumbnails, as its usage counts them; 10 GiB by default; 0: no limit; an application's settings may set less, or one when this is 0). An upload that would take it past this is refused when it is asked for (413 / STORAGE_QUOTA_EXCEEDED); open uploads count at their declared size. Read from the usage figures, which nodes flush every USAGE_FLUSH_SECONDS: several nodes together may pass it by what they finalized within one flush interval.",
   }),
   ATTACHMENT_REFUSED_TYPES: Type.String({
     default: '',

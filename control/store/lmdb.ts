@@ -24,6 +24,8 @@ import type {
 } from './types.ts';
 import type { BeforeSendStore } from './before-send-types.ts';
 import { LmdbBeforeSend } from './lmdb-before-send.ts';
+import type { AttachmentSettingsStore } from './attachment-settings-types.ts';
+import { LmdbAttachmentSettings } from './lmdb-attachment-settings.ts';
 import { LmdbMfa } from './lmdb-mfa.ts';
 import { LmdbUsage } from './lmdb-usage.ts';
 import { LmdbWebhooks } from './lmdb-webhooks.ts';
@@ -53,6 +55,7 @@ export class LmdbControlStore implements ControlStore {
   readonly usage: UsageStore;
   readonly webhooks: WebhookStore;
   readonly beforeSend: BeforeSendStore;
+  readonly attachmentSettings: AttachmentSettingsStore;
   readonly signingKeys: SigningKeyStore;
 
   private constructor(private readonly root: RootDatabase) {
@@ -66,6 +69,7 @@ export class LmdbControlStore implements ControlStore {
     this.usage = new LmdbUsage(root, db('usage'));
     this.webhooks = new LmdbWebhooks(root, db('webhooks'));
     this.beforeSend = new LmdbBeforeSend(root, db('before_send'));
+    this.attachmentSettings = new LmdbAttachmentSettings(db('attachment_settings'));
     this.signingKeys = new LmdbSigningKeys(root, db('signing_keys'));
   }
 

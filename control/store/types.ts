@@ -2,6 +2,7 @@ import type { SigningKeyStore } from '../../common/jwt/index.ts';
 import type { UsageStore } from './usage-types.ts';
 import type { WebhookStore } from './webhook-types.ts';
 import type { BeforeSendStore } from './before-send-types.ts';
+import type { AttachmentSettingsStore } from './attachment-settings-types.ts';
 
 export type AppStatus = 'ACTIVE' | 'SUSPENDED';
 /** DEMO: the default, with a ceiling of concurrent users (DEMO_MAX_CONCURRENT_USERS); STANDARD: none. */
@@ -201,6 +202,7 @@ export interface MfaStore {
 export type { UsageDelta, UsageSnapshot, UsageStore } from './usage-types.ts';
 export type { WebhookDelivery, WebhookEndpoint, WebhookStore } from './webhook-types.ts';
 export type { BeforeSendHook, BeforeSendStore } from './before-send-types.ts';
+export type { AttachmentSettingsStore, StoredAttachmentSettings } from './attachment-settings-types.ts';
 
 /** The control service's signing keys (contract in common/jwt/key-ring.ts); public halves are published as JWKS. */
 export type { SigningKeyStore };
@@ -215,6 +217,7 @@ export interface ControlStore {
   usage: UsageStore;
   webhooks: WebhookStore;
   beforeSend: BeforeSendStore;
+  attachmentSettings: AttachmentSettingsStore;
   signingKeys: SigningKeyStore;
   close(): Promise<void>;
 }

@@ -19,6 +19,8 @@ export type ControlMessage =
   | { type: 'node.leaving'; nodeId: string }
   /** An application's webhook endpoints or before-send hook changed: drop their cached copies. */
   | { type: 'webhooks.changed'; appId: string }
+  /** An application's attachment settings changed: drop the cached copy. */
+  | { type: 'attachmentSettings.changed'; appId: string }
   /** An application's blocklist changed: read it again before its next use. */
   | { type: 'blocklist.changed'; appId: string }
   /**
@@ -57,6 +59,7 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
     case 'app.deleted':
     case 'webhooks.changed':
     case 'blocklist.changed':
+    case 'attachmentSettings.changed':
       return isString(m.appId) ? { type, appId: m.appId } : undefined;
     case 'user.banned':
     case 'user.unbanned':

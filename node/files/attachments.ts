@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type Logger } from '../../common/index.ts';
-import { DEFAULT_REFUSED_TYPES, inspectFile } from './inspect.ts';
+import { inspectFile } from './inspect.ts';
+import { sizeRefusal, typeRefusal, type FileRules } from './file-rules.ts';
 import type { ObjectStore } from './object-store.ts';
 import type { FileScanner } from './malware-scan.ts';
 import type { StorageQuota } from './quota.ts';
@@ -10,10 +11,6 @@ import type { StoredAttachment } from '../store/index.ts';
 import type { Attachment, AttachmentAccess, CreateUploadBody, Upload } from './schemas.ts';
 
 export interface AttachmentLimits {
-  /** Largest file, in bytes (ATTACHMENT_MAX_BYTES). */
-  maxBytes: number;
-  /** Types refused at finalize besides DEFAULT_REFUSED_TYPES (ATTACHMENT_REFUSED_TYPES). */
-  refusedTypes: readonly string[];
   /** An upload not sent in a message within this is deleted (ATTACHMENT_UPLOAD_TTL_SECONDS). */
   uploadTtlMs: number;
   /** How long after a deletion, or an upload's end, its files are deleted (ATTACHMENT_DELETE_DELAY_SECONDS). */
@@ -25,6 +22,8 @@ export interface AttachmentsOptions {
   /** Asked before a file is kept (CLAMAV_ADDRESS); no scan when absent. */
   scanner?: FileScanner;
   limits: AttachmentLimits;
+  /** Each application's largest file, total bytes and types (its settings within the deployment's). */
+  rules: FileRules;
   /** The chat store's answers the sweeper and downloads need. */
   checks: SweepChecks;
   log: Logger;
@@ -33,7 +32,7 @@ export interface AttachmentsOptions {
   storedBytes?: (appId: string, bytes: number) => void;
   /** Whether this node runs the sweep now (see SweeperOptions); every node when absent. */
   sweepHere?: () => Promise<boolean>;
-  /** Each application's total-bytes limit (ATTACHMENT_APP_MAX_TOTAL_BYTES); none when absent. */
+  /** Where each application's total bytes are counted against its rule's; no limit when absent. */
   quota?: StorageQuota;
 }
 
@@ -89,7 +88,8 @@ export interface Uploader {
 export class Attachments implements AttachmentPort {
   private finalizing = 0;
   private readonly waiting: (() => void)[] = [];
-  private readonly refused: ReadonlySet<string>;
+  /** Each application's rule; `rules.changed(appId)` when its settings change. */
+  readonly rules: FileRules;
   private readonly store: ObjectStore;
   private readonly scanner: FileScanner | undefined;
   private readonly limits: AttachmentLimits;
@@ -106,7 +106,7 @@ export class Attachments implements AttachmentPort {
     this.limits = o.limits;
     this.checks = o.checks;
     this.now = o.now ?? (() => new Date());
-    this.refused = new Set([...DEFAULT_REFUSED_TYPES, ...o.limits.refusedTypes]);
+    this.rules = o.rules;
     this.storedBytes = o.storedBytes;
     this.quota = o.quota;
     this.sweeper = new FileSweeper(o.store, o.checks, o.log, () => this.now().getTime(), {
@@ -139,15 +139,14 @@ export class Attachments implements AttachmentPort {
   }
 
   async createUpload(who: Uploader, chatId: string, body: CreateUploadBody): Promise<Upload | ApiError> {
-    if (body.size > this.limits.maxBytes) {
-      return new ApiError('FILE_TOO_LARGE', `a file may be at most ${this.limits.maxBytes} bytes`, { errors: [{ path: '/body/size', message: `must be at most ${this.limits.maxBytes}` }] });
-    }
-    if (body.type !== undefined && this.refused.has(body.type)) return refusedType(body.type, '/body/type');
+    const rule = await this.rules.get(who.appId);
+    const refusal = sizeRefusal(rule, body.size) ?? (body.type === undefined ? undefined : typeRefusal(rule, body.type, '/body/type'));
+    if (refusal) return refusal;
     const id = randomUUID();
     const now = this.now();
     const urlSeconds = Math.max(1, Math.min(UPLOAD_URL_SECONDS, Math.floor(this.limits.uploadTtlMs / 1000)));
     // Held until the finalize here, or until no more bytes can be put (another node may finalize).
-    const over = await this.quota?.take(who.appId, id, body.size, now.getTime() + urlSeconds * 1000);
+    const over = await this.quota?.take(who.appId, rule.maxTotalBytes, id, body.size, now.getTime() + urlSeconds * 1000);
     if (over) return over;
     try {
       return await this.startUpload(who, chatId, body, id, now, urlSeconds);
@@ -202,10 +201,12 @@ export class Attachments implements AttachmentPort {
         return new ApiError('FILE_INFECTED', `the malware scanner found ${verdict.signature}: the file was deleted`, { errors: [{ path: '/file', message: `infected: ${verdict.signature}` }] });
       }
       const file = await inspectFile(bytes);
-      if (this.refused.has(file.type)) {
+      // The rule as it is now: settings changed since the upload was asked for apply.
+      const refusal = typeRefusal(await this.rules.get(record.appId), file.type, '/file');
+      if (refusal) {
         await this.store.deletePrefix(`${prefixOf(record)}/`);
         this.quota?.release(record.id);
-        return refusedType(file.type, '/file');
+        return refusal;
       }
       if (file.bytes !== bytes) await this.store.put(fileKey(record), file.bytes, file.type);
       if (file.image) await this.store.put(`${prefixOf(record)}/thumb`, file.image.thumbnail.bytes, file.image.thumbnail.type);
@@ -313,7 +314,3 @@ export class Attachments implements AttachmentPort {
 
 const prefixOf = (r: { appId: string; chatId: string; id: string }) => `a/${r.appId}/${r.chatId}/${r.id}`;
 const fileKey = (r: { appId: string; chatId: string; id: string }) => `${prefixOf(r)}/file`;
-
-function refusedType(type: string, path: string): ApiError {
-  return new ApiError('FILE_TYPE_REFUSED', `files of type ${type} are not accepted`, { errors: [{ path, message: `type ${type} is refused` }] });
-}

@@ -20,6 +20,7 @@ export { serveLocalFiles } from './local-route.ts';
 export { attachmentsOf, attachmentsStoreKind, openObjectStore } from './open.ts';
 export { Attachments, DOWNLOAD_URL_SECONDS, UPLOAD_URL_SECONDS, type AttachmentLimits, type AttachmentsOptions, type Uploader } from './attachments.ts';
 export { FileSweeper, type SweepChecks } from './sweeper.ts';
-export { DEFAULT_REFUSED_TYPES, inspectFile, THUMBNAIL_MAX_SIDE, type InspectedFile } from './inspect.ts';
+export { FileRules, ruleOf, type AttachmentSettingsSource, type FileRule } from './file-rules.ts';
+export { inspectFile, THUMBNAIL_MAX_SIDE, type InspectedFile } from './inspect.ts';
 export { Attachment, AttachmentAccess, AttachmentParams, CreateUploadBody, Upload, UploadParams } from './schemas.ts';
 export { ClamdScanner, type FileScanner, type ScanVerdict } from './malware-scan.ts';

@@ -2,22 +2,6 @@ import { fileTypeFromBuffer } from 'file-type';
 import sharp, { type Sharp } from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
 
-/** Types never accepted, whatever a deployment allows: scripts a browser would run, and executables. */
-export const DEFAULT_REFUSED_TYPES: readonly string[] = [
-  'image/svg+xml',
-  'text/html',
-  'application/xhtml+xml',
-  'application/x-msdownload',
-  'application/x-elf',
-  'application/x-mach-binary',
-  'application/x-sh',
-  'application/vnd.android.package-archive',
-  'application/x-msi',
-  'application/x-apple-diskimage',
-  'application/java-archive',
-  'application/wasm',
-];
-
 /** Images the node reads to strip their metadata and make a thumbnail and a placeholder. */
 const PROCESSED_IMAGES = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/avif']);
 /** Longest side of a thumbnail, in pixels. */

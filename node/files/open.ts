@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import type { Config, Logger } from '../../common/index.ts';
 import type { NodeStore } from '../store/index.ts';
+import { deploymentLimits } from '../../common/attachments/index.ts';
 import { Attachments } from './attachments.ts';
+import { FileRules, type AttachmentSettingsSource } from './file-rules.ts';
 import { ClamdScanner } from './malware-scan.ts';
 import { StorageQuota, type QuotaUsage } from './quota.ts';
 import { LocalObjectStore } from './local-store.ts';
@@ -45,6 +47,10 @@ export interface AttachmentsWiring {
    * this node's counts not flushed yet (see StorageQuota); no limit when absent.
    */
   storedTotal?: QuotaUsage;
+  /** Each application's attachment settings (the control store); the deployment's limits for all when absent. */
+  settings?: AttachmentSettingsSource;
+  /** How long a node trusts the settings it read when no change is announced (KEY_STATUS_TTL_MS). */
+  settingsTtlMs: number;
   /** Whether this node sweeps now (a cluster's first live node); every node when absent. */
   sweepHere?: () => Promise<boolean>;
   log: Logger;
@@ -59,9 +65,8 @@ export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files:
   return new Attachments({
     store: files,
     ...(config.CLAMAV_ADDRESS ? { scanner: new ClamdScanner(host!, Number(port), config.CLAMAV_TIMEOUT_MS) } : {}),
+    rules: new FileRules({ deployment: deploymentLimits(config), ...(w.settings ? { source: w.settings } : {}), ttlMs: w.settingsTtlMs }),
     limits: {
-      maxBytes: config.ATTACHMENT_MAX_BYTES,
-      refusedTypes: config.ATTACHMENT_REFUSED_TYPES.split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== ''),
       uploadTtlMs: config.ATTACHMENT_UPLOAD_TTL_SECONDS * 1000,
       deleteDelayMs: config.ATTACHMENT_DELETE_DELAY_SECONDS * 1000,
     },
@@ -78,14 +83,7 @@ export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files:
     now: w.now,
     storedBytes: w.storedBytes,
     ...(w.sweepHere ? { sweepHere: w.sweepHere } : {}),
-    ...(w.storedTotal && config.ATTACHMENT_APP_MAX_TOTAL_BYTES > 0
-      ? {
-          quota: new StorageQuota({
-            maxTotalBytes: config.ATTACHMENT_APP_MAX_TOTAL_BYTES,
-            usage: w.storedTotal,
-            ttlMs: QUOTA_FIGURE_TTL_MS,
-          }),
-        }
-      : {}),
+    // Kept even when the deployment sets no total: an application's settings may set one.
+    ...(w.storedTotal ? { quota: new StorageQuota({ usage: w.storedTotal, ttlMs: QUOTA_FIGURE_TTL_MS }) } : {}),
   });
 }

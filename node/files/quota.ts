@@ -11,8 +11,6 @@ export interface QuotaUsage {
 }
 
 export interface StorageQuotaOptions {
-  /** Most attachment bytes one application may store (ATTACHMENT_APP_MAX_TOTAL_BYTES); 0: no limit. */
-  maxTotalBytes: number;
   usage: QuotaUsage;
   /** How long a figure read is used before it is read again. */
   ttlMs: number;
@@ -59,23 +57,23 @@ export class StorageQuota {
   }
 
   /**
-   * Takes `size` bytes of the application's limit for upload `uploadId` until `release` or `until`,
+   * Takes `size` bytes of the application's limit (`maxTotalBytes`; 0: none) for upload `uploadId` until `release` or `until`,
    * or refuses them when they would take it past the limit. The check and the taking are one step
    * (nothing is awaited between them), so concurrent uploads cannot both take the last bytes.
    */
-  async take(appId: string, uploadId: string, size: number, until: number): Promise<ApiError | undefined> {
-    if (this.o.maxTotalBytes === 0) return undefined;
+  async take(appId: string, maxTotalBytes: number, uploadId: string, size: number, until: number): Promise<ApiError | undefined> {
+    if (maxTotalBytes === 0) return undefined;
     const stored = await this.storedBytes(appId);
     this.expire();
     if (this.open.size >= MAX_RESERVATIONS) return new ApiError('UNAVAILABLE', 'this node has as many uploads open as it keeps: retry shortly', { retryAfterSeconds: 1 });
     const used = stored + this.o.usage.unflushed(appId) + (this.reserved.get(appId) ?? 0);
-    if (used + size <= this.o.maxTotalBytes) {
+    if (used + size <= maxTotalBytes) {
       this.reserve(appId, uploadId, size, until);
       return undefined;
     }
-    const left = Math.max(0, this.o.maxTotalBytes - used);
-    return new ApiError('STORAGE_QUOTA_EXCEEDED', `the application stores ${used} of its ${this.o.maxTotalBytes} attachment bytes (uploads in progress included): ${left} left`, {
-      errors: [{ path: '/body/size', message: `must be at most ${left} (what is left of the application's ${this.o.maxTotalBytes} bytes)` }],
+    const left = Math.max(0, maxTotalBytes - used);
+    return new ApiError('STORAGE_QUOTA_EXCEEDED', `the application stores ${used} of its ${maxTotalBytes} attachment bytes (uploads in progress included): ${left} left`, {
+      errors: [{ path: '/body/size', message: `must be at most ${left} (what is left of the application's ${maxTotalBytes} bytes)` }],
     });
   }
 

@@ -7,6 +7,7 @@ import { mfaStoreConformance } from './store-conformance-mfa.ts';
 import { usageStoreConformance } from './store-conformance-usage.ts';
 import { webhookStoreConformance } from './store-conformance-webhooks.ts';
 import { beforeSendStoreConformance } from './store-conformance-before-send.ts';
+import { attachmentSettingsStoreConformance } from './store-conformance-attachment-settings.ts';
 
 /**
  * The behaviour every ControlStore implementation must show, written once against the interfaces
@@ -703,5 +704,6 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
     usageStoreConformance(t, fresh);
     webhookStoreConformance(t, fresh);
     beforeSendStoreConformance(t, fresh);
+    attachmentSettingsStoreConformance(t, fresh);
   });
 }

@@ -80,6 +80,7 @@ t.test('control messages: round-trip; unknown, other-version and malformed ones 
   const messages: ControlMessage[] = [
     { type: 'apiKey.revoked', appId: 'a', keyId: 'k' },
     { type: 'node.leaving', nodeId: 'n' },
+    { type: 'attachmentSettings.changed', appId: 'a' },
   ];
   for (const m of messages) {
     t.same(decodeControl(encodeControl(m)), m);

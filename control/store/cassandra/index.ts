@@ -7,6 +7,7 @@ import { CassandraMfa } from './mfa.ts';
 import { CassandraUsage } from './usage.ts';
 import { CassandraWebhooks } from './webhooks.ts';
 import { CassandraBeforeSend } from './before-send.ts';
+import { CassandraAttachmentSettings } from './attachment-settings.ts';
 export { controlMigrations } from './schema.ts';
 
 /**
@@ -23,6 +24,7 @@ export class CassandraControlStore implements ControlStore {
   readonly usage: CassandraUsage;
   readonly webhooks: CassandraWebhooks;
   readonly beforeSend: CassandraBeforeSend;
+  readonly attachmentSettings: CassandraAttachmentSettings;
   readonly signingKeys: CassandraSigningKeys;
 
   constructor(client: CassandraClient, keyspace: string, scope = 'control') {
@@ -38,6 +40,7 @@ export class CassandraControlStore implements ControlStore {
     this.usage = new CassandraUsage(db, keyspace);
     this.webhooks = new CassandraWebhooks(db, keyspace);
     this.beforeSend = new CassandraBeforeSend(db, keyspace);
+    this.attachmentSettings = new CassandraAttachmentSettings(db, keyspace);
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'control', scope);
   }
 

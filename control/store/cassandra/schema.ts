@@ -94,4 +94,11 @@ export const controlMigrations: Migration[] = [
       `ALTER TABLE {ks}.api_keys ADD key_suffix text`,
     ],
   },
+  {
+    name: 'control-009-attachment-settings',
+    statements: [
+      // Each application's attachment settings, one row, replaced whole by each set.
+      `CREATE TABLE IF NOT EXISTS {ks}.attachment_settings (app_id text PRIMARY KEY, settings_json text, updated_at text)`,
+    ],
+  },
 ];
