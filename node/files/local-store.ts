@@ -4,16 +4,21 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'nod
 import { dirname, join } from 'node:path';
 import { ApiError, type ErrorCode, type Problem } from '../../common/errors/index.ts';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../common/files/index.ts';
+import { LocalParts } from './local-parts.ts';
 import {
   checkExpiry,
   checkKey,
+  checkPart,
   checkPrefix,
+  MAX_PART_NUMBER,
   objectKeyProblem,
   type ObjectInfo,
   type ObjectStore,
   type PresignGetOptions,
+  type PresignPartOptions,
   type PresignPutOptions,
   type SignedRequest,
+  type StoredPart,
 } from './object-store.ts';
 
 /** Where the node serves the local store's signed URLs: `${publicUrl}${LOCAL_FILES_PATH}<key>?…`. */
@@ -52,6 +57,8 @@ export interface LocalSignedResponse {
 /** The signing key's file in the store's directory: not an object (keys never start with '.'). */
 const SIGNING_KEY_FILE = '.signing-key';
 const TMP_DIR = '.tmp';
+/** What a signed URL signs, in order: method, expiry, size, type, download name; a part's upload id and number. */
+const SIGNED = ['m', 'e', 's', 't', 'd', 'u', 'p'] as const;
 
 /**
  * The embedded object store: each object a file under `dir` at its key's path, written to a
@@ -63,6 +70,7 @@ const TMP_DIR = '.tmp';
  */
 export class LocalObjectStore implements ObjectStore {
   readonly kind = 'local';
+  private readonly parts = new LocalParts((key) => this.path(key));
 
   private constructor(
     private readonly dir: string,
@@ -160,6 +168,48 @@ export class LocalObjectStore implements ObjectStore {
     };
   }
 
+  /** The type is not kept (as for `put`). */
+  async createMultipart(key: string, _contentType?: string): Promise<string> {
+    checkKey(key);
+    return this.parts.create(key);
+  }
+
+  async presignPart(key: string, multipartId: string, partNumber: number, o: PresignPartOptions): Promise<SignedRequest> {
+    checkKey(key);
+    checkPart(multipartId, partNumber);
+    checkExpiry(o.expiresInSeconds);
+    const expires = Math.floor(Date.now() / 1000) + o.expiresInSeconds;
+    const url = this.url(key, { m: 'PUT', e: String(expires), s: String(o.size), u: multipartId, p: String(partNumber) });
+    return { method: 'PUT', url, headers: { 'content-length': String(o.size) }, expiresAt: new Date(expires * 1000) };
+  }
+
+  async listParts(key: string, multipartId: string): Promise<StoredPart[] | undefined> {
+    checkKey(key);
+    checkPart(multipartId);
+    return this.parts.list(key, multipartId);
+  }
+
+  async completeMultipart(key: string, multipartId: string, partNumbers: readonly number[]): Promise<void> {
+    checkKey(key);
+    checkPart(multipartId);
+    if (!(await this.parts.list(key, multipartId))) throw new Error(`no unfinished multipart upload ${multipartId} of ${key}`);
+    const tmp = this.tmpPath();
+    try {
+      await this.parts.join(key, multipartId, partNumbers, tmp);
+    } catch (error) {
+      await rm(tmp, { force: true });
+      throw error;
+    }
+    await this.commit(tmp, key);
+    await this.parts.remove(key, multipartId);
+  }
+
+  async abortMultipart(key: string, multipartId: string): Promise<void> {
+    checkKey(key);
+    checkPart(multipartId);
+    await this.parts.remove(key, multipartId);
+  }
+
   async presignGet(key: string, o: PresignGetOptions): Promise<string> {
     checkKey(key);
     checkExpiry(o.expiresInSeconds);
@@ -178,7 +228,10 @@ export class LocalObjectStore implements ObjectStore {
     if ('code' in grant) return refuse(grant.code, grant.detail);
     if (r.method === 'PUT') {
       if (r.contentLength !== String(grant.size)) return refuse('VALIDATION_FAILED', `Content-Length must be ${grant.size}, the size this URL was signed for`, '/headers/content-length');
-      if (r.contentType !== grant.type) return refuse('VALIDATION_FAILED', `Content-Type must be ${grant.type}, the type this URL was signed for`, '/headers/content-type');
+      // A part has no type of its own (its upload's was given when it was made): any is taken.
+      if (!grant.part && r.contentType !== grant.type) return refuse('VALIDATION_FAILED', `Content-Type must be ${grant.type}, the type this URL was signed for`, '/headers/content-type');
+      const target = grant.part ? await this.parts.partPath(r.key, grant.part.id, grant.part.number) : this.path(r.key);
+      if (!target) return refuse('UPLOAD_NOT_FOUND', 'this upload is finalized, ended or deleted: its parts are no longer taken');
       const tmp = this.tmpPath();
       const file = await open(tmp, 'w', PRIVATE_FILE_MODE);
       let received = 0;
@@ -189,14 +242,19 @@ export class LocalObjectStore implements ObjectStore {
           await file.write(chunk);
         }
         if (received === grant.size) await file.sync();
-      } finally {
+      } catch (error) {
+        // The client went away mid-body: nothing of it stays.
         await file.close();
+        await rm(tmp, { force: true });
+        throw error;
+      } finally {
+        await file.close().catch(() => undefined);
       }
       if (received !== grant.size) {
         await rm(tmp, { force: true });
         return refuse('VALIDATION_FAILED', `the body must be exactly ${grant.size} bytes, the size this URL was signed for`, '/body');
       }
-      await this.commit(tmp, r.key);
+      await this.commitTo(tmp, target);
       return { status: 200, headers: {} };
     }
     const s = await stat(this.path(r.key)).catch(absent);
@@ -211,10 +269,10 @@ export class LocalObjectStore implements ObjectStore {
 
   async close(): Promise<void> {}
 
-  private verify(method: string, key: string, q: URLSearchParams): { size: number; type: string; name?: string } | { code: ErrorCode; detail: string } {
+  private verify(method: string, key: string, q: URLSearchParams): { size: number; type: string; name?: string; part?: { id: string; number: number } } | { code: ErrorCode; detail: string } {
     const sig = q.get('sig');
     const params: Record<string, string> = {};
-    for (const name of ['m', 'e', 's', 't', 'd']) {
+    for (const name of SIGNED) {
       const v = q.get(name);
       if (v !== null) params[name] = v;
     }
@@ -223,7 +281,10 @@ export class LocalObjectStore implements ObjectStore {
     const got = Buffer.from(sig, 'base64url');
     if (got.length !== want.length || !timingSafeEqual(got, want)) return { code: 'SIGNED_URL_INVALID', detail: 'not a valid signed URL for this request' };
     if (Number(params.e) * 1000 < Date.now()) return { code: 'SIGNED_URL_EXPIRED', detail: 'this signed URL has expired: ask for a new one' };
-    return { size: Number(params.s ?? 0), type: params.t ?? 'application/octet-stream', ...(params.d === undefined ? {} : { name: params.d }) };
+    const part = params.u === undefined ? undefined : { id: params.u, number: Number(params.p) };
+    // Signed by this store, so well formed; checked again all the same before it names a path.
+    if (part && (!/^[0-9a-f-]{36}$/.test(part.id) || !Number.isInteger(part.number) || part.number < 1 || part.number > MAX_PART_NUMBER)) return { code: 'SIGNED_URL_INVALID', detail: 'not a valid signed URL for this request' };
+    return { size: Number(params.s ?? 0), type: params.t ?? 'application/octet-stream', ...(params.d === undefined ? {} : { name: params.d }), ...(part ? { part } : {}) };
   }
 
   private url(key: string, params: Record<string, string>): string {
@@ -231,9 +292,13 @@ export class LocalObjectStore implements ObjectStore {
     return `${this.publicUrl().replace(/\/+$/, '')}${LOCAL_FILES_PATH}${key.split('/').map(encodeURIComponent).join('/')}?${q}`;
   }
 
-  /** HMAC over the key and every signed parameter, each named, so none can move to another. */
+  /**
+   * HMAC over the key and every signed parameter, each named, so none can move to another. A
+   * part's parameters are signed only when present, so URLs signed before they existed still hold.
+   */
   private sign(key: string, params: Record<string, string>): Buffer {
-    const text = [key, ...['m', 'e', 's', 't', 'd'].map((n) => `${n}=${params[n] ?? ''}`)].join('\n');
+    const names = params.u === undefined && params.p === undefined ? SIGNED.slice(0, 5) : SIGNED;
+    const text = [key, ...names.map((n) => `${n}=${params[n] ?? ''}`)].join('\n');
     return createHmac('sha256', this.signingKey).update(text).digest();
   }
 
@@ -246,8 +311,11 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /** Renames a synced temporary file to the key's path and syncs the directory that now holds it. */
-  private async commit(tmp: string, key: string): Promise<void> {
-    const target = this.path(key);
+  private commit(tmp: string, key: string): Promise<void> {
+    return this.commitTo(tmp, this.path(key));
+  }
+
+  private async commitTo(tmp: string, target: string): Promise<void> {
     await mkdir(dirname(target), { recursive: true, mode: 0o700 });
     await rename(tmp, target);
     const dir = await open(dirname(target), 'r');
@@ -262,6 +330,8 @@ export class LocalObjectStore implements ObjectStore {
     const entries = await readdir(this.path(at), { withFileTypes: true }).catch(absent);
     if (!entries) return;
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      // Hidden names are the store's own (unfinished uploads' parts), never objects.
+      if (e.name.startsWith('.')) continue;
       const key = `${at}/${e.name}`;
       if (e.isDirectory()) yield* this.walk(key);
       else if (e.isFile()) {

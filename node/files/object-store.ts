@@ -9,7 +9,10 @@
  *   that they see the object's previous version or none, never part of one. A put that resolves is
  *   durable (synced to disk, or acknowledged by the S3 service).
  * - Writing a key again replaces its object whole (uploads never do: each has a fresh key).
- * - `delete` and `deletePrefix` are idempotent: deleting what is absent succeeds.
+ * - `delete` and `deletePrefix` are idempotent: deleting what is absent succeeds. `deletePrefix`
+ *   also ends every unfinished multipart upload of a key under the prefix, deleting its parts.
+ * - A multipart upload shows nothing under its key until `completeMultipart`, which makes the
+ *   object whole from its parts in one step (as a put); parts put again replace the earlier ones.
  * - `list` yields every object under a prefix that existed when the listing started and still
  *   exists, each once, in no promised order; objects written meanwhile may or may not appear.
  * - Signed URLs are capabilities: whoever holds one may do exactly what it names (PUT exactly
@@ -42,6 +45,19 @@ export interface PresignPutOptions {
   expiresInSeconds: number;
 }
 
+export interface PresignPartOptions {
+  /** The exact byte length of the part. */
+  size: number;
+  expiresInSeconds: number;
+}
+
+/** A part of an unfinished multipart upload as the store has it. */
+export interface StoredPart {
+  /** 1-based. */
+  number: number;
+  size: number;
+}
+
 export interface PresignGetOptions {
   expiresInSeconds: number;
   /** The Content-Type the download is served with. */
@@ -69,6 +85,16 @@ export interface ObjectStore {
   list(prefix: string): AsyncIterable<ObjectInfo>;
   /** A request a client can make to upload one object of exactly `size` bytes under `key`. */
   presignPut(key: string, options: PresignPutOptions): Promise<SignedRequest>;
+  /** Starts an upload of one object under `key` in parts; its id. */
+  createMultipart(key: string, contentType: string): Promise<string>;
+  /** A request a client can make to put part `partNumber` (1-10,000) of exactly `size` bytes. */
+  presignPart(key: string, multipartId: string, partNumber: number, options: PresignPartOptions): Promise<SignedRequest>;
+  /** The parts stored so far, by number ascending; undefined when no such upload is unfinished. */
+  listParts(key: string, multipartId: string): Promise<StoredPart[] | undefined>;
+  /** Joins the stored parts `partNumbers` (ascending) into the object under `key` and ends the upload. */
+  completeMultipart(key: string, multipartId: string, partNumbers: readonly number[]): Promise<void>;
+  /** Ends an unfinished upload and deletes its parts; idempotent. */
+  abortMultipart(key: string, multipartId: string): Promise<void>;
   /** A URL that serves the object under `key` to whoever has it, until it expires. */
   presignGet(key: string, options: PresignGetOptions): Promise<string>;
   close(): Promise<void>;
@@ -116,6 +142,16 @@ export function checkKey(key: string): void {
 export function checkPrefix(prefix: string): void {
   const problem = objectPrefixProblem(prefix);
   if (problem) throw new InvalidObjectKeyError(prefix, problem);
+}
+
+/** Parts are numbered 1-10,000 (S3's range). */
+export const MAX_PART_NUMBER = 10_000;
+/** A multipart upload's id: letters, digits and a few signs (S3's ids are opaque; ours are UUIDs). */
+const MULTIPART_ID = /^[A-Za-z0-9._~+=-]{1,1024}$/;
+
+export function checkPart(multipartId: string, partNumber?: number): void {
+  if (!MULTIPART_ID.test(multipartId)) throw new RangeError('not a multipart upload id');
+  if (partNumber !== undefined && (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER)) throw new RangeError(`a part number is 1-${MAX_PART_NUMBER}, not ${partNumber}`);
 }
 
 export function checkExpiry(seconds: number): void {

@@ -1,5 +1,11 @@
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CreateBucketCommand,
+  CreateMultipartUploadCommand,
+  ListMultipartUploadsCommand,
+  ListPartsCommand,
+  UploadPartCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -13,7 +19,19 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { BackendUnavailableError } from '../../common/index.ts';
-import { checkExpiry, checkKey, checkPrefix, type ObjectInfo, type ObjectStore, type PresignGetOptions, type PresignPutOptions, type SignedRequest } from './object-store.ts';
+import {
+  checkExpiry,
+  checkKey,
+  checkPart,
+  checkPrefix,
+  type ObjectInfo,
+  type ObjectStore,
+  type PresignGetOptions,
+  type PresignPartOptions,
+  type PresignPutOptions,
+  type SignedRequest,
+  type StoredPart,
+} from './object-store.ts';
 
 export interface S3ObjectStoreOptions {
   /** The service's address, e.g. `http://127.0.0.1:7070` (path-style requests: bucket in the path). */
@@ -136,7 +154,74 @@ export class S3ObjectStore implements ObjectStore {
       if (batch.length === 1000) await flush();
     }
     await flush();
+    // Unfinished multipart uploads are no objects: their parts would stay (and be paid for) unless ended.
+    let keyMarker: string | undefined;
+    let idMarker: string | undefined;
+    do {
+      const r = await this.send(() => this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: prefix, KeyMarker: keyMarker, UploadIdMarker: idMarker })));
+      for (const u of r.Uploads ?? []) if (u.Key !== undefined && u.UploadId !== undefined) await this.abortMultipart(u.Key, u.UploadId);
+      [keyMarker, idMarker] = r.IsTruncated ? [r.NextKeyMarker, r.NextUploadIdMarker] : [undefined, undefined];
+    } while (keyMarker !== undefined);
     return count;
+  }
+
+  async createMultipart(key: string, contentType: string): Promise<string> {
+    checkKey(key);
+    const r = await this.send(() => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType })));
+    if (!r.UploadId) throw new BackendUnavailableError('object store', { cause: new Error('CreateMultipartUpload answered no UploadId') });
+    return r.UploadId;
+  }
+
+  async presignPart(key: string, multipartId: string, partNumber: number, o: PresignPartOptions): Promise<SignedRequest> {
+    checkKey(key);
+    checkPart(multipartId, partNumber);
+    checkExpiry(o.expiresInSeconds);
+    const command = new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: multipartId, PartNumber: partNumber, ContentLength: o.size });
+    const url = await getSignedUrl(this.signer, command, { expiresIn: o.expiresInSeconds, signableHeaders: new Set(['content-length']) });
+    return { method: 'PUT', url, headers: { 'content-length': String(o.size) }, expiresAt: new Date(Date.now() + o.expiresInSeconds * 1000) };
+  }
+
+  async listParts(key: string, multipartId: string): Promise<StoredPart[] | undefined> {
+    return (await this.partsWithTags(key, multipartId))?.map(({ number, size }) => ({ number, size }));
+  }
+
+  async completeMultipart(key: string, multipartId: string, partNumbers: readonly number[]): Promise<void> {
+    const stored = await this.partsWithTags(key, multipartId);
+    if (!stored) throw new Error(`no unfinished multipart upload ${multipartId} of ${key}`);
+    const tags = new Map(stored.map((p) => [p.number, p.etag]));
+    const missing = partNumbers.filter((n) => !tags.has(n));
+    if (missing.length > 0) throw new Error(`parts ${missing.join(', ')} of ${key} are not stored`);
+    const Parts = partNumbers.map((n) => ({ PartNumber: n, ETag: tags.get(n)! }));
+    await this.send(() => this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: multipartId, MultipartUpload: { Parts } })));
+  }
+
+  async abortMultipart(key: string, multipartId: string): Promise<void> {
+    checkKey(key);
+    checkPart(multipartId);
+    try {
+      await this.send(() => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: multipartId })));
+    } catch (error) {
+      if (!isNoSuchUpload(error)) throw error;
+    }
+  }
+
+  /** The stored parts with their ETags (which completing names), or undefined for no such unfinished upload. */
+  private async partsWithTags(key: string, multipartId: string): Promise<(StoredPart & { etag: string })[] | undefined> {
+    checkKey(key);
+    checkPart(multipartId);
+    const parts: (StoredPart & { etag: string })[] = [];
+    let marker: string | undefined;
+    try {
+      do {
+        const r = await this.send(() => this.client.send(new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: multipartId, PartNumberMarker: marker })));
+        for (const p of r.Parts ?? []) if (p.PartNumber !== undefined && p.ETag !== undefined) parts.push({ number: p.PartNumber, size: p.Size ?? 0, etag: p.ETag });
+        marker = r.IsTruncated ? r.NextPartNumberMarker : undefined;
+      } while (marker !== undefined);
+    } catch (error) {
+      if (isNoSuchUpload(error)) return undefined;
+      throw error;
+    }
+    return parts.sort((a, b) => a.number - b.number);
   }
 
   async *list(prefix: string): AsyncIterable<ObjectInfo> {
@@ -224,6 +309,10 @@ function unavailable(error: unknown): never {
   const status = error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
   if (status !== undefined && status >= 400 && status < 500) throw error;
   throw new BackendUnavailableError('object store', { cause: error });
+}
+
+function isNoSuchUpload(error: unknown): boolean {
+  return error instanceof S3ServiceException && (error.name === 'NoSuchUpload' || error.$metadata.httpStatusCode === 404);
 }
 
 function isNotFound(error: unknown): boolean {

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { MAX_OBJECT_KEY_LENGTH, type ObjectStore } from '../../node/files/index.ts';
+import { multipartConformance } from './object-store-conformance-multipart.ts';
 
 /** A fresh store for one test, and how to close it. Keys under `root` are this test's alone. */
 export interface OpenedObjectStore {
@@ -160,6 +161,8 @@ export function objectStoreConformance(t: Test, name: string, open: () => Promis
     t.equal(gone.status, 404, 'a deleted object is gone for a URL signed before');
     await gone.body?.cancel();
   });
+
+  multipartConformance(withStore);
 
   withStore('signed URLs expire', async (t, s, root) => {
     const key = `${root}/expiring.txt`;
