@@ -5,6 +5,49 @@ interface SignedPut {
   headers: Record<string, string>;
 }
 
+/** Where an upload's bytes go, as the service answers (asking for an upload, or its state). */
+export interface UploadTarget {
+  upload?: SignedPut & { expiresAt: string };
+  parts?: { number: number; offset: number; size: number; received: boolean; upload?: SignedPut & { expiresAt: string } }[];
+}
+
+/** Files larger than this go in parts (the service's part size), each PUT on its own, so an interruption costs one part. */
+export const MULTIPART_FROM_BYTES = 8 * 1024 * 1024;
+/** A URL that expires sooner than this is signed again before its PUT starts. */
+const FRESH_FOR_MS = 60_000;
+
+/**
+ * Puts what the service does not have yet of an upload: the whole file to its one URL, or each
+ * part not received to its own, in order, each retried on its own (withRetries). A part whose URL
+ * is about to expire (a long upload) gets a new one from `refresh` (the upload's state) first.
+ * `onProgress` counts the bytes of the whole file, those received before included.
+ */
+export async function putMissing(target: UploadTarget, blob: Blob, onProgress: ((sent: number, total: number) => void) | undefined, fetchImpl: typeof fetch, refresh: () => Promise<UploadTarget>): Promise<void> {
+  const total = blob.size;
+  if (target.upload) {
+    const put = target.upload;
+    await withRetries(() => putBytes(put, blob, onProgress, fetchImpl));
+    return;
+  }
+  const parts = target.parts ?? [];
+  let done = parts.filter((p) => p.received).reduce((n, p) => n + p.size, parts.length === 0 ? total : 0);
+  onProgress?.(done, total);
+  for (const part of parts) {
+    if (part.received) continue;
+    let put = part.upload;
+    if (!put || Date.parse(put.expiresAt) - Date.now() < FRESH_FOR_MS) {
+      const now = (await withRetries(refresh)).parts?.find((p) => p.number === part.number);
+      put = now?.received ? undefined : now?.upload;
+    }
+    if (put) {
+      const request = put;
+      const from = done;
+      await withRetries(() => putBytes(request, blob.slice(part.offset, part.offset + part.size), (sent) => onProgress?.(from + sent, total), fetchImpl));
+    }
+    done += part.size;
+  }
+}
+
 /** Headers the runtime sets itself (and a browser refuses from a script): the signed values are what it sends anyway. */
 const SET_BY_RUNTIME = new Set(['content-length', 'host']);
 const withoutSetByRuntime = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([k]) => !SET_BY_RUNTIME.has(k.toLowerCase())));

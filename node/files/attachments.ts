@@ -8,7 +8,9 @@ import type { StorageQuota } from './quota.ts';
 import { FileSweeper, type SweepChecks } from './sweeper.ts';
 import type { AttachmentClaim, AttachmentPort } from '../chat/index.ts';
 import type { StoredAttachment } from '../store/index.ts';
-import type { Attachment, AttachmentAccess, CreateUploadBody, Upload } from './schemas.ts';
+import type { Attachment, AttachmentAccess, CreateUploadBody, Upload, UploadState } from './schemas.ts';
+import { fileKey, prefixOf, type UploadRecord } from './upload-record.ts';
+import { UploadTransfer } from './upload-transfer.ts';
 
 export interface AttachmentLimits {
   /** An upload not sent in a message within this is deleted (ATTACHMENT_UPLOAD_TTL_SECONDS). */
@@ -36,8 +38,6 @@ export interface AttachmentsOptions {
   quota?: StorageQuota;
 }
 
-/** How long a signed upload URL works (at most: an upload's own time may be shorter). */
-export const UPLOAD_URL_SECONDS = 15 * 60;
 /** How long a signed download URL works: a member who leaves keeps at most this much access. */
 export const DOWNLOAD_URL_SECONDS = 5 * 60;
 /**
@@ -49,22 +49,6 @@ const MAX_CONCURRENT_FINALIZES = 4;
 const MAX_WAITING_FINALIZES = 256;
 /** Finalized upload records a node keeps in memory (about 500 bytes each). */
 const MAX_REMEMBERED_RECORDS = 10_000;
-
-/** An upload as its record object keeps it: asked for, then finalized. */
-interface UploadRecord {
-  v: 1;
-  id: string;
-  appId: string;
-  chatId: string;
-  uploaderId: string;
-  name: string;
-  size: number;
-  declaredType?: string;
-  createdAt: string;
-  expiresAt: string;
-  /** Set by finalize: what a message carries. */
-  attachment?: Attachment;
-}
 
 /** Who asks: a member of the chat (the caller checks membership before each call). */
 export interface Uploader {
@@ -97,6 +81,7 @@ export class Attachments implements AttachmentPort {
   private readonly now: () => Date;
   private readonly storedBytes: ((appId: string, bytes: number) => void) | undefined;
   private readonly quota: StorageQuota | undefined;
+  private readonly transfer: UploadTransfer;
   /** Deletes what nothing needs any more (see sweeper.ts); the node starts it (`sweeper.start`). */
   readonly sweeper: FileSweeper;
 
@@ -109,6 +94,7 @@ export class Attachments implements AttachmentPort {
     this.rules = o.rules;
     this.storedBytes = o.storedBytes;
     this.quota = o.quota;
+    this.transfer = new UploadTransfer(o.store, this.now);
     this.sweeper = new FileSweeper(o.store, o.checks, o.log, () => this.now().getTime(), {
       ...(o.sweepHere ? { sweepHere: o.sweepHere } : {}),
       ...(o.storedBytes
@@ -144,19 +130,19 @@ export class Attachments implements AttachmentPort {
     if (refusal) return refusal;
     const id = randomUUID();
     const now = this.now();
-    const urlSeconds = Math.max(1, Math.min(UPLOAD_URL_SECONDS, Math.floor(this.limits.uploadTtlMs / 1000)));
-    // Held until the finalize here, or until no more bytes can be put (another node may finalize).
-    const over = await this.quota?.take(who.appId, rule.maxTotalBytes, id, body.size, now.getTime() + urlSeconds * 1000);
+    // Held until the finalize here, or until the upload expires (another node may finalize it;
+    // until then URLs to put its bytes can be asked for again).
+    const over = await this.quota?.take(who.appId, rule.maxTotalBytes, id, body.size, now.getTime() + this.limits.uploadTtlMs);
     if (over) return over;
     try {
-      return await this.startUpload(who, chatId, body, id, now, urlSeconds);
+      return await this.startUpload(who, chatId, body, id, now);
     } catch (error) {
       this.quota?.release(id);
       throw error;
     }
   }
 
-  private async startUpload(who: Uploader, chatId: string, body: CreateUploadBody, id: string, now: Date, urlSeconds: number): Promise<Upload> {
+  private async startUpload(who: Uploader, chatId: string, body: CreateUploadBody, id: string, now: Date): Promise<Upload> {
     const record: UploadRecord = {
       v: 1,
       id,
@@ -169,11 +155,24 @@ export class Attachments implements AttachmentPort {
       createdAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + this.limits.uploadTtlMs).toISOString(),
     };
-    // The marker first: an upload is never left without the deletion that ends it.
+    // The marker first: an upload is never left without the deletion that ends it (which also
+    // ends its multipart upload, parts and all: see ObjectStore.deletePrefix).
     await this.sweeper.mark({ kind: 'upload', appId: who.appId, chatId, uploadId: id }, now.getTime() + this.limits.uploadTtlMs + this.limits.deleteDelayMs);
+    if (body.multipart) record.multipartId = await this.store.createMultipart(fileKey(record), body.type ?? 'application/octet-stream');
     await this.writeRecord(record);
-    const put = await this.store.presignPut(fileKey(record), { size: body.size, contentType: body.type ?? 'application/octet-stream', expiresInSeconds: urlSeconds });
-    return { uploadId: id, upload: { ...put, expiresAt: put.expiresAt.toISOString() }, expiresAt: record.expiresAt };
+    return { uploadId: id, ...(await this.transfer.requests(record)), expiresAt: record.expiresAt };
+  }
+
+  /**
+   * Where an upload of the caller's stands (the uploader only): finalized with its attachment, or
+   * the bytes received so far with fresh URLs for the rest, so an interrupted upload resumes.
+   */
+  async uploadState(who: Uploader, chatId: string, uploadId: string): Promise<UploadState | ApiError> {
+    const record = await this.readRecord(who.appId, chatId, uploadId);
+    if (!record || record.uploaderId !== who.userId || this.expired(record)) return new ApiError('UPLOAD_NOT_FOUND', 'no such upload of yours in this chat (or it expired)');
+    const about = { uploadId: record.id, name: record.name, size: record.size, expiresAt: record.expiresAt };
+    if (record.attachment) return { ...about, finalized: true, attachment: record.attachment, received: record.size };
+    return { ...about, finalized: false, ...(await this.transfer.state(record)) };
   }
 
   /** Checks the uploaded bytes and makes the attachment; idempotent. Only the uploader may finalize. */
@@ -181,6 +180,8 @@ export class Attachments implements AttachmentPort {
     const record = await this.readRecord(who.appId, chatId, uploadId);
     if (!record || record.uploaderId !== who.userId || this.expired(record)) return new ApiError('UPLOAD_NOT_FOUND', 'no such upload of yours in this chat (or it expired)');
     if (record.attachment) return record.attachment;
+    const incomplete = await this.transfer.assemble(record);
+    if (incomplete) return incomplete;
     const head = await this.store.head(fileKey(record));
     if (!head) return new ApiError('UPLOAD_INCOMPLETE', 'no bytes were put for this upload yet: PUT them to its URL first');
     if (head.size !== record.size) {
@@ -311,6 +312,3 @@ export class Attachments implements AttachmentPort {
 
   private readonly finalized = new Map<string, UploadRecord>();
 }
-
-const prefixOf = (r: { appId: string; chatId: string; id: string }) => `a/${r.appId}/${r.chatId}/${r.id}`;
-const fileKey = (r: { appId: string; chatId: string; id: string }) => `${prefixOf(r)}/file`;

@@ -18,9 +18,11 @@ export { LOCAL_FILES_PATH, LocalObjectStore, type LocalObjectStoreOptions, type 
 export { S3ObjectStore, type S3ObjectStoreOptions } from './s3-store.ts';
 export { serveLocalFiles } from './local-route.ts';
 export { attachmentsOf, attachmentsStoreKind, openObjectStore } from './open.ts';
-export { Attachments, DOWNLOAD_URL_SECONDS, UPLOAD_URL_SECONDS, type AttachmentLimits, type AttachmentsOptions, type Uploader } from './attachments.ts';
+export { UPLOAD_URL_SECONDS } from './upload-transfer.ts';
+export { UPLOAD_PART_BYTES } from './upload-record.ts';
+export { Attachments, DOWNLOAD_URL_SECONDS, type AttachmentLimits, type AttachmentsOptions, type Uploader } from './attachments.ts';
 export { FileSweeper, type SweepChecks } from './sweeper.ts';
 export { FileRules, ruleOf, type AttachmentSettingsSource, type FileRule } from './file-rules.ts';
 export { inspectFile, THUMBNAIL_MAX_SIDE, type InspectedFile } from './inspect.ts';
-export { Attachment, AttachmentAccess, AttachmentParams, CreateUploadBody, Upload, UploadParams } from './schemas.ts';
+export { Attachment, AttachmentAccess, AttachmentParams, CreateUploadBody, Upload, UploadParams, UploadState } from './schemas.ts';
 export { ClamdScanner, type FileScanner, type ScanVerdict } from './malware-scan.ts';

@@ -49,18 +49,23 @@ export function serveLocalFiles(app: TemplatedApp, store: LocalObjectStore, cors
     if (method === 'PUT') body = new BodyQueue(res, contentLength === '0');
     store
       .handleSigned({ method, key, query, ...(contentLength ? { contentLength } : {}), ...(contentType ? { contentType } : {}), ...(body ? { body } : {}) })
-      .then((answer) => respond(res, origin ? { ...answer, headers: { ...answer.headers, 'access-control-allow-origin': origin, ...(origin === '*' ? {} : { vary: 'Origin' }) } } : answer, state, method === 'HEAD'))
+      .then((answer) => respond(res, origin ? { ...answer, headers: { ...answer.headers, 'access-control-allow-origin': origin, ...(origin === '*' ? {} : { vary: 'Origin' }) } } : answer, state, method === 'HEAD', body?.unread))
       .catch((error: unknown) => {
         // Told as every route tells a failure (toClientError): never the exception's own message.
         const problem = toClientError(error).toProblem();
-        respond(res, { status: problem.status, headers: { 'content-type': 'application/problem+json' }, problem }, state, false);
+        respond(res, { status: problem.status, headers: { 'content-type': 'application/problem+json' }, problem }, state, false, body?.unread);
       });
   };
   app.get(`${LOCAL_FILES_PATH}*`, handler);
   app.put(`${LOCAL_FILES_PATH}*`, handler);
 }
 
-function respond(res: HttpResponse, answer: LocalSignedResponse, state: { aborted: boolean }, head: boolean): void {
+/**
+ * Writes the answer. `unread`: a PUT refused before its whole body arrived; the connection then
+ * closes with the answer (announced), so no client sends its next request after bytes the node
+ * did not read.
+ */
+function respond(res: HttpResponse, answer: LocalSignedResponse, state: { aborted: boolean }, head: boolean, unread = false): void {
   if (state.aborted) {
     answer.file?.destroy();
     return;
@@ -72,7 +77,8 @@ function respond(res: HttpResponse, answer: LocalSignedResponse, state: { aborte
     for (const [k, v] of Object.entries(answer.headers)) if (k !== 'content-length') res.writeHeader(k, v);
     if (!answer.file || head || empty) {
       answer.file?.destroy();
-      res.end(answer.problem ? JSON.stringify(answer.problem) : undefined);
+      // uWS announces the close itself (Connection: close) when asked to close.
+      res.end(answer.problem ? JSON.stringify(answer.problem) : undefined, unread);
     }
   });
   if (answer.file && !head && !empty) streamFile(res, answer.file, Number(answer.headers['content-length']), state);
@@ -125,6 +131,11 @@ class BodyQueue implements AsyncIterable<Uint8Array> {
   private failure: Error | undefined;
   private paused = false;
   private wake: (() => void) | undefined;
+
+  /** Whether bytes of the body are still to come (the handler answered without reading it all). */
+  get unread(): boolean {
+    return !this.ended;
+  }
 
   constructor(
     private readonly res: HttpResponse,

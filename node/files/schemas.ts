@@ -14,6 +14,9 @@ export const CreateUploadBody = Type.Object(
     name: FileName,
     size: Type.Integer({ minimum: 1, description: 'The exact byte length that will be put' }),
     type: Type.Optional(MimeType),
+    multipart: Type.Optional(
+      Type.Boolean({ description: 'Put the bytes in parts of UPLOAD_PART_BYTES (8 MiB), each its own PUT, so an interrupted upload resumes where it stopped (see GET …/uploads/{uploadId})' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -29,12 +32,35 @@ export const SignedPut = Type.Object({
   expiresAt: Timestamp,
 });
 
+export const UploadPart = Type.Object({
+  number: Type.Integer({ minimum: 1, description: 'Its number, from 1' }),
+  offset: Type.Integer({ minimum: 0, description: 'Where its bytes start in the file' }),
+  size: Type.Integer({ minimum: 1, description: 'How many bytes it has: UPLOAD_PART_BYTES, the last one fewer' }),
+  received: Type.Boolean({ description: 'Whether the store has it' }),
+  upload: Type.Optional(SignedPut),
+});
+export type UploadPart = Static<typeof UploadPart>;
+
 export const Upload = Type.Object({
   uploadId: Uuid,
-  upload: SignedPut,
-  expiresAt: Type.String({ format: 'date-time', description: 'An upload not finalized by then is deleted' }),
+  upload: Type.Optional(SignedPut),
+  parts: Type.Optional(Type.Array(UploadPart, { description: 'A multipart upload’s parts, each with where to PUT it' })),
+  expiresAt: Type.String({ format: 'date-time', description: 'An upload not sent in a message by then is deleted' }),
 });
 export type Upload = Static<typeof Upload>;
+
+export const UploadState = Type.Object({
+  uploadId: Uuid,
+  name: FileName,
+  size: Type.Integer({ minimum: 1 }),
+  expiresAt: Timestamp,
+  finalized: Type.Boolean(),
+  attachment: Type.Optional(AttachmentSchema),
+  received: Type.Integer({ minimum: 0, description: 'Bytes the store has (the whole file, or the parts received)' }),
+  upload: Type.Optional(SignedPut),
+  parts: Type.Optional(Type.Array(UploadPart, { description: 'A multipart upload’s parts, fresh URLs for those not received' })),
+});
+export type UploadState = Static<typeof UploadState>;
 
 /** What a message carries of each file: the chat's schema (metadata only, never bytes or a URL). */
 export const Attachment = AttachmentSchema;

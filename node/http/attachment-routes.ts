@@ -1,6 +1,6 @@
 import { ApiError, defineRoute, isApiError, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
-import { Attachment, AttachmentAccess, AttachmentParams, CreateUploadBody, Upload, UploadParams } from '../files/index.ts';
+import { Attachment, AttachmentAccess, AttachmentParams, CreateUploadBody, Upload, UploadParams, UploadState } from '../files/index.ts';
 import { ChatParams } from './schemas.ts';
 
 const reply = <T>(status: number, value: T | ApiError) => (isApiError(value) ? value : { status, body: value });
@@ -30,7 +30,10 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
       path: '/api/chats/:chatId/uploads',
       operationId: 'createUpload',
       summary: 'Ask for an upload of one file to a chat of mine: where to PUT its bytes',
-      description: `The answer's \`upload\` is the request to make: PUT exactly \`size\` bytes to \`upload.url\` with \`upload.headers\` (signed: another size or type is refused), within 15 minutes. Then finalize it. An upload not finalized within an hour is deleted.`,
+      description:
+        "The answer's `upload` is the request to make: PUT exactly `size` bytes to `upload.url` with `upload.headers` (signed: another size or type is refused), within 15 minutes. " +
+        'With `multipart: true` the answer has `parts` instead: PUT each part (8 MiB, the last fewer) to its own URL, in any order; an interrupted upload resumes with GET …/uploads/{uploadId}, which names the parts received and signs new URLs for the others. ' +
+        'Then finalize it. An upload not sent in a message within ATTACHMENT_UPLOAD_TTL_SECONDS (an hour) is deleted.',
       tags,
       params: ChatParams,
       body: CreateUploadBody,
@@ -49,6 +52,27 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
       },
     }),
     defineRoute({
+      method: 'GET',
+      path: '/api/chats/:chatId/uploads/:uploadId',
+      operationId: 'getUpload',
+      summary: 'Where an upload of mine stands: finalized, or the bytes received and fresh URLs for the rest (the uploader only)',
+      description: 'Resumes an interrupted upload: a multipart upload lists its parts, `received` or with a new signed `upload` request each; a single-PUT upload not received gets a new URL.',
+      tags,
+      params: UploadParams,
+      auth,
+      responses: {
+        200: { description: 'The upload', schema: UploadState },
+        400: { description: 'chatId or uploadId is not a UUID' },
+        ...common,
+        404: { description: 'Not a member (CHAT_NOT_FOUND), or no such upload of yours (UPLOAD_NOT_FOUND; also once expired)' },
+      },
+      handler: async ({ params, auth }) => {
+        if (!ctx.attachments) return off();
+        const refused = await member(auth, params.chatId);
+        return refused ?? reply(200, await ctx.attachments.uploadState(auth, params.chatId, params.uploadId));
+      },
+    }),
+    defineRoute({
       method: 'POST',
       path: '/api/chats/:chatId/uploads/:uploadId/finalize',
       operationId: 'finalizeUpload',
@@ -62,7 +86,7 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
       responses: {
         200: { description: 'The attachment, as a message will carry it', schema: Attachment },
         400: { description: 'chatId or uploadId is not a UUID' },
-        409: { description: 'No bytes yet, or not the declared size (UPLOAD_INCOMPLETE)' },
+        409: { description: 'No bytes yet, not the declared size, or parts of a multipart upload missing, each named (UPLOAD_INCOMPLETE)' },
         415: { description: 'The sniffed type is refused (FILE_TYPE_REFUSED); the file was deleted' },
         422: { description: 'The malware scanner (CLAMAV_ADDRESS) found something (FILE_INFECTED); the file was deleted' },
         ...common,

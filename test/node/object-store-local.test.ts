@@ -61,3 +61,21 @@ t.test('local: a URL signed by one store directory is refused by another; restar
   t.equal(refused.status, 403);
   t.match(await refused.json(), { code: 'SIGNED_URL_INVALID' });
 });
+
+t.test('local: a PUT refused before its body arrived closes its connection, so none is reused after unread bytes', async (t) => {
+  const { request } = await import('node:http');
+  const store = await LocalObjectStore.open({ dir: join(dir, 'files'), publicUrl: url });
+  current = store;
+  const put = await store.presignPut(`${testRoot()}/refused.bin`, { size: 4 * 1024 * 1024, contentType: 'application/pdf', expiresInSeconds: 60 });
+  // The signed length, another type: refused from the headers, while 4 MiB are still to come.
+  const answer = await new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+    const req = request(put.url, { method: 'PUT', headers: { 'content-length': String(4 * 1024 * 1024), 'content-type': 'text/plain' } }, (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, connection: res.headers.connection });
+    });
+    req.on('error', reject);
+    req.write(Buffer.alloc(64 * 1024));
+  });
+  t.equal(answer.status, 400);
+  t.equal(answer.connection, 'close', 'the answer says the connection closes (once)');
+});
