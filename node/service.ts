@@ -211,6 +211,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
         ...(options.fileUsage
           ? { storedTotal: { stored: options.fileUsage.storedBytes, unflushed: (appId: string) => usage.unflushedFileBytes(appId), flushes: () => usage.flushes } }
           : {}),
+        // The node that took an upload another finalizes stops holding its size at once.
+        ...(cluster ? { released: (appId: string, uploadId: string) => cluster.bus.publish({ kind: 'control' }, encodeControl({ type: 'upload.released', appId, uploadId })) } : {}),
         // One node sweeps: the first live one by id.
         ...(cluster ? { sweepHere: async () => (await cluster.membership.live()).map((n) => n.nodeId).sort()[0] === cluster.nodeId } : {}),
         ...(options.attachmentSettings ? { settings: options.attachmentSettings } : {}),
@@ -297,6 +299,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
           return blocklists.changed(message.appId);
         case 'attachmentSettings.changed':
           return attachments?.rules.changed(message.appId);
+        case 'upload.released':
+          return attachments?.uploadReleased(message.uploadId);
         case 'node.leaving':
           return void cluster.membership.refresh();
         default:

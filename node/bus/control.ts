@@ -21,6 +21,8 @@ export type ControlMessage =
   | { type: 'webhooks.changed'; appId: string }
   /** An application's attachment settings changed: drop the cached copy. */
   | { type: 'attachmentSettings.changed'; appId: string }
+  /** An upload was finalized or refused: the node that took it stops holding its size against the application's total. */
+  | { type: 'upload.released'; appId: string; uploadId: string }
   /** An application's blocklist changed: read it again before its next use. */
   | { type: 'blocklist.changed'; appId: string }
   /**
@@ -50,7 +52,7 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const m = value as { v?: unknown; type?: unknown; appId?: unknown; keyId?: unknown; nodeId?: unknown; userId?: unknown; otherId?: unknown };
+  const m = value as { v?: unknown; type?: unknown; appId?: unknown; keyId?: unknown; nodeId?: unknown; userId?: unknown; otherId?: unknown; uploadId?: unknown };
   if (m.v !== CONTROL_PROTOCOL_VERSION) return undefined;
   const type = m.type as ControlMessage['type'];
   switch (type) {
@@ -61,6 +63,8 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
     case 'blocklist.changed':
     case 'attachmentSettings.changed':
       return isString(m.appId) ? { type, appId: m.appId } : undefined;
+    case 'upload.released':
+      return isString(m.appId) && isString(m.uploadId) ? { type, appId: m.appId, uploadId: m.uploadId } : undefined;
     case 'user.banned':
     case 'user.unbanned':
       return isString(m.appId) && isString(m.userId) ? { type, appId: m.appId, userId: m.userId } : undefined;

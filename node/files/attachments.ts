@@ -36,6 +36,11 @@ export interface AttachmentsOptions {
   sweepHere?: () => Promise<boolean>;
   /** Where each application's total bytes are counted against its rule's; no limit when absent. */
   quota?: StorageQuota;
+  /**
+   * An upload was finalized or refused here: tell the other nodes (the cluster bus), so the one
+   * that took it stops holding its size (see `uploadReleased`).
+   */
+  released?: (appId: string, uploadId: string) => void;
 }
 
 /** How long a signed download URL works: a member who leaves keeps at most this much access. */
@@ -82,6 +87,7 @@ export class Attachments implements AttachmentPort {
   private readonly storedBytes: ((appId: string, bytes: number) => void) | undefined;
   private readonly quota: StorageQuota | undefined;
   private readonly transfer: UploadTransfer;
+  private readonly released: ((appId: string, uploadId: string) => void) | undefined;
   /** Deletes what nothing needs any more (see sweeper.ts); the node starts it (`sweeper.start`). */
   readonly sweeper: FileSweeper;
 
@@ -95,6 +101,7 @@ export class Attachments implements AttachmentPort {
     this.storedBytes = o.storedBytes;
     this.quota = o.quota;
     this.transfer = new UploadTransfer(o.store, this.now);
+    this.released = o.released;
     this.sweeper = new FileSweeper(o.store, o.checks, o.log, () => this.now().getTime(), {
       ...(o.sweepHere ? { sweepHere: o.sweepHere } : {}),
       ...(o.storedBytes
@@ -198,7 +205,7 @@ export class Attachments implements AttachmentPort {
       const verdict = await this.scanner?.scan(bytes);
       if (verdict?.infected) {
         await this.store.deletePrefix(`${prefixOf(record)}/`);
-        this.quota?.release(record.id);
+        this.ended(record);
         return new ApiError('FILE_INFECTED', `the malware scanner found ${verdict.signature}: the file was deleted`, { errors: [{ path: '/file', message: `infected: ${verdict.signature}` }] });
       }
       const file = await inspectFile(bytes);
@@ -206,7 +213,7 @@ export class Attachments implements AttachmentPort {
       const refusal = typeRefusal(await this.rules.get(record.appId), file.type, '/file');
       if (refusal) {
         await this.store.deletePrefix(`${prefixOf(record)}/`);
-        this.quota?.release(record.id);
+        this.ended(record);
         return refusal;
       }
       if (file.bytes !== bytes) await this.store.put(fileKey(record), file.bytes, file.type);
@@ -227,7 +234,7 @@ export class Attachments implements AttachmentPort {
       };
       await this.writeRecord({ ...record, attachment });
       this.storedBytes?.(record.appId, file.bytes.length + (file.image?.thumbnail.bytes.length ?? 0));
-      this.quota?.release(record.id);
+      this.ended(record);
       return attachment;
     } finally {
       // The turn passes to the next waiting finalize, if any, else it is given back.
@@ -276,6 +283,17 @@ export class Attachments implements AttachmentPort {
     const url = await this.store.presignGet(fileKey(record), { expiresInSeconds: DOWNLOAD_URL_SECONDS, contentType: inline ? a.type : 'application/octet-stream', ...(inline ? {} : { downloadName: a.name }) });
     const thumbnailUrl = a.thumbnail ? await this.store.presignGet(`${prefixOf(record)}/thumb`, { expiresInSeconds: DOWNLOAD_URL_SECONDS, contentType: a.thumbnail.type }) : undefined;
     return { attachment: a, url, ...(thumbnailUrl ? { thumbnailUrl } : {}), expiresAt: new Date(this.now().getTime() + DOWNLOAD_URL_SECONDS * 1000).toISOString() };
+  }
+
+  /** Another node finalized or refused an upload: if this node took it, its size is no longer held. */
+  uploadReleased(uploadId: string): void {
+    this.quota?.release(uploadId);
+  }
+
+  /** An upload's bytes are counted by usage from now (or were refused): its hold ends here and on the node that took it. */
+  private ended(record: UploadRecord): void {
+    this.quota?.release(record.id);
+    this.released?.(record.appId, record.id);
   }
 
   private expired(record: UploadRecord): boolean {

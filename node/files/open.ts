@@ -51,6 +51,8 @@ export interface AttachmentsWiring {
   settings?: AttachmentSettingsSource;
   /** How long a node trusts the settings it read when no change is announced (KEY_STATUS_TTL_MS). */
   settingsTtlMs: number;
+  /** An upload finalized or refused here (see AttachmentsOptions.released). */
+  released?: (appId: string, uploadId: string) => void;
   /** Whether this node sweeps now (a cluster's first live node); every node when absent. */
   sweepHere?: () => Promise<boolean>;
   log: Logger;
@@ -83,6 +85,7 @@ export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files:
     now: w.now,
     storedBytes: w.storedBytes,
     ...(w.sweepHere ? { sweepHere: w.sweepHere } : {}),
+    ...(w.released ? { released: w.released } : {}),
     // Kept even when the deployment sets no total: an application's settings may set one.
     ...(w.storedTotal ? { quota: new StorageQuota({ usage: w.storedTotal, ttlMs: QUOTA_FIGURE_TTL_MS }) } : {}),
   });

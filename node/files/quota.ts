@@ -37,7 +37,9 @@ const MAX_RESERVATIONS = 100_000;
  * this node's flushes, plus what this node counted and has not flushed yet. So the limit is exact
  * with one node; several nodes together may pass it by what the others finalized within one
  * flush interval (USAGE_FLUSH_SECONDS) and `ttlMs`. An open upload holds its declared size until it
- * is finalized here or expires (until then its bytes may still be put, through URLs signed again).
+ * is finalized or refused (here, or on another node, which says so on the cluster bus: at most
+ * once, so a lost message leaves the hold to its end) or expires (until then its bytes may still be
+ * put, through URLs signed again).
  *
  * Costs: a check is O(1) plus at most one store read per application per `ttlMs` (concurrent checks
  * share it); expired reservations are dropped in order of creation (they all live one upload TTL).

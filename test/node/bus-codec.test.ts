@@ -81,6 +81,7 @@ t.test('control messages: round-trip; unknown, other-version and malformed ones 
     { type: 'apiKey.revoked', appId: 'a', keyId: 'k' },
     { type: 'node.leaving', nodeId: 'n' },
     { type: 'attachmentSettings.changed', appId: 'a' },
+    { type: 'upload.released', appId: 'a', uploadId: 'u' },
   ];
   for (const m of messages) {
     t.same(decodeControl(encodeControl(m)), m);
