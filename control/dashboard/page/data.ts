@@ -1,11 +1,11 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { ApiKey, ApiKeySummary, Application, ApplicationUsage, BlocklistEntry, MfaStatus, Profile, TotpEnrolment, WebhookDelivery, WebhookEndpoint, WebhookTestResult } from '../../../sdk/management.ts';
+import type { ApiKey, ApiKeySummary, Application, ApplicationUsage, AttachmentSettings, AttachmentSettingsState, BlocklistEntry, MfaStatus, Profile, TotpEnrolment, WebhookDelivery, WebhookEndpoint, WebhookTestResult } from '../../../sdk/management.ts';
 import type { DashboardApi } from './api.ts';
 import { describeFailure, type Failure } from './forms.ts';
 
 /** The management API's calls as the views make them; the shapes are the SDK's (README, "The management interface"). */
 
-export type { ApiKey, Application, BlocklistEntry, MfaStatus, Profile, TotpEnrolment, WebhookDelivery, WebhookEndpoint, WebhookTestResult };
+export type { ApiKey, Application, AttachmentSettings, AttachmentSettingsState, BlocklistEntry, MfaStatus, Profile, TotpEnrolment, WebhookDelivery, WebhookEndpoint, WebhookTestResult };
 /** A key as listed, with when a node last accepted it (null: never). */
 export type KeySummary = ApiKeySummary;
 /** The application's figures as its nodes last flushed them; `days` are the last 30 UTC days, oldest first. */
@@ -39,6 +39,8 @@ export const calls = (api: DashboardApi) => ({
   usage: (appId: string) => api.call<Usage>('GET', `${app(appId)}/usage`),
   getBlocklist: (appId: string) => api.call<{ entries: BlocklistEntry[]; updatedAt?: string }>('GET', `${app(appId)}/blocklist`),
   setBlocklist: (appId: string, entries: BlocklistEntry[]) => api.call<{ entries: BlocklistEntry[]; updatedAt: string }>('PUT', `${app(appId)}/blocklist`, { entries }),
+  getAttachmentSettings: (appId: string) => api.call<AttachmentSettingsState>('GET', `${app(appId)}/attachment-settings`),
+  setAttachmentSettings: (appId: string, settings: AttachmentSettings) => api.call<AttachmentSettingsState>('PUT', `${app(appId)}/attachment-settings`, settings),
   profile: () => api.call<Profile>('GET', '/api/client/profile'),
   updateProfile: (input: { companyName?: string; email?: string; password?: string; currentPassword?: string }) => api.call<Profile>('PUT', '/api/client/profile', input),
   mfaStatus: () => api.call<MfaStatus>('GET', '/api/client/mfa'),

@@ -10,8 +10,9 @@ import { QuickStart } from './quick-start.ts';
 import { UsagePanel } from './usage.ts';
 import { WebhooksPanel } from './webhooks.ts';
 import { BlocklistPanel } from './blocklist.ts';
+import { AttachmentSettingsPanel } from './attachment-settings.ts';
 
-/** One application: its state, endpoint, keys, webhooks, blocklist, usage, quick start, and renaming or deleting it. */
+/** One application: its state, endpoint, keys, webhooks, blocklist, attachment settings, usage, quick start, and renaming or deleting it. */
 
 const TIER_NOTES: Record<Application['tier'], string> = {
   DEMO: 'Demo tier: a limited number of users may be connected at once. The operator moves applications to Standard.',
@@ -52,6 +53,7 @@ export function AppPage({ calls, appId }: { calls: Calls; appId: string }) {
     <${KeysPanel} calls=${calls} app=${detail} />
     <${WebhooksPanel} calls=${calls} app=${detail} />
     <${BlocklistPanel} calls=${calls} appId=${detail.id} />
+    <${AttachmentSettingsPanel} calls=${calls} appId=${detail.id} />
     <${UsagePanel} calls=${calls} appId=${detail.id} />
     <${QuickStart} endpoint=${endpoint} />
     <${Settings} calls=${calls} app=${detail} onRenamed=${app.set} />
