@@ -67,6 +67,8 @@ if (!s3) {
     t.match(upload, { status: 503, body: { code: 'UNAVAILABLE' } }, 'an upload is refused, retryable');
     const finalize = await it.node.post(`/api/chats/${chatId}/uploads/${pending.body.uploadId}/finalize`, undefined, alice.jwt);
     t.match(finalize, { status: 503, body: { code: 'UNAVAILABLE' } }, 'so is a finalize');
+    t.match(await it.node.get(`/api/chats/${chatId}/uploads/${pending.body.uploadId}`, alice.jwt), { status: 503, body: { code: 'UNAVAILABLE' } }, "and an upload's state (to resume it)");
+    t.match(await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'big.pdf', size: 20_000_000, multipart: true }, alice.jwt), { status: 503, body: { code: 'UNAVAILABLE' } }, 'and a multipart upload');
     const plain = await it.node.post(`/api/messages/${chatId}`, { content: 'plain text still goes' }, alice.jwt);
     t.equal(plain.status, 201, plain.text);
     t.equal(plain.body.message.seq, sentBefore.body.message.seq + 1, 'the refused requests took no seq');
