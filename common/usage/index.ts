@@ -1,6 +1,6 @@
 /**
  * Usage counts a node hands to the control store (see node/usage/meter.ts, which keeps them, and
- * control/store/usage-types.ts, which stores and reads them). Days are UTC, 'YYYY-MM-DD'.
+ * control/store/types/usage.ts, which stores and reads them). Days are UTC, 'YYYY-MM-DD'.
  */
 
 /** One node's counts for one application since its previous flush. */

@@ -1,8 +1,8 @@
 import type { SigningKeyStore } from '../../common/jwt/index.ts';
-import type { UsageStore } from './usage-types.ts';
-import type { WebhookStore } from './webhook-types.ts';
-import type { BeforeSendStore } from './before-send-types.ts';
-import type { AttachmentSettingsStore } from './attachment-settings-types.ts';
+import type { UsageStore } from './types/usage.ts';
+import type { WebhookStore } from './types/webhooks.ts';
+import type { BeforeSendStore } from './types/before-send.ts';
+import type { AttachmentSettingsStore } from './types/attachment-settings.ts';
 
 export type AppStatus = 'ACTIVE' | 'SUSPENDED';
 /** DEMO: the default, with a ceiling of concurrent users (DEMO_MAX_CONCURRENT_USERS); STANDARD: none. */
@@ -199,10 +199,10 @@ export interface MfaStore {
   useChallenge(id: string, expiresAtMs: number): Promise<boolean>;
 }
 
-export type { UsageDelta, UsageSnapshot, UsageStore } from './usage-types.ts';
-export type { WebhookDelivery, WebhookEndpoint, WebhookStore } from './webhook-types.ts';
-export type { BeforeSendHook, BeforeSendStore } from './before-send-types.ts';
-export type { AttachmentSettingsStore, StoredAttachmentSettings } from './attachment-settings-types.ts';
+export type { UsageDelta, UsageSnapshot, UsageStore } from './types/usage.ts';
+export type { WebhookDelivery, WebhookEndpoint, WebhookStore } from './types/webhooks.ts';
+export type { BeforeSendHook, BeforeSendStore } from './types/before-send.ts';
+export type { AttachmentSettingsStore, StoredAttachmentSettings } from './types/attachment-settings.ts';
 
 /** The control service's signing keys (contract in common/jwt/key-ring.ts); public halves are published as JWKS. */
 export type { SigningKeyStore };

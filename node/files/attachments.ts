@@ -137,8 +137,8 @@ export class Attachments implements AttachmentPort {
     if (refusal) return refusal;
     const id = randomUUID();
     const now = this.now();
-    // Held until the finalize here, or until the upload expires (another node may finalize it;
-    // until then URLs to put its bytes can be asked for again).
+    // Held until the upload is finalized or refused (here, or on another node, which says so on
+    // the bus) or expires (until then URLs to put its bytes can be asked for again).
     const over = await this.quota?.take(who.appId, rule.maxTotalBytes, id, body.size, now.getTime() + this.limits.uploadTtlMs);
     if (over) return over;
     try {

@@ -50,7 +50,7 @@ export const controlMigrations: Migration[] = [
   {
     name: 'control-004-usage',
     statements: [
-      // Usage per application, written by the nodes (see control/store/usage-types.ts): sums as
+      // Usage per application, written by the nodes (see control/store/types/usage.ts): sums as
       // counters, a node's daily peak per row (expiring after 40 days), the newest concurrent-user
       // sample, and each key's last use.
       `CREATE TABLE IF NOT EXISTS {ks}.usage_totals (app_id text, metric text, value counter, PRIMARY KEY ((app_id), metric))`,

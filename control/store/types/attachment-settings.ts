@@ -1,4 +1,4 @@
-import type { AttachmentSettings } from '../../common/attachments/index.ts';
+import type { AttachmentSettings } from '../../../common/attachments/index.ts';
 
 /** An application's attachment settings as stored: what was set, and when. */
 export interface StoredAttachmentSettings {

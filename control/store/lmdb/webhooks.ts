@@ -1,8 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
-import type { WebhookDelivery, WebhookEndpoint, WebhookStore } from './webhook-types.ts';
-
-type Key = (string | number)[];
-const END = '\uffff';
+import type { WebhookDelivery, WebhookEndpoint, WebhookStore } from '../types/webhooks.ts';
+import { END, type Key } from './shared.ts';
 /** Attempts kept per endpoint. */
 const KEPT_DELIVERIES = 100;
 

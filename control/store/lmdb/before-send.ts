@@ -1,7 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
-import type { BeforeSendHook, BeforeSendStore } from './before-send-types.ts';
-
-type Key = (string | number)[];
+import type { BeforeSendHook, BeforeSendStore } from '../types/before-send.ts';
+import type { Key } from './shared.ts';
 
 /** The embedded before-send hooks: ['h', app]. Each check and its write are one write transaction. */
 export class LmdbBeforeSend implements BeforeSendStore {

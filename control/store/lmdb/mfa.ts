@@ -1,8 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
-import type { MfaState, MfaStore } from './types.ts';
-
-type Key = (string | number)[];
-const END = '\uffff';
+import type { MfaState, MfaStore } from '../types.ts';
+import { END, type Key } from './shared.ts';
 
 /**
  * The embedded MFA store: ['m', account] the state, ['r', account, hash] a recovery code (its

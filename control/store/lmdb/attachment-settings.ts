@@ -1,7 +1,6 @@
 import type { Database } from 'lmdb';
-import type { AttachmentSettingsStore, StoredAttachmentSettings } from './attachment-settings-types.ts';
-
-type Key = (string | number)[];
+import type { AttachmentSettingsStore, StoredAttachmentSettings } from '../types/attachment-settings.ts';
+import type { Key } from './shared.ts';
 
 /** The embedded attachment settings: ['s', app]. Each put resolves once synced (see LmdbControlStore.open). */
 export class LmdbAttachmentSettings implements AttachmentSettingsStore {

@@ -1,4 +1,4 @@
-import type { WebhookDelivery, WebhookEndpoint } from '../../common/webhooks/index.ts';
+import type { WebhookDelivery, WebhookEndpoint } from '../../../common/webhooks/index.ts';
 
 export type { WebhookDelivery, WebhookEndpoint };
 

@@ -1,4 +1,4 @@
-import type { UsageDelta, UsageSink } from '../../common/usage/index.ts';
+import type { UsageDelta, UsageSink } from '../../../common/usage/index.ts';
 
 export type { UsageDelta };
 

@@ -1,4 +1,4 @@
-import type { BeforeSendPolicy } from '../../common/webhooks/index.ts';
+import type { BeforeSendPolicy } from '../../../common/webhooks/index.ts';
 
 /** An application's before-send hook (README, "Before-send hook"): at most one per application. */
 export interface BeforeSendHook {

@@ -1,8 +1,6 @@
 import type { Database, RootDatabase } from 'lmdb';
-import type { UsageDelta, UsageSnapshot, UsageStore } from './usage-types.ts';
-
-type Key = (string | number)[];
-const END = '\uffff';
+import type { UsageDelta, UsageSnapshot, UsageStore } from '../types/usage.ts';
+import { END, type Key } from './shared.ts';
 
 interface Totals {
   users: number;
