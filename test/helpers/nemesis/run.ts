@@ -158,6 +158,15 @@ export async function runPhase(h: Harness, def: PhaseDef, timing: Timing, log: (
   result.verdict = verdict;
   stage('store read back and checked');
   result.bounds = def.bounds?.(verdict);
+  // A missed bound says what the nodes warned of meanwhile (in the test's own output, so CI shows it).
+  if (result.bounds?.some((bound) => bound.value >= bound.limit)) {
+    h.cluster.nodes.forEach((node, i) => {
+      const from = logFrom[i]?.process === node.process ? logFrom[i]!.length : 0;
+      const warned = node.process.output().slice(from).split('\n').filter((l) => /"level":(40|50|60)/.test(l));
+      for (const line of warned.slice(0, 12)) result.notes.push(`node ${i} logged: ${line.slice(0, 400)}`);
+      if (warned.length > 12) result.notes.push(`node ${i} logged ${warned.length - 12} more warnings or errors`);
+    });
+  }
   if (Object.keys(violationsOf(verdict)).length > 0) {
     const file = writeEvidence(`nemesis-phase-${def.id}.json`, {
       phase: def.id,
