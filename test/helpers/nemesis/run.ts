@@ -1,6 +1,8 @@
 import { check, type Verdict } from './checker.ts';
 import { Member, now, rest, Sender, type SendRecord } from './clients.ts';
-import { capabilities, evidence, startHarness, type Harness, type Topology } from './harness.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { capabilities, evidence, haProcess, startHarness, type Harness, type Topology } from './harness.ts';
 import { PHASES, type PhaseDef, type Timing } from './phases.ts';
 import { violationsOf, writeEvidence, writeReport, type PhaseResult, type RunReport } from './report.ts';
 
@@ -166,6 +168,7 @@ export async function runPhase(h: Harness, def: PhaseDef, timing: Timing, log: (
       for (const line of warned.slice(0, 12)) result.notes.push(`node ${i} logged: ${line.slice(0, 400)}`);
       if (warned.length > 12) result.notes.push(`node ${i} logged ${warned.length - 12} more warnings or errors`);
     });
+    result.notes.push(...cassandraWarnings(h, Date.now() - (now() - t0)));
   }
   if (Object.keys(violationsOf(verdict)).length > 0) {
     const file = writeEvidence(`nemesis-phase-${def.id}.json`, {
@@ -236,4 +239,24 @@ export async function runNemesis(o: NemesisOptions): Promise<RunReport> {
   report.finishedAt = new Date().toISOString();
   writeReport(report);
   return report;
+}
+
+/**
+ * The WARN and ERROR lines the HA ring's Cassandra nodes logged since `sinceMs` (wall clock), at
+ * most 8 a node: the database's side of a missed bound. None on the single topology.
+ */
+function cassandraWarnings(h: Harness, sinceMs: number): string[] {
+  if (h.topology.kind !== 'ha') return [];
+  const notes: string[] = [];
+  const port = Number(h.topology.cassandra.split(',')[0]!.split(':')[1] ?? 9042);
+  for (const [i, host] of h.topology.cassandraAddresses.entries()) {
+    try {
+      const lines = readFileSync(join(haProcess(host, port, 'cassandra').dir, 'cassandra.log'), 'utf8').split('\n');
+      const recent = lines.filter((l) => /^(WARN|ERROR)/.test(l) && Date.parse(`${l.split(/\s+/).slice(2, 4).join('T').replace(',', '.')}Z`) >= sinceMs);
+      for (const line of recent.slice(-8)) notes.push(`Cassandra ${i + 1} logged: ${line.slice(0, 300)}`);
+    } catch (error) {
+      notes.push(`Cassandra ${i + 1}: no log read (${(error as Error).message.slice(0, 120)})`);
+    }
+  }
+  return notes;
 }
