@@ -254,7 +254,17 @@ export class LocalObjectStore implements ObjectStore {
         await rm(tmp, { force: true });
         return refuse('VALIDATION_FAILED', `the body must be exactly ${grant.size} bytes, the size this URL was signed for`, '/body');
       }
-      await this.commitTo(tmp, target);
+      // A part goes only into its upload's directory as it still is: one completed or ended
+      // meanwhile is not made again for it (the rename fails, nothing stays).
+      const committed = await this.commitTo(tmp, target, { create: !grant.part }).then(
+        () => true,
+        async (error: NodeJS.ErrnoException) => {
+          await rm(tmp, { force: true });
+          if (grant.part && error.code === 'ENOENT') return false;
+          throw error;
+        },
+      );
+      if (!committed) return refuse('UPLOAD_NOT_FOUND', 'this upload is finalized, ended or deleted: its parts are no longer taken');
       return { status: 200, headers: {} };
     }
     const s = await stat(this.path(r.key)).catch(absent);
@@ -315,8 +325,8 @@ export class LocalObjectStore implements ObjectStore {
     return this.commitTo(tmp, this.path(key));
   }
 
-  private async commitTo(tmp: string, target: string): Promise<void> {
-    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+  private async commitTo(tmp: string, target: string, { create = true } = {}): Promise<void> {
+    if (create) await mkdir(dirname(target), { recursive: true, mode: 0o700 });
     await rename(tmp, target);
     const dir = await open(dirname(target), 'r');
     try {

@@ -79,3 +79,27 @@ t.test('local: a PUT refused before its body arrived closes its connection, so n
   t.equal(answer.status, 400);
   t.equal(answer.connection, 'close', 'the answer says the connection closes (once)');
 });
+
+t.test('local: a part still arriving when its upload is ended is not kept, nor does it bring the upload back', async (t) => {
+  const { request } = await import('node:http');
+  const store = await LocalObjectStore.open({ dir: join(dir, 'files'), publicUrl: url });
+  current = store;
+  const key = `${testRoot()}/late/file`;
+  const id = await store.createMultipart(key, 'application/octet-stream');
+  const size = 256 * 1024;
+  const part = await store.presignPart(key, id, 1, { size, expiresInSeconds: 60 });
+  const answer = new Promise<number>((resolve, reject) => {
+    const req = request(part.url, { method: 'PUT', headers: { 'content-length': String(size) } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.write(Buffer.alloc(1024));
+    // The node has the first bytes (and has checked the upload exists) when the upload is ended.
+    setTimeout(() => {
+      void store.abortMultipart(key, id).then(() => req.end(Buffer.alloc(size - 1024)));
+    }, 200);
+  });
+  t.equal(await answer, 404, 'the part is refused (UPLOAD_NOT_FOUND)');
+  t.equal(await store.listParts(key, id), undefined, 'the ended upload stays ended');
+});
