@@ -1,14 +1,11 @@
-import { mkdirSync } from 'node:fs';
-import type { Locator, Page } from 'playwright-core';
 import t from 'tap';
-import { chromiumMissing, dashboardPage, DESKTOP, PHONE } from '../helpers/dashboard-page.ts';
+import { chromiumMissing, dashboardPage, shootPanel, signUpWithApp } from '../helpers/dashboard-page.ts';
 import { client, removeDir, startService } from '../helpers/index.ts';
 
 // The dashboard's attachment settings in headless Chromium, driven the way a person does it:
 // sizes typed in MiB, types one a line, what the deployment or the service refuses said under its
 // field, the settings saved and still there after a reload, and then applied by the node.
 
-const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 // The deployment allows 1 MiB files: the panel says so, and refuses more.
 const svc = await startService({ ATTACHMENT_MAX_BYTES: String(1024 * 1024) });
 t.teardown(async () => {
@@ -17,29 +14,12 @@ t.teardown(async () => {
 });
 const base = svc.controlUrl;
 
-async function shoot(page: Page, panel: Locator, name: string) {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await panel.screenshot({ path: `${ARTIFACTS}dashboard-attachments-${name}-desktop.png` });
-  await page.setViewportSize(PHONE);
-  await panel.screenshot({ path: `${ARTIFACTS}dashboard-attachments-${name}-phone.png` });
-  await page.setViewportSize(DESKTOP);
-}
-
 if (!chromiumMissing(t, 'dashboard attachment settings test'))
   t.test('sizes and types are set in the attachments panel, refusals are said under their field, the settings are kept and applied', async (t) => {
     const { page, problems } = await dashboardPage(t, base);
     const email = `attachments-${Date.now()}@acme.example`;
     const password = 'correct horse battery staple';
-    await page.goto(`${base}/#/signup`);
-    await page.getByLabel('Company name').fill('Acme');
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Applications' }).waitFor();
-    await page.getByLabel('Application name').fill('Acme chat');
-    await page.getByRole('button', { name: 'Create application' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Acme chat' }).waitFor();
-    const appId = /#\/apps\/([0-9a-f-]+)/.exec(page.url())![1]!;
+    const appId = await signUpWithApp(page, base, email, password);
 
     const panel = page.locator('section[aria-labelledby="attachments-title"]');
     await page.locator('section[aria-labelledby="attachments-title"][aria-busy="false"]').waitFor();
@@ -67,13 +47,13 @@ if (!chromiumMissing(t, 'dashboard attachment settings test'))
     await save.click();
     await panel.locator('#attachments-allowed-error').waitFor();
     t.match(await panel.locator('#attachments-allowed-error').textContent(), /^Line 2 \(“not a type”\) is not a type\. Write type\/subtype/, 'a malformed type is named by its line');
-    await shoot(page, panel, 'refused');
+    await shootPanel(page, panel, 'dashboard-attachments-refused');
 
     await accepted.fill('image/*\n\napplication/pdf');
     await refused.fill('image/gif');
     await save.click();
     await panel.getByRole('status').getByText('Saved.').waitFor();
-    await shoot(page, panel, 'saved');
+    await shootPanel(page, panel, 'dashboard-attachments-saved');
 
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Acme chat' }).waitFor();

@@ -1,14 +1,11 @@
-import { mkdirSync } from 'node:fs';
-import type { Locator, Page } from 'playwright-core';
 import t from 'tap';
-import { chromiumMissing, dashboardPage, DESKTOP, PHONE } from '../helpers/dashboard-page.ts';
+import { chromiumMissing, dashboardPage, shootPanel, signUpWithApp } from '../helpers/dashboard-page.ts';
 import { client, removeDir, startService } from '../helpers/index.ts';
 
 // The dashboard's blocklist panel in headless Chromium, driven the way a person does it: words
 // typed one a line into the two lists, an entry the service refuses named by its line, the list
 // saved and still there after a reload, and then applied by the node to a user's sends.
 
-const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 const svc = await startService();
 t.teardown(async () => {
   await svc.stop();
@@ -16,29 +13,12 @@ t.teardown(async () => {
 });
 const base = svc.controlUrl;
 
-async function shoot(page: Page, panel: Locator, name: string) {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await panel.screenshot({ path: `${ARTIFACTS}dashboard-blocklist-${name}-desktop.png` });
-  await page.setViewportSize(PHONE);
-  await panel.screenshot({ path: `${ARTIFACTS}dashboard-blocklist-${name}-phone.png` });
-  await page.setViewportSize(DESKTOP);
-}
-
 if (!chromiumMissing(t, 'dashboard blocklist test'))
 t.test('words are typed into the blocklist, a refused line is named, the list is saved, kept and applied by the node', async (t) => {
   const { page, problems } = await dashboardPage(t, base);
   const email = `blocklist-${Date.now()}@acme.example`;
   const password = 'correct horse battery staple';
-  await page.goto(`${base}/#/signup`);
-  await page.getByLabel('Company name').fill('Acme');
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Applications' }).waitFor();
-  await page.getByLabel('Application name').fill('Acme chat');
-  await page.getByRole('button', { name: 'Create application' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Acme chat' }).waitFor();
-  const appId = /#\/apps\/([0-9a-f-]+)/.exec(page.url())![1]!;
+  const appId = await signUpWithApp(page, base, email, password);
 
   const panel = page.locator('section[aria-labelledby="blocklist-title"]');
   const block = panel.getByLabel(/Refuse messages containing/);
@@ -53,13 +33,13 @@ t.test('words are typed into the blocklist, a refused line is named, the list is
   t.match(await panel.locator('#blocklist-block-error').textContent(), /^Line 4 \(“\u0301”\) has no letter, digit or symbol left once diacritics are set aside\.$/, 'its line is named under it');
   t.match(await panel.getByRole('alert').last().textContent(), /see the message under the field/, 'the form points to it');
   t.equal(await mask.getAttribute('aria-invalid'), null, 'the other list is not marked');
-  await shoot(page, panel, 'refused');
+  await shootPanel(page, panel, 'dashboard-blocklist-refused');
 
   await block.fill('scam\n\n  free money  ');
   t.equal(await block.getAttribute('aria-invalid'), null, 'editing clears the mark');
   await panel.getByRole('button', { name: 'Save blocklist' }).click();
   await panel.getByRole('status').getByText('Saved: 3 entries.').waitFor();
-  await shoot(page, panel, 'saved');
+  await shootPanel(page, panel, 'dashboard-blocklist-saved');
 
   await page.reload();
   await page.getByRole('heading', { level: 1, name: 'Acme chat' }).waitFor();

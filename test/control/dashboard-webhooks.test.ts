@@ -1,10 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Locator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
-import { chromiumMissing, dashboardPage, DESKTOP, focused, PHONE } from '../helpers/dashboard-page.ts';
+import { chromiumMissing, dashboardPage, focused, shootPanel, signUpWithApp } from '../helpers/dashboard-page.ts';
 import { removeDir, startService } from '../helpers/index.ts';
 import { WEBHOOK_EVENTS } from '../../common/webhooks/index.ts';
 
@@ -13,8 +12,6 @@ import { WEBHOOK_EVENTS } from '../../common/webhooks/index.ts';
 // that reach a receiver on this machine and verify (Standard Webhooks) with that secret, then only
 // with the rotated one; the endpoint disabled, then deleted. Then another endpoint edited (URL and
 // events), its failed test read in its delivery log and retried once the receiver is fixed.
-
-const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 
 // Loopback http:// receivers are refused unless the service is told they are fine (tests only).
 const svc = await startService({ WEBHOOK_ALLOW_INSECURE_URLS: 'true' });
@@ -54,17 +51,9 @@ await new Promise<void>((resolve) => flakyServer.listen(0, '127.0.0.1', resolve)
 t.teardown(() => new Promise<void>((resolve) => flakyServer.close(() => resolve())));
 const flakyUrl = `http://127.0.0.1:${(flakyServer.address() as AddressInfo).port}/flaky`;
 
-/** Signs up a new account and creates an application; its page is open. */
-async function signUpWithApp(page: Page) {
-  await page.goto(`${base}/#/signup`);
-  await page.getByLabel('Company name').fill('Acme');
-  await page.getByLabel('E-mail').fill(`hooks-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@acme.example`);
-  await page.getByLabel('Password').fill('correct horse battery staple');
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Applications' }).waitFor();
-  await page.getByLabel('Application name').fill('Acme chat');
-  await page.getByRole('button', { name: 'Create application' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Acme chat' }).waitFor();
+/** Signs up a new account and creates an application; its page is open, with its webhooks panel. */
+async function withApp(page: Page) {
+  await signUpWithApp(page, base, `hooks-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@acme.example`);
   return page.locator('section[aria-labelledby="hooks-title"]');
 }
 
@@ -79,20 +68,12 @@ const verifies = (delivery: { headers: IncomingHttpHeaders; body: string }, secr
 };
 
 /** The panel at desktop and at phone width, into artifacts/. */
-async function shoot(page: Page, panel: Locator, name: string) {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await panel.screenshot({ path: `${ARTIFACTS}dashboard-webhooks-${name}-desktop.png` });
-  await page.setViewportSize(PHONE);
-  await panel.screenshot({ path: `${ARTIFACTS}dashboard-webhooks-${name}-phone.png` });
-  await page.setViewportSize(DESKTOP);
-}
-
 if (!chromiumMissing(t, 'dashboard webhooks test'))
 t.test('an endpoint is refused at its URL, added, tested (signature verified), its secret revealed and rotated, disabled and deleted', async (t) => {
   const { page, problems } = await dashboardPage(t, base);
 
   // Sign up and create an application.
-  const panel = await signUpWithApp(page);
+  const panel = await withApp(page);
   await panel.getByText('No endpoint yet.').waitFor();
   t.match(await panel.getByRole('note').first().textContent(), /at least once: deduplicate by its webhook-id/, 'the panel says how events are delivered');
 
@@ -116,7 +97,7 @@ t.test('an endpoint is refused at its URL, added, tested (signature verified), i
   await t.resolves(url.and(page.locator('[aria-invalid="true"]')).waitFor(), 'the refused URL is marked invalid');
   t.match(await form.locator('.field', { has: page.getByLabel('Endpoint URL') }).locator('.field-error').textContent(), /http:\/\/ or https:\/\/ URL/, 'its message is under it');
   t.match(await form.getByRole('alert').textContent(), /see the message under the field/, 'and the form points to it');
-  await shoot(page, panel, 'refused');
+  await shootPanel(page, panel, 'dashboard-webhooks-refused');
 
   // The receiver's URL: the endpoint is added and its secret shown, with what it is for.
   await url.fill(receiverUrl);
@@ -135,7 +116,7 @@ t.test('an endpoint is refused at its URL, added, tested (signature verified), i
   await panel.getByRole('button', { name: 'Copy signing secret of the new endpoint' }).click();
   await panel.locator('.new-key .copy-said', { hasText: 'Copied' }).waitFor();
   t.equal(await page.evaluate(() => navigator.clipboard.readText()), secret, 'the copy button copies it');
-  await shoot(page, panel, 'new');
+  await shootPanel(page, panel, 'dashboard-webhooks-new');
   await panel.getByRole('button', { name: 'I have stored it' }).click();
   await newSecret.waitFor({ state: 'detached' });
 
@@ -152,7 +133,7 @@ t.test('an endpoint is refused at its URL, added, tested (signature verified), i
   const rowSecret = item.getByRole('textbox', { name: 'Signing secret', exact: true });
   t.equal(await rowSecret.inputValue(), secret, 'the revealed secret is the one shown at creation');
   await t.resolves(item.getByRole('button', { name: 'Copy signing secret', exact: true }).waitFor(), 'with a copy button');
-  await shoot(page, panel, 'panel');
+  await shootPanel(page, panel, 'dashboard-webhooks-panel');
 
   // Rotate it, after confirming: the next delivery verifies with the new secret only.
   await item.getByRole('button', { name: `Rotate secret of ${receiverUrl}` }).click();
@@ -177,7 +158,7 @@ t.test('an endpoint is refused at its URL, added, tested (signature verified), i
   await item.getByRole('button', { name: `Disable ${receiverUrl}` }).click();
   await item.locator('.badge', { hasText: 'DISABLED' }).waitFor();
   t.match(await item.locator('.hook-status').textContent(), /disabled by the integrator/, 'with the reason');
-  await shoot(page, panel, 'disabled');
+  await shootPanel(page, panel, 'dashboard-webhooks-disabled');
   await item.getByRole('button', { name: `Enable ${receiverUrl}` }).click();
   await item.locator('.badge', { hasText: 'ACTIVE' }).waitFor();
   await item.getByRole('button', { name: `Disable ${receiverUrl}` }).click();
@@ -203,7 +184,7 @@ t.test('an endpoint is refused at its URL, added, tested (signature verified), i
 if (!chromiumMissing(t, 'dashboard webhook edit and deliveries test'))
 t.test('an endpoint is edited (URL and events), its failed test shows in its deliveries, and a retry after the fix succeeds', async (t) => {
   const { page, problems } = await dashboardPage(t, base);
-  const panel = await signUpWithApp(page);
+  const panel = await withApp(page);
   const first = 'https://hooks.example.com/chat';
 
   // Added with one event, to a public address.
@@ -236,7 +217,7 @@ t.test('an endpoint is edited (URL and events), its failed test shows in its del
   await form.getByRole('button', { name: 'Save changes' }).click();
   await t.resolves(url.and(page.locator('[aria-invalid="true"]')).waitFor(), 'a refused URL is marked invalid');
   t.match(await form.locator('.field', { has: page.getByLabel('Endpoint URL') }).locator('.field-error').textContent(), /http:\/\/ or https:\/\/ URL/, 'with its message under it');
-  await shoot(page, panel, 'edit');
+  await shootPanel(page, panel, 'dashboard-webhooks-edit');
 
   await url.fill(flakyUrl);
   await events.getByLabel('member.added', { exact: true }).check();
@@ -265,7 +246,7 @@ t.test('an endpoint is edited (URL and events), its failed test shows in its del
   t.match(await failedRow.locator('[data-label="Error"]').textContent(), /HTTP 500/, 'and why');
   t.match(await failedRow.locator('[data-label="Duration"]').textContent(), /^\d+ ms$/);
   t.match(await failedRow.locator('[data-label="Time"] time').getAttribute('datetime'), /^\d{4}-\d\d-\d\dT/);
-  await shoot(page, panel, 'deliveries');
+  await shootPanel(page, panel, 'dashboard-webhooks-deliveries');
 
   // Fixed receiver: the retry is delivered with the same webhook-id, and listed on top as attempt 2.
   flaky.status = 204;
@@ -279,7 +260,7 @@ t.test('an endpoint is edited (URL and events), its failed test shows in its del
   t.match(await rows.first().locator('[data-label="Status"]').textContent(), /SUCCEEDED\s*204/, 'the retry is listed first, succeeded');
   t.equal((await rows.first().locator('[data-label="Attempt"]').textContent())?.trim(), '2', 'as attempt 2');
   t.equal(await rows.first().getByRole('button', { name: /^Retry/ }).count(), 0, 'a succeeded attempt has no Retry button');
-  await shoot(page, panel, 'retried');
+  await shootPanel(page, panel, 'dashboard-webhooks-retried');
 
   // A later test shows in the open log without asking.
   await item.getByRole('button', { name: `Send test event to ${flakyUrl}` }).click();

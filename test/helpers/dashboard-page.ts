@@ -1,10 +1,12 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import type { Test } from 'tap';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const DESKTOP = { width: 1280, height: 900 };
 export const PHONE = { width: 390, height: 844 };
+/** Where the browser tests' screenshots go. */
+export const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 
 /**
  * Whether the browser tests can run: outside CI a missing Chromium is reported loudly and the
@@ -60,4 +62,30 @@ export function focused(locator: Locator, timeoutMs = 5000): Promise<boolean> {
       }),
     timeoutMs,
   );
+}
+
+/**
+ * Signs up a new account of company Acme on the dashboard at `origin` and creates the application
+ * "Acme chat", whose page is then open; its id.
+ */
+export async function signUpWithApp(page: Page, origin: string, email: string, password = 'correct horse battery staple'): Promise<string> {
+  await page.goto(`${origin}/#/signup`);
+  await page.getByLabel('Company name').fill('Acme');
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Applications' }).waitFor();
+  await page.getByLabel('Application name').fill('Acme chat');
+  await page.getByRole('button', { name: 'Create application' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Acme chat' }).waitFor();
+  return /#\/apps\/([0-9a-f-]+)/.exec(page.url())![1]!;
+}
+
+/** Screenshots of `panel` at desktop and phone widths: `artifacts/<name>-desktop.png` and `-phone.png`. */
+export async function shootPanel(page: Page, panel: Locator, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await panel.screenshot({ path: `${ARTIFACTS}${name}-desktop.png` });
+  await page.setViewportSize(PHONE);
+  await panel.screenshot({ path: `${ARTIFACTS}${name}-phone.png` });
+  await page.setViewportSize(DESKTOP);
 }

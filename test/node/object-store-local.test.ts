@@ -95,10 +95,13 @@ t.test('local: a part still arriving when its upload is ended is not kept, nor d
     });
     req.on('error', reject);
     req.write(Buffer.alloc(1024));
-    // The node has the first bytes (and has checked the upload exists) when the upload is ended.
-    setTimeout(() => {
-      void store.abortMultipart(key, id).then(() => req.end(Buffer.alloc(size - 1024)));
-    }, 200);
+    // The upload is ended once the node has checked that it exists and begun writing the part
+    // (its temporary file appeared), then the rest of the part is sent.
+    void (async () => {
+      while (readdirSync(join(dir, 'files', '.tmp')).length === 0) await new Promise((r) => setTimeout(r, 5));
+      await store.abortMultipart(key, id);
+      req.end(Buffer.alloc(size - 1024));
+    })().catch(reject);
   });
   t.equal(await answer, 404, 'the part is refused (UPLOAD_NOT_FOUND)');
   t.equal(await store.listParts(key, id), undefined, 'the ended upload stays ended');

@@ -2,7 +2,7 @@ import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ChatApiError } from '../../../../sdk/management.ts';
 import { useLoaded, type AttachmentSettings, type AttachmentSettingsState, type Calls } from '../data.ts';
-import { FormError, Notice, onSubmit, useAction, valueOf } from '../forms.ts';
+import { FormError, Notice, onSubmit, useAction } from '../forms.ts';
 import { When } from '../widgets.ts';
 
 /**
@@ -120,8 +120,8 @@ export function AttachmentSettingsPanel({ calls, appId }: { calls: Calls; appId:
     <p>What your users may upload. Each setting narrows what this deployment allows; an empty field takes its value. Every node applies saved settings to the next upload.</p>
     ${state.failure && html`<p class="form-error" role="alert">${state.failure.message}</p>`}
     <form method="post" aria-label="Attachment settings" onSubmit=${onSubmit(submit)}>
-      <${Input} name="maxFile" label="Largest file (MiB)" hint=${d ? `Empty: ${number(d.maxFileBytes, MIB)} MiB, the deployment’s largest.` : ''} value=${texts.maxFile} onValue=${(v: string) => edit('maxFile', v)} error=${errors.maxFile} disabled=${disabled} />
-      <${Input}
+      <${SettingField} name="maxFile" label="Largest file (MiB)" hint=${d ? `Empty: ${number(d.maxFileBytes, MIB)} MiB, the deployment’s largest.` : ''} value=${texts.maxFile} onValue=${(v: string) => edit('maxFile', v)} error=${errors.maxFile} disabled=${disabled} />
+      <${SettingField}
         name="maxTotal"
         label="Total storage (GiB)"
         hint=${d ? (d.maxTotalBytes > 0 ? `Empty: ${number(d.maxTotalBytes, GIB)} GiB, the deployment’s limit.` : 'Empty: no limit.') : ''}
@@ -130,8 +130,9 @@ export function AttachmentSettingsPanel({ calls, appId }: { calls: Calls; appId:
         error=${errors.maxTotal}
         disabled=${disabled}
       />
-      <${Lines} name="allowed" label="Accept only these types" hint="One a line, such as image/* or application/pdf. Empty: any type not refused." value=${texts.allowed} onValue=${(v: string) => edit('allowed', v)} error=${errors.allowed} disabled=${disabled} />
-      <${Lines}
+      <${SettingField} lines name="allowed" label="Accept only these types" hint="One a line, such as image/* or application/pdf. Empty: any type not refused." value=${texts.allowed} onValue=${(v: string) => edit('allowed', v)} error=${errors.allowed} disabled=${disabled} />
+      <${SettingField}
+        lines
         name="refused"
         label="Also refuse"
         hint=${`One a line. Always refused, by the deployment: ${d ? d.refusedTypes.join(', ') : '…'}.`}
@@ -148,7 +149,7 @@ export function AttachmentSettingsPanel({ calls, appId }: { calls: Calls; appId:
   </section>`;
 }
 
-interface InputProps {
+interface FieldProps {
   name: FieldName;
   label: string;
   hint: string;
@@ -156,24 +157,26 @@ interface InputProps {
   onValue: (v: string) => void;
   error?: string | undefined;
   disabled: boolean;
+  /** A list, one entry a line (a textarea), rather than one number. */
+  lines?: boolean;
 }
 
-function Input(p: InputProps) {
+/** A labelled input or list with its hint and the message about it, both announced with it. */
+function SettingField(p: FieldProps) {
   const id = `attachments-${p.name}`;
+  const shared = {
+    id,
+    name: p.name,
+    value: p.value,
+    disabled: p.disabled,
+    onInput: (e: Event) => p.onValue((e.currentTarget as HTMLInputElement | HTMLTextAreaElement).value),
+    'aria-invalid': p.error ? 'true' : undefined,
+    'aria-describedby': [`${id}-hint`, p.error ? `${id}-error` : ''].filter(Boolean).join(' '),
+  };
   return html`<div class="field">
     <label for=${id}>${p.label}</label>
     <p class="hint" id=${`${id}-hint`}>${p.hint}</p>
-    <input id=${id} name=${p.name} inputmode="decimal" value=${p.value} disabled=${p.disabled} onInput=${(e: Event) => p.onValue(valueOf(e))} aria-invalid=${p.error ? 'true' : undefined} aria-describedby=${[`${id}-hint`, p.error ? `${id}-error` : ''].filter(Boolean).join(' ')} />
-    ${p.error && html`<p class="field-error" id=${`${id}-error`}>${p.error}</p>`}
-  </div>`;
-}
-
-function Lines(p: InputProps) {
-  const id = `attachments-${p.name}`;
-  return html`<div class="field">
-    <label for=${id}>${p.label}</label>
-    <p class="hint" id=${`${id}-hint`}>${p.hint}</p>
-    <textarea id=${id} name=${p.name} rows="3" spellcheck="false" value=${p.value} disabled=${p.disabled} onInput=${(e: Event) => p.onValue((e.currentTarget as HTMLTextAreaElement).value)} aria-invalid=${p.error ? 'true' : undefined} aria-describedby=${[`${id}-hint`, p.error ? `${id}-error` : ''].filter(Boolean).join(' ')}></textarea>
+    ${p.lines ? html`<textarea rows="3" spellcheck="false" ...${shared}></textarea>` : html`<input inputmode="decimal" ...${shared} />`}
     ${p.error && html`<p class="field-error" id=${`${id}-error`}>${p.error}</p>`}
   </div>`;
 }
