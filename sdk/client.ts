@@ -3,10 +3,11 @@ import { ChatStateError } from './errors.ts';
 import { ChatModerationCalls } from './chat-moderation.ts';
 import { request, type RequestOptions } from './http.ts';
 import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
-import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Role, User, UserSession } from './types.ts';
+import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Reaction, Role, User, UserSession } from './types.ts';
 import { MULTIPART_FROM_BYTES, putMissing, withRetries, type UploadTarget } from './upload.ts';
 
 export * from './errors.ts';
+export { applyReaction } from './reactions.ts';
 export { CloseCode, closeAction, isRetryable, RETRYABLE_CODES, type CloseAction, type ErrorCode } from './codes.ts';
 export type * from './types.ts';
 export { exponentialBackoff, type ConnectionStatus, type ReconnectPolicy, type WebSocketConstructor, type WebSocketLike } from './realtime.ts';
@@ -327,6 +328,14 @@ export class ChatClient {
 
   async react(chatId: string, messageId: string, reaction: string): Promise<Message> {
     return this.viaSocketOrRest({ type: 'reaction.add', chatId, messageId, reaction }, `api/messages/${enc(chatId)}/${enc(messageId)}/reactions`, { method: 'POST', body: { reaction } });
+  }
+
+  /**
+   * A message's reactions in full, a page at a time, oldest first (a message carries only its
+   * counts and latest 10); `reaction` lists one value only. Pass `next` as `after` for the next page.
+   */
+  reactions(chatId: string, messageId: string, page: { after?: string; limit?: number; reaction?: string } = {}): Promise<{ reactions: Reaction[]; next?: string }> {
+    return this.call(`api/messages/${enc(chatId)}/${enc(messageId)}/reactions`, { query: page });
   }
 
   async unreact(chatId: string, messageId: string, reaction: string): Promise<Message> {

@@ -52,7 +52,12 @@ export interface Message extends ReplyTo {
   /** Hidden pending review (enough members flagged it): `content` is empty until a review restores it. */
   hidden?: true;
   replyTo?: ReplyTo;
+  /** The latest 10 reactions, oldest first; all of them page from `ChatClient.reactions`. */
   reactions: Reaction[];
+  /** How many reactions of each value, over all of them. */
+  reactionCounts: Record<string, number>;
+  /** The values you reacted with: in answers to you (history, your write's answer), never in events. */
+  ownReactions?: string[];
   /** Files sent with it; absent when none, and on a deleted or hidden message. */
   attachments?: Attachment[];
 }

@@ -1,4 +1,4 @@
-import type { AttachmentUrls, ChatClient, Member, Message, Reaction } from '../../sdk/client.ts';
+import { applyReaction, type AttachmentUrls, type ChatClient, type Member, type Message, type Reaction } from '../../sdk/client.ts';
 
 /** Messages a history page asks for: a screenful and a half, so the first page can be scrolled. */
 export const PAGE_SIZE = 30;
@@ -129,7 +129,9 @@ export class OpenConversation {
   private place(message: Message): void {
     const at = this.messages.findIndex((m) => m.message.messageId === message.messageId);
     if (at >= 0) {
-      this.messages[at] = { message };
+      // An event's copy does not say which reactions are mine (every member shares it): keep what we knew.
+      const known = this.messages[at]!.message.ownReactions;
+      this.messages[at] = { message: message.ownReactions === undefined && known !== undefined && !message.deleted ? { ...message, ownReactions: known } : message };
     } else {
       // Older than the oldest page loaded: it will come with that page.
       const first = this.messages.find((m) => !m.pending)?.message;
@@ -148,8 +150,7 @@ export class OpenConversation {
   private reactNow(reaction: Reaction, added: boolean): void {
     const shown = this.messages.find((m) => m.message.messageId === reaction.messageId);
     if (!shown) return;
-    const others = shown.message.reactions.filter((r) => !(r.senderId === reaction.senderId && r.reaction === reaction.reaction));
-    shown.message = { ...shown.message, reactions: added ? [...others, reaction] : others };
+    shown.message = applyReaction(shown.message, reaction, added, this.client.userId);
     this.changed();
   }
 
@@ -172,6 +173,7 @@ export class OpenConversation {
         seq: Number.MAX_SAFE_INTEGER,
         deleted: false,
         reactions: [],
+        reactionCounts: {},
         ...(replyTo ? { replyTo } : {}),
       },
     };
@@ -200,7 +202,7 @@ export class OpenConversation {
       idempotencyKey,
       file,
       upload: { name: file.name, sent: 0, total: file.size },
-      message: { chatId: this.chatId, messageId: `pending:${idempotencyKey}`, senderId: me, content: '', timeStamp: new Date().toISOString(), edited: false, seq: Number.MAX_SAFE_INTEGER, deleted: false, reactions: [] },
+      message: { chatId: this.chatId, messageId: `pending:${idempotencyKey}`, senderId: me, content: '', timeStamp: new Date().toISOString(), edited: false, seq: Number.MAX_SAFE_INTEGER, deleted: false, reactions: [], reactionCounts: {} },
     };
     this.messages = [...this.messages.filter((m) => m.idempotencyKey !== idempotencyKey), placeholder];
     this.changed();

@@ -16,6 +16,7 @@ import { SenderReads } from './sender-reads.ts';
 import { SendAttachments } from './send-attachments.ts';
 import { SendKeys } from './send-keys.ts';
 import { SerialQueue } from './serial-queue.ts';
+import { ownReactions } from './reaction-summary.ts';
 import { chatView, messageView, reactionView, type MessageView } from './views.ts';
 import { ChatMembership, FENCED, notFound } from './chat-membership.ts';
 import { changeWithEvents, type ChatWebhooks } from './change-events.ts';
@@ -334,9 +335,11 @@ export class ChatActor {
       if (!current) return noMessage();
       const outcome = apply(current);
       if (outcome instanceof ApiError) return outcome;
-      const view = await this.view(outcome.message);
-      if (!outcome.event) return view;
       const m = outcome.message;
+      const view = await this.view(m);
+      // The changer's answer also says which values it reacted with; the event, shared, does not.
+      const answer: MessageView = userId === undefined ? view : { ...view, ownReactions: ownReactions(m, userId) };
+      if (!outcome.event) return answer;
       if (outcome.event === 'message.deleted' && m.attachments?.length && this.deps.attachments) {
         await this.deps.attachments.messageDeleting(this.appId, this.chatId, m.id, m.attachments.map((a) => a.id));
       }
@@ -346,7 +349,7 @@ export class ChatActor {
           : { type: outcome.event, chatId: this.chatId, seq: m.seq, rev: 0, message: view };
       // Later changes to the same message read this state, even before it is durable.
       this.cache.pending(m);
-      return new Later(this.enqueue(m, event).then(() => view));
+      return new Later(this.enqueue(m, event).then(() => answer));
     }));
   }
 

@@ -3,7 +3,8 @@ import type { MemberRole, NodeStore, StoredMessage } from '../store/index.ts';
 import type { ChatActor, SendInput, SendResult } from './actor.ts';
 import type { ActorRegistry } from './registry.ts';
 import { prepareReplay, type ReplayDelivery, type ReplayTarget, type ResumePoint } from './replay.ts';
-import { chatView, memberView, messageView, type ChatView, type MemberView, type MessageView } from './views.ts';
+import { chatView, memberView, messageView, reactionView, type ChatView, type MemberView, type MessageView, type ReactionView } from './views.ts';
+import { reactionPage } from './reaction-summary.ts';
 import { chatBanView, listRefusal, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
 import { flagView, type FlagView } from './flag-views.ts';
 
@@ -62,6 +63,17 @@ export class LocalChatOps {
     return this.withActor(p, chatId, (actor) => actor.react(p.userId, messageId, reaction, add));
   }
 
+  /** A page of a message's reactions, oldest first (reaction-summary.ts). */
+  async reactions(p: Principal, chatId: string, messageId: string, query: { after?: string; limit: number; reaction?: string }): Promise<{ reactions: ReactionView[]; next?: string } | ApiError> {
+    return this.withActor(p, chatId, async (actor) => {
+      const m = await actor.messageOf(messageId);
+      if (!m || m.seq > actor.publishedSeq) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
+      const page = reactionPage(m, query);
+      const reactions = page.reactions.map((r) => reactionView(m, r));
+      return page.next === undefined ? { reactions } : { reactions, next: page.next };
+    });
+  }
+
   async markRead(p: Principal, chatId: string, seq: number): Promise<number | ApiError> {
     return this.withActor(p, chatId, (actor) => actor.markRead(p.userId, seq));
   }
@@ -95,7 +107,7 @@ export class LocalChatOps {
     }
     const replyIds = [...new Set(stored.map((m) => m.replyToId).filter((id): id is string => id !== undefined))];
     const replies = new Map((await Promise.all(replyIds.map((id) => this.store.messages.get(p.appId, chatId, id)))).filter((m) => m !== undefined).map((m) => [m.id, m]));
-    const views = stored.map((m) => messageView(m, m.replyToId ? replies.get(m.replyToId) : undefined));
+    const views = stored.map((m) => messageView(m, m.replyToId ? replies.get(m.replyToId) : undefined, p.userId));
     const newest = stored[0];
     if (newest) await actor.markRead(p.userId, newest.seq);
     return views;

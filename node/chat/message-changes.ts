@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../../common/index.ts';
 import type { MemberRole, StoredMessage } from '../store/index.ts';
 import { CHAT_LIMITS } from './limits.ts';
@@ -55,7 +55,8 @@ export function reacted(m: StoredMessage, userId: string, reaction: string, add:
     if (existing) return unchanged(m);
     const refused = reactionRefused(m.reactions, userId, reaction);
     if (refused) return refused;
-    const added = { reactionId: randomUUID(), userId, reaction, createdAt: at };
+    // Time-ordered ids: the reactions route lists by (createdAt, reactionId), which is then the order added.
+    const added = { reactionId: uuidv7(), userId, reaction, createdAt: at };
     return { message: { ...m, reactions: [...m.reactions, added] }, event: 'reaction.added', reaction: added };
   }
   if (!existing) return unchanged(m);

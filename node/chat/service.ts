@@ -202,6 +202,10 @@ export class ChatService {
     return this.limited(p, chatId, 'react', p, chatId, messageId, reaction, add);
   }
 
+  reactions(p: Principal, chatId: string, messageId: string, query: ChatOpArgs<'reactions'>[3]): Promise<ChatOpResult<'reactions'>> {
+    return this.on(p.appId, chatId, 'reactions', p, chatId, messageId, query);
+  }
+
   markRead(p: Principal, chatId: string, seq: number): Promise<number | ApiError> {
     return this.limited(p, chatId, 'markRead', p, chatId, seq);
   }

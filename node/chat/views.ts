@@ -1,6 +1,7 @@
 import type { Static } from 'typebox';
 import type { ChatSchema, MemberSchema, MessageSchema, ReactionSchema, ReplySchema } from './schemas.ts';
 import type { Chat, Member, StoredMessage, StoredReaction } from '../store/index.ts';
+import { latestReactions, ownReactions, reactionCounts } from './reaction-summary.ts';
 
 export type ReactionView = Static<typeof ReactionSchema>;
 export type ReplyView = Static<typeof ReplySchema>;
@@ -30,13 +31,21 @@ export function replyView(m: StoredMessage): ReplyView {
     : { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: true, editedAt: m.editedAt };
 }
 
-export function messageView(m: StoredMessage, replyTo: StoredMessage | undefined): MessageView {
+/**
+ * A message as clients see it. Its reactions are summarised (reaction-summary.ts): the latest few
+ * and a count per value. `viewer` adds the values that user reacted with (`ownReactions`): given
+ * in answers to one user (history, a write's answer), never in events, which every member shares.
+ */
+export function messageView(m: StoredMessage, replyTo: StoredMessage | undefined, viewer?: string): MessageView {
   const deleted = m.deletedAt !== undefined;
-  const reactions = m.reactions.length === 0 ? [] : m.reactions.map((r) => reactionView(m, r));
+  const none = m.reactions.length === 0;
+  const reactions = none ? [] : latestReactions(m.reactions).map((r) => reactionView(m, r));
+  const counts = none ? {} : reactionCounts(m.reactions);
   const view: MessageView =
     m.editedAt === undefined
-      ? { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: false, seq: m.seq, deleted, reactions }
-      : { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: true, editedAt: m.editedAt, seq: m.seq, deleted, reactions };
+      ? { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: false, seq: m.seq, deleted, reactions, reactionCounts: counts }
+      : { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: true, editedAt: m.editedAt, seq: m.seq, deleted, reactions, reactionCounts: counts };
+  if (viewer !== undefined) view.ownReactions = none ? [] : ownReactions(m, viewer);
   if (m.deletedAt !== undefined) view.deletedAt = m.deletedAt;
   if (m.hiddenAt !== undefined && !deleted) view.hidden = true;
   if (replyTo) view.replyTo = replyView(replyTo);

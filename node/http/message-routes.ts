@@ -1,9 +1,9 @@
 import Type from 'typebox';
 import { ApiError, defineRoute, isApiError, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
-import { PAGE } from '../chat/index.ts';
+import { PAGE, REACTION_SUMMARY } from '../chat/index.ts';
 import { emptySendProblem, IdempotencyKey, type SendInput } from '../chat/index.ts';
-import { EditBody, GetMessagesQuery, MessageList, MessageParams, MessageResult, ReactBody, ReactionParams, SendBody, ChatParams } from './schemas.ts';
+import { EditBody, GetMessagesQuery, MessageList, MessageParams, MessageResult, ReactBody, ReactionPage, ReactionParams, ReactionsQuery, SendBody, ChatParams } from './schemas.ts';
 
 /** A send's problems name the frame's fields (`/attachments/0`, as a WebSocket error does); here they are the body's. */
 const inBody = (e: ApiError) =>
@@ -115,6 +115,24 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
       auth,
       responses: { 200: { description: 'The message with its reactions', schema: MessageResult }, 400: { description: 'Invalid fields' }, ...common, 409: { description: 'The message is deleted' } },
       handler: async ({ params, body, auth }) => asMessage(await ctx.chats.react(auth, params.chatId, params.messageId, body.reaction, true)),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/messages/:chatId/:messageId/reactions',
+      operationId: 'listReactions',
+      summary: `A message's reactions in full, oldest first, optionally of one value: limit default ${REACTION_SUMMARY.defaultPage}, maximum ${REACTION_SUMMARY.maxPage}`,
+      description:
+        'A message itself carries only `reactionCounts`, its latest 10 `reactions` and your `ownReactions`; this pages through all of them. ' +
+        'The cursor names a reaction by its time and id, so one removed between two pages moves nothing: every reaction present throughout is listed once.',
+      tags,
+      params: MessageParams,
+      query: ReactionsQuery,
+      auth,
+      responses: { 200: { description: 'A page of reactions', schema: ReactionPage }, 400: { description: 'Invalid fields' }, ...common },
+      handler: async ({ params, query, auth }) => {
+        const page = await ctx.chats.reactions(auth, params.chatId, params.messageId, { limit: query.limit ?? REACTION_SUMMARY.defaultPage, ...(query.after === undefined ? {} : { after: query.after }), ...(query.reaction === undefined ? {} : { reaction: query.reaction }) });
+        return isApiError(page) ? page : { status: 200, body: page };
+      },
     }),
     defineRoute({
       method: 'DELETE',

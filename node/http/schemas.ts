@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { DisplayText } from '../../common/index.ts';
-import { CHAT_LIMITS, CHAT_LIST, ChatSchema, MemberSchema, MessageSchema, PAGE, Role } from '../chat/index.ts';
+import { CHAT_LIMITS, CHAT_LIST, ChatSchema, MemberSchema, MessageSchema, PAGE, REACTION_SUMMARY, ReactionSchema, Role } from '../chat/index.ts';
 import { AttachmentIds, Content, IdempotencyKey, ReactionValue, SendContent } from '../chat/index.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
@@ -62,6 +62,16 @@ export const SendBody = Type.Object(
 );
 export const EditBody = Type.Object({ content: Content }, { additionalProperties: false });
 export const ReactBody = Type.Object({ reaction: ReactionValue }, { additionalProperties: false });
+
+export const ReactionsQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: REACTION_SUMMARY.maxPage, description: `default ${REACTION_SUMMARY.defaultPage}, minimum 1, maximum ${REACTION_SUMMARY.maxPage}` })),
+  after: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: '`next` of the previous page' })),
+  reaction: Type.Optional(ReactionValue),
+});
+export const ReactionPage = Type.Object({
+  reactions: Type.Array(ReactionSchema, { description: 'Oldest first' }),
+  next: Type.Optional(Type.String({ description: 'Pass as `after` for the next page; absent on the last page' })),
+});
 
 export const Message = MessageSchema;
 export const MessageList = Type.Object({ messages: Type.Array(Message, { description: 'Newest first' }) });

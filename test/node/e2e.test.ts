@@ -52,7 +52,7 @@ function describeEvent(f: Frame): string {
 /** Dedup key of an event carrying a seq: (type, seq, messageId / reactionId / userId). */
 const seqKey = (f: Frame) => `${f.type}|${f.seq}|${f.message?.messageId ?? f.reaction?.reactionId ?? f.userId}`;
 
-const MESSAGE_KEYS = ['chatId', 'timeStamp', 'messageId', 'senderId', 'content', 'edited', 'editedAt', 'replyTo', 'reactions', 'seq', 'deleted', 'deletedAt'];
+const MESSAGE_KEYS = ['chatId', 'timeStamp', 'messageId', 'senderId', 'content', 'edited', 'editedAt', 'replyTo', 'reactions', 'reactionCounts', 'ownReactions', 'seq', 'deleted', 'deletedAt'];
 const REPLY_KEYS = ['chatId', 'timeStamp', 'messageId', 'senderId', 'content', 'edited', 'editedAt'];
 const REACTION_KEYS = ['chatId', 'createdAt', 'messageId', 'reaction', 'reactionId', 'senderId'];
 const isIsoTime = (s: unknown) => typeof s === 'string' && !Number.isNaN(Date.parse(s)) && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(s);
@@ -249,8 +249,10 @@ t.test('three users chat over WebSocket: every member gets each event once and i
   t.same(carolG.find((f) => f.type === 'message.new' && f.seq === g3.seq)!.message, g3, 'message.new carries the acked message (MessagePack)');
   const replyEvent = bobG.find((f) => f.type === 'message.new' && f.seq === g3.seq)!.message;
   t.same(sortedKeys(replyEvent.replyTo), ['chatId', 'content', 'edited', 'messageId', 'senderId', 'timeStamp'], 'live replyTo is flattened');
-  t.same(bobG.find((f) => f.type === 'message.edited')!.message, edited, 'message.edited carries the new state');
-  t.same(bobG.find((f) => f.type === 'message.deleted')!.message, tomb, 'message.deleted carries the tombstone');
+  // The answer to the writer also says which values it reacted with; the event every member shares does not.
+  const shared = ({ ownReactions, ...m }: Record<string, unknown>) => (t.ok(Array.isArray(ownReactions), 'the answer names its own reactions'), m);
+  t.same(bobG.find((f) => f.type === 'message.edited')!.message, shared(edited), 'message.edited carries the new state');
+  t.same(bobG.find((f) => f.type === 'message.deleted')!.message, shared(tomb), 'message.deleted carries the tombstone');
   for (const f of bobG.filter((x) => x.type.startsWith('reaction.'))) {
     t.same(sortedKeys(f.reaction), REACTION_KEYS, `${f.type} carries a §2.5 reaction`);
     t.equal(f.reaction.chatId, G);
@@ -297,7 +299,7 @@ t.test('three users chat over WebSocket: every member gets each event once and i
   t.ok(Date.parse(h4.editedAt) >= Date.parse(h4.timeStamp), 'seq 4: editedAt is not before the message');
   t.same(bySeq.get(5)!.replyTo, { chatId: G, timeStamp: g4.timeStamp, messageId: g4.messageId, senderId: alice.userId, content: 'typo message (fixed)', edited: true, editedAt: edited.editedAt }, 'seq 5: replyTo shows the edited state');
   const h6 = bySeq.get(6)!;
-  t.same(h6, { chatId: G, timeStamp: g6.timeStamp, messageId: g6.messageId, senderId: bob.userId, content: '', edited: false, reactions: [], seq: 6, deleted: true, deletedAt: tomb.deletedAt }, 'seq 6: the documented tombstone');
+  t.same(h6, { chatId: G, timeStamp: g6.timeStamp, messageId: g6.messageId, senderId: bob.userId, content: '', edited: false, reactions: [], reactionCounts: {}, ownReactions: [], seq: 6, deleted: true, deletedAt: tomb.deletedAt }, 'seq 6: the documented tombstone');
   t.match(bySeq.get(7), { messageId: g7.messageId, content: 'marker G' });
 
   const directHistory = await it.node.get(`/api/messages/getMessages/${D}?size=50&lastMessage=`, bob.jwt);

@@ -9,6 +9,7 @@ import t, { type Test } from 'tap';
 import WebSocket from 'ws';
 import { unpack } from 'msgpackr';
 import {
+  applyReaction,
   ChatApiError,
   ChatClient,
   ChatStateError,
@@ -131,7 +132,7 @@ function checkSession(t: Test, s: UserSession, userId: string, label: string): v
 }
 
 const REPLY_KEYS = ['chatId', 'timeStamp', 'messageId', 'senderId', 'content', 'edited'];
-const MESSAGE_KEYS = [...REPLY_KEYS, 'reactions', 'seq', 'deleted'];
+const MESSAGE_KEYS = [...REPLY_KEYS, 'reactions', 'reactionCounts', 'seq', 'deleted'];
 
 function checkReaction(t: Test, r: Reaction, m: { chatId: string; messageId: string }, label: string): void {
   checkKeys(t, r, ['reactionId', 'chatId', 'messageId', 'senderId', 'reaction', 'createdAt'], [], label);
@@ -151,7 +152,7 @@ function checkReply(t: Test, r: ReplyTo, of: Message, label: string): void {
 
 /** Spec §2.4's shape plus seq and the tombstone fields, and the expected values. */
 function checkMessage(t: Test, m: Message, expected: Partial<Message>, label: string): void {
-  checkKeys(t, m, MESSAGE_KEYS, ['editedAt', 'replyTo', 'deletedAt'], label);
+  checkKeys(t, m, MESSAGE_KEYS, ['editedAt', 'replyTo', 'deletedAt', 'ownReactions'], label);
   t.match(m.chatId, UUID, `${label}: chatId`);
   t.match(m.messageId, UUID, `${label}: messageId`);
   t.match(m.senderId, UUID, `${label}: senderId`);
@@ -572,7 +573,10 @@ t.test('ChatClient: chats, members, messages, reactions, read marks, typing and 
   t.ok(m1e.editedAt, 'edit: editedAt set');
   const edited = await editedEvent;
   t.equal(edited.seq, 1, 'message.edited seq');
-  t.same(edited.message, m1e, 'message.edited carries the new state');
+  // The writer's answer names its own reactions; the event every member shares does not.
+  const { ownReactions: editorsOwn, ...m1eShared } = m1e;
+  t.same(editorsOwn, [], 'edit: the answer names the editor’s own reactions (none)');
+  t.same(edited.message, m1eShared, 'message.edited carries the new state');
 
   // An action error over realtime: the SDK's error class with the server's code.
   const wsError = await expectApiError(t, B.edit(G, m1.messageId, 'hijacked'), 'NOT_ALLOWED', 0, 'editing another user’s message over realtime');
@@ -601,6 +605,18 @@ t.test('ChatClient: chats, members, messages, reactions, read marks, typing and 
   t.same((await reactionRemoved).reaction, thumbs, 'reaction.removed carries the removed reaction');
   t.same((await B.unreact(G, m1.messageId, '👍')).reactions.length, 1, 'unreact is idempotent');
 
+  // reactions (the full list) and applyReaction (a summary kept current from events)
+  t.same(party.reactionCounts, { '👍': 1, '🎉': 1 }, 'react: counts per value');
+  t.same(party.ownReactions, ['🎉'], "react: the answer names alice's own values");
+  t.same(unreacted.ownReactions, [], "unreact: bob holds none now");
+  const listed = await A.reactions(G, m1.messageId, { limit: 1 });
+  t.same(listed, { reactions: [party.reactions[1]] }, 'reactions: the one left, and no next page');
+  const again = applyReaction(reacted, thumbs, false, bob.userId);
+  t.same([again.reactionCounts, again.ownReactions, again.reactions], [{}, [], []], 'applyReaction: a removal takes the count, the latest and the own value');
+  const back = applyReaction(again, thumbs, true, bob.userId);
+  t.same([back.reactionCounts, back.ownReactions, back.reactions], [{ '👍': 1 }, ['👍'], [thumbs]], 'applyReaction: an addition puts them back');
+  t.same(applyReaction(back, thumbs, true).ownReactions, ['👍'], "applyReaction: another's event leaves ownReactions alone");
+
   // markRead (realtime)
   const m3 = await A.send(G, 'third');
   const readEvent = nextEvent(A, 'read.updated', (e) => e.userId === bob.userId && e.chatId === G);
@@ -622,7 +638,8 @@ t.test('ChatClient: chats, members, messages, reactions, read marks, typing and 
   const deletedEvent = nextEvent(B, 'message.deleted', (e) => e.message.messageId === m3.messageId);
   const tomb = await A.deleteMessage(G, m3.messageId);
   checkMessage(t, tomb, { messageId: m3.messageId, seq: m3.seq, content: '', deleted: true, reactions: [] }, 'deleteMessage (tombstone)');
-  t.same((await deletedEvent).message, tomb, 'message.deleted carries the tombstone');
+  const { ownReactions: _tombOwn, ...tombShared } = tomb;
+  t.same((await deletedEvent).message, tombShared, 'message.deleted carries the tombstone');
   await expectApiError(t, A.edit(G, m3.messageId, 'too late'), 'MESSAGE_DELETED', 0, 'editing a deleted message');
 
   // The same operations over REST (a client that never connected).
@@ -645,7 +662,7 @@ t.test('ChatClient: chats, members, messages, reactions, read marks, typing and 
   const all = await A.getMessages(G);
   t.same(all.map((m) => m.seq), [5, 4, 3, 2, 1], 'getMessages: every message, newest first');
   all.forEach((m) => checkMessage(t, m, { chatId: G }, `getMessages seq ${m.seq}`));
-  t.same(all.find((m) => m.seq === 1), { ...m1e, reactions: party.reactions.filter((r) => r.reaction === '🎉') }, 'history holds the edited message with its reactions');
+  t.same(all.find((m) => m.seq === 1), { ...m1e, reactions: party.reactions.filter((r) => r.reaction === '🎉'), reactionCounts: { '🎉': 1 }, ownReactions: ['🎉'] }, 'history holds the edited message with its reactions');
   const reply = all.find((m) => m.seq === 2)!;
   checkReply(t, reply.replyTo!, m1e, 'replyTo in history (reflects the edit)');
   t.has(all.find((m) => m.seq === 3), { deleted: true, content: '' }, 'the tombstone keeps its seq');
@@ -777,10 +794,12 @@ t.test('a MessagePack client sends actions and receives events in binary frames'
   const editToHank = nextEvent(H, 'message.edited', (e) => e.message.messageId === packed.messageId);
   const edited = await P.edit(chat.chatId, packed.messageId, 'packed hello (edited)');
   checkMessage(t, edited, { messageId: packed.messageId, edited: true, content: 'packed hello (edited)' }, 'msgpack edit ack');
-  t.same((await editToHank).message, edited, 'message.edited reaches the JSON client');
+  const { ownReactions: _packedOwn, ...editedShared } = edited;
+  t.same((await editToHank).message, editedShared, 'message.edited reaches the JSON client');
   const editToGina = nextEvent(P, 'message.edited', (e) => e.message.messageId === plain.messageId);
   const hankEdited = await H.edit(chat.chatId, plain.messageId, 'json hello (edited)');
-  t.same((await editToGina).message, hankEdited, 'message.edited received over msgpack');
+  const { ownReactions: _hankOwn, ...hankShared } = hankEdited;
+  t.same((await editToGina).message, hankShared, 'message.edited received over msgpack');
 
   // the other actions, and an error, over msgpack
   t.same((await P.unreact(chat.chatId, plain.messageId, '🔥')).reactions, [], 'msgpack unreact');

@@ -32,11 +32,9 @@ export function MessageItem({ state, conversation, shown, onReply, onEdit, seen 
   const { client } = state;
   const chatId = conversation.chatId;
 
-  const counts = new Map<string, { n: number; mine: boolean }>();
-  for (const r of m.reactions) {
-    const c = counts.get(r.reaction) ?? { n: 0, mine: false };
-    counts.set(r.reaction, { n: c.n + 1, mine: c.mine || r.senderId === state.me.userId });
-  }
+  // Counts over all reactions; which are mine from ownReactions, else from the latest ten the message carries.
+  const own = new Set(m.ownReactions ?? m.reactions.filter((r) => r.senderId === state.me.userId).map((r) => r.reaction));
+  const counts = new Map(Object.entries(m.reactionCounts).map(([reaction, n]) => [reaction, { n, mine: own.has(reaction) }]));
   const toggle = (reaction: string) => {
     setPicking(false);
     void conversation.act(m.messageId, () => (counts.get(reaction)?.mine ? client.unreact(chatId, m.messageId, reaction) : client.react(chatId, m.messageId, reaction)));
