@@ -37,6 +37,8 @@ export interface SendOptions {
   idempotencyKey?: string;
   /** Ids of attachments from `uploadFile` (1-10); `content` may then be empty. */
   attachments?: string[];
+  /** Your application's own data: a JSON object of at most 4 KB encoded, 8 levels deep. */
+  data?: Record<string, unknown>;
 }
 
 export interface UploadOptions {
@@ -190,12 +192,12 @@ export class ChatClient {
   // ---- chats --------------------------------------------------------------------------------------
 
   /** The direct chat with `userId`: created on first call, the same chat on every later one. */
-  directChat(userId: string): Promise<ChatSummary> {
-    return this.call('api/chats', { method: 'POST', body: { type: 'direct', userId } });
+  directChat(userId: string, data?: Record<string, unknown>): Promise<ChatSummary> {
+    return this.call('api/chats', { method: 'POST', body: { type: 'direct', userId, ...(data ? { data } : {}) } });
   }
 
-  createGroup(name: string, memberIds: string[]): Promise<ChatSummary> {
-    return this.call('api/chats', { method: 'POST', body: { type: 'group', name, memberIds } });
+  createGroup(name: string, memberIds: string[], data?: Record<string, unknown>): Promise<ChatSummary> {
+    return this.call('api/chats', { method: 'POST', body: { type: 'group', name, memberIds, ...(data ? { data } : {}) } });
   }
 
   /** One page of my chats, most recent activity first. */
@@ -220,7 +222,12 @@ export class ChatClient {
   }
 
   renameChat(chatId: string, name: string): Promise<ChatSummary> {
-    return this.call(`api/chats/${enc(chatId)}`, { method: 'PUT', body: { name } });
+    return this.updateChat(chatId, { name });
+  }
+
+  /** A group's name, a chat's data (replacing it; `{}` removes it), or both. */
+  updateChat(chatId: string, change: { name?: string; data?: Record<string, unknown> }): Promise<ChatSummary> {
+    return this.call(`api/chats/${enc(chatId)}`, { method: 'PUT', body: change });
   }
 
   async deleteChat(chatId: string): Promise<void> {
@@ -258,7 +265,14 @@ export class ChatClient {
    */
   async send(chatId: string, content: string, options: SendOptions = {}): Promise<Message> {
     const idempotencyKey = options.idempotencyKey ?? uuid();
-    const body = { chatId, content, idempotencyKey, ...(options.replyTo ? { replyTo: options.replyTo } : {}), ...(options.attachments?.length ? { attachments: options.attachments } : {}) };
+    const body = {
+      chatId,
+      content,
+      idempotencyKey,
+      ...(options.replyTo ? { replyTo: options.replyTo } : {}),
+      ...(options.attachments?.length ? { attachments: options.attachments } : {}),
+      ...(options.data ? { data: options.data } : {}),
+    };
     if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') {
       return (await this.realtime.action<{ message: Message }>({ type: 'message.send', ...body })).message;
     }
@@ -318,8 +332,10 @@ export class ChatClient {
     return this.call<AttachmentUrls>(`api/chats/${enc(chatId)}/attachments/${enc(attachmentId)}`);
   }
 
-  async edit(chatId: string, messageId: string, content: string): Promise<Message> {
-    return this.viaSocketOrRest({ type: 'message.edit', chatId, messageId, content }, `api/messages/${enc(chatId)}/${enc(messageId)}`, { method: 'PUT', body: { content } });
+  /** New content, or `{content?, data?}`: new content, new data (replacing it; `{}` removes it), or both. */
+  async edit(chatId: string, messageId: string, change: string | { content?: string; data?: Record<string, unknown> }): Promise<Message> {
+    const body = typeof change === 'string' ? { content: change } : change;
+    return this.viaSocketOrRest({ type: 'message.edit', chatId, messageId, ...body }, `api/messages/${enc(chatId)}/${enc(messageId)}`, { method: 'PUT', body });
   }
 
   async deleteMessage(chatId: string, messageId: string): Promise<Message> {

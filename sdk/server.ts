@@ -1,7 +1,7 @@
 import { ChatStateError } from './errors.ts';
 import { request } from './http.ts';
 import { ChatModerationCalls } from './chat-moderation.ts';
-import type { Ban, BlocklistEntry, ChatBan, Flag, ModerationAction, Mute, QueuedFlag, User, UserSession } from './types.ts';
+import type { Ban, BlocklistEntry, ChatBan, Flag, Message, ModerationAction, Mute, QueuedFlag, User, UserSession } from './types.ts';
 
 export * from './errors.ts';
 export { isRetryable, RETRYABLE_CODES, type ErrorCode } from './codes.ts';
@@ -39,7 +39,7 @@ export class ChatServer {
   private readonly moderation = new ChatModerationCalls((path, init) => this.call(path, init));
 
   /** Registers a user; `username` is unique per application (409 USERNAME_TAKEN). */
-  registerUser(input: { username: string; displayName?: string }): Promise<User> {
+  registerUser(input: { username: string; displayName?: string; data?: Record<string, unknown> }): Promise<User> {
     return this.call('api/users', { method: 'POST', body: input });
   }
 
@@ -52,8 +52,18 @@ export class ChatServer {
     return this.call(`api/users/${encodeURIComponent(userId)}`);
   }
 
-  updateUser(userId: string, input: { displayName: string }): Promise<User> {
+  /** A new display name, new data (replacing it; `{}` removes it), or both. */
+  updateUser(userId: string, input: { displayName?: string; data?: Record<string, unknown> }): Promise<User> {
     return this.call(`api/users/${encodeURIComponent(userId)}`, { method: 'PUT', body: input });
+  }
+
+  /**
+   * Sends a message for a member (`senderId`), as your backend: a `system` message (a notice, which
+   * members cannot send nor edit) or a regular one. Answered once it is durable; `idempotencyKey`
+   * makes a retry safe as for a user's send.
+   */
+  async sendMessage(chatId: string, input: { senderId: string; content: string; type?: 'regular' | 'system'; data?: Record<string, unknown>; idempotencyKey?: string; replyTo?: string }): Promise<Message> {
+    return (await this.call<{ message: Message }>(`api/messages/${encodeURIComponent(chatId)}`, { method: 'POST', body: input })).message;
   }
 
   /** Deletes a user: its sign-ins end, it leaves every chat, its sockets close. */

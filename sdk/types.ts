@@ -60,6 +60,10 @@ export interface Message extends ReplyTo {
   ownReactions?: string[];
   /** Files sent with it; absent when none, and on a deleted or hidden message. */
   attachments?: Attachment[];
+  /** `system`: a notice your backend sent with its API key (members cannot send one). */
+  type: 'regular' | 'system';
+  /** Your application's own data, as sent; absent when none, and on a deleted or hidden message. */
+  data?: Record<string, unknown>;
 }
 
 export type ChatType = 'direct' | 'group';
@@ -74,6 +78,8 @@ export interface Chat {
   updatedAt: string;
   lastSeq: number;
   lastActivityAt: string;
+  /** Your application's own data, as set; absent when none. */
+  data?: Record<string, unknown>;
 }
 
 export interface ChatSummary extends Chat {
@@ -172,6 +178,8 @@ export interface User {
   displayName: string;
   createdAt: string;
   updatedAt: string;
+  /** Your application's own data, as set; absent when none. */
+  data?: Record<string, unknown>;
 }
 
 /** What a backend's sign-in returns and hands to the browser (spec §1.4). */

@@ -15,3 +15,8 @@ export const num = (row: types.Row, column: string): number => {
 export function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
+
+/** A JSON object column (an application's custom data): its text to write, undefined for none. */
+export const dataText = (data: Record<string, unknown> | undefined): string | undefined => (data === undefined ? undefined : JSON.stringify(data));
+/** A JSON object column read back: undefined for null. */
+export const dataOf = (text: string | undefined): Record<string, unknown> | undefined => (text === undefined ? undefined : (JSON.parse(text) as Record<string, unknown>));

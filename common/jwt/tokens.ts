@@ -181,3 +181,17 @@ export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1];
 }
+
+/**
+ * `kind` of a bearer JWT (`Authorization` header), read without checking it: only to pick the
+ * authenticator that checks it on a route that takes either an API key or a user's JWT.
+ */
+export function bearerTokenKind(header: string | undefined): unknown {
+  const payload = bearerToken(header)?.split('.')[1];
+  if (!payload || payload.length > 8192) return undefined;
+  try {
+    return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { kind?: unknown }).kind;
+  } catch {
+    return undefined;
+  }
+}

@@ -174,6 +174,7 @@ export class OpenConversation {
         deleted: false,
         reactions: [],
         reactionCounts: {},
+        type: 'regular',
         ...(replyTo ? { replyTo } : {}),
       },
     };
@@ -202,7 +203,7 @@ export class OpenConversation {
       idempotencyKey,
       file,
       upload: { name: file.name, sent: 0, total: file.size },
-      message: { chatId: this.chatId, messageId: `pending:${idempotencyKey}`, senderId: me, content: '', timeStamp: new Date().toISOString(), edited: false, seq: Number.MAX_SAFE_INTEGER, deleted: false, reactions: [], reactionCounts: {} },
+      message: { chatId: this.chatId, messageId: `pending:${idempotencyKey}`, senderId: me, content: '', timeStamp: new Date().toISOString(), edited: false, seq: Number.MAX_SAFE_INTEGER, deleted: false, reactions: [], reactionCounts: {}, type: 'regular' },
     };
     this.messages = [...this.messages.filter((m) => m.idempotencyKey !== idempotencyKey), placeholder];
     this.changed();

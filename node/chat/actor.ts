@@ -16,6 +16,8 @@ import { SenderReads } from './sender-reads.ts';
 import { SendAttachments } from './send-attachments.ts';
 import { SendKeys } from './send-keys.ts';
 import { SerialQueue } from './serial-queue.ts';
+import type { ChatChange, EditInput } from './send-input.ts';
+import { storedData } from './custom-data.ts';
 import { ownReactions } from './reaction-summary.ts';
 import { chatView, messageView, reactionView, type MessageView } from './views.ts';
 import { ChatMembership, FENCED, notFound } from './chat-membership.ts';
@@ -52,6 +54,10 @@ export interface SendInput {
   clientKey?: string;
   /** Upload ids of the files the message carries (1-CHAT_LIMITS.attachments, distinct). */
   attachments?: readonly string[];
+  /** The application's own data (custom-data.ts), already checked. */
+  data?: Record<string, unknown>;
+  /** A system message: only the backend sends one, with its API key. */
+  system?: boolean;
 }
 
 export interface SendResult {
@@ -297,6 +303,8 @@ export class ChatActor {
       }
       if (replyTo) message.replyToId = replyTo.id;
       if (clientKey !== undefined) message.clientKey = clientKey;
+      if (input.data !== undefined) message.data = input.data;
+      if (input.system) message.type = 'system';
       const view = messageView(message, replyTo);
       const durable = this.enqueue(message, { type: 'message.new', chatId: this.chatId, seq, rev: 0, message: view });
       if (message.attachments) this.files.settled(durable, message.attachments);
@@ -307,8 +315,8 @@ export class ChatActor {
   }
 
 
-  edit(userId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
-    return this.change(userId, messageId, true, (m) => edited(m, userId, content, this.deps.now().toISOString()));
+  edit(userId: string, messageId: string, change: EditInput): Promise<MessageView | ApiError> {
+    return this.change(userId, messageId, true, (m) => edited(m, userId, change, this.deps.now().toISOString()));
   }
 
   deleteMessage(userId: string, messageId: string): Promise<MessageView | ApiError> {
@@ -501,13 +509,21 @@ export class ChatActor {
     return mutesOf(this.members, by, this.deps.now()) ?? notFound();
   }
 
-  rename(byUserId: string, name: string): Promise<Chat | ApiError> {
+  /** A group's new name, a chat's new data, or both: a group's owners and admins, either member of a direct chat (data only). */
+  rename(byUserId: string, change: ChatChange): Promise<Chat | ApiError> {
     return this.run(async () => {
       const mine = this.role(byUserId);
       if (!mine) return notFound();
-      if (this.chat.kind === 'direct') return new ApiError('NOT_ALLOWED', 'direct chats have no name');
-      if (mine === 'member') return new ApiError('NOT_ALLOWED', 'only owners and admins rename a group');
-      this.chat = { ...this.chat, name, updatedAt: this.deps.now().toISOString() };
+      if (this.chat.kind === 'direct' && change.name !== undefined) return new ApiError('NOT_ALLOWED', 'direct chats have no name');
+      if (this.chat.kind === 'group' && mine === 'member') return new ApiError('NOT_ALLOWED', 'only owners and admins change a group');
+      const next: Chat = { ...this.chat, updatedAt: this.deps.now().toISOString() };
+      if (change.name !== undefined) next.name = change.name;
+      if (change.data !== undefined) {
+        const data = storedData(change.data);
+        if (data === undefined) delete next.data;
+        else next.data = data;
+      }
+      this.chat = next;
       // An activity write in flight carries the old name: it must land first, not after this one.
       await this.activity.inFlight();
       const event = { type: 'chat.updated', data: chatView(this.chat), check: { kind: 'chat' as const, chatId: this.chatId, present: true, updatedAt: this.chat.updatedAt } };

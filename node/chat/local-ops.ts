@@ -1,6 +1,7 @@
 import { ApiError } from '../../common/index.ts';
 import type { MemberRole, NodeStore, StoredMessage } from '../store/index.ts';
 import type { ChatActor, SendInput, SendResult } from './actor.ts';
+import type { ChatChange, EditInput } from './send-input.ts';
 import type { ActorRegistry } from './registry.ts';
 import { prepareReplay, type ReplayDelivery, type ReplayTarget, type ResumePoint } from './replay.ts';
 import { chatView, memberView, messageView, reactionView, type ChatView, type MemberView, type MessageView, type ReactionView } from './views.ts';
@@ -51,8 +52,8 @@ export class LocalChatOps {
     return this.withActor(p, chatId, (actor) => actor.send(p.userId, input));
   }
 
-  async edit(p: Principal, chatId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
-    return this.withActor(p, chatId, (actor) => actor.edit(p.userId, messageId, content));
+  async edit(p: Principal, chatId: string, messageId: string, change: EditInput): Promise<MessageView | ApiError> {
+    return this.withActor(p, chatId, (actor) => actor.edit(p.userId, messageId, change));
   }
 
   async deleteMessage(p: Principal, chatId: string, messageId: string): Promise<MessageView | ApiError> {
@@ -123,9 +124,9 @@ export class LocalChatOps {
     return this.withActor(p, chatId, (actor) => summary(actor, p.userId));
   }
 
-  async rename(p: Principal, chatId: string, name: string): Promise<ChatSummary | ApiError> {
+  async rename(p: Principal, chatId: string, change: ChatChange): Promise<ChatSummary | ApiError> {
     return this.withActor(p, chatId, async (actor) => {
-      const result = await actor.rename(p.userId, name);
+      const result = await actor.rename(p.userId, change);
       return result instanceof ApiError ? result : summary(actor, p.userId);
     });
   }

@@ -2,6 +2,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../../common/index.ts';
 import type { MemberRole, StoredMessage } from '../store/index.ts';
 import { CHAT_LIMITS } from './limits.ts';
+import { storedData } from './custom-data.ts';
+import type { EditInput } from './send-input.ts';
 
 /**
  * The rules of a change to one stored message, as pure functions of its state: who may make it,
@@ -19,18 +21,32 @@ export type Change =
 
 const unchanged = (m: StoredMessage): Change => ({ message: m, event: undefined });
 
-/** Only the author edits, and never a deleted message. */
-export function edited(m: StoredMessage, userId: string, content: string, at: string): Change {
+/** Only the author edits, never a deleted message nor a system one; content, data or both change. */
+export function edited(m: StoredMessage, userId: string, change: EditInput, at: string): Change {
   if (m.senderId !== userId) return new ApiError('NOT_ALLOWED', 'only the author can edit a message');
+  if (m.type === 'system') return new ApiError('NOT_ALLOWED', 'a system message is not edited by a member');
   if (m.deletedAt) return new ApiError('MESSAGE_DELETED', 'a deleted message cannot be edited');
-  return { message: { ...m, content, editedAt: at }, event: 'message.edited' };
+  const next: StoredMessage = { ...m, editedAt: at };
+  if (change.content !== undefined) next.content = change.content;
+  if (change.data !== undefined) {
+    const data = storedData(change.data);
+    if (data === undefined) delete next.data;
+    else next.data = data;
+  }
+  return { message: next, event: 'message.edited' };
 }
 
 /** The author, or the chat's owner or an admin, deletes: content and reactions go, a tombstone stays. */
 export function deleted(m: StoredMessage, userId: string, role: MemberRole | undefined, at: string): Change {
   if (m.senderId !== userId && role !== 'owner' && role !== 'admin') return new ApiError('NOT_ALLOWED', 'only the author or a chat admin can delete a message');
   if (m.deletedAt) return unchanged(m);
-  return { message: { ...m, content: '', reactions: [], deletedAt: at }, event: 'message.deleted' };
+  return { message: tombstone(m, at), event: 'message.deleted' };
+}
+
+/** A deleted message: its content, reactions and data go; its seq, sender, files (for their deletion) and type stay. */
+function tombstone(m: StoredMessage, at: string): StoredMessage {
+  const { data: _, ...rest } = m;
+  return { ...rest, content: '', reactions: [], deletedAt: at };
 }
 
 /**
@@ -69,7 +85,7 @@ export function reacted(m: StoredMessage, userId: string, reaction: string, add:
  */
 export function moderated(m: StoredMessage, outcome: 'hide' | 'restore' | 'delete', at: string): Change {
   if (m.deletedAt) return unchanged(m);
-  if (outcome === 'delete') return { message: { ...m, content: '', reactions: [], deletedAt: at }, event: 'message.deleted' };
+  if (outcome === 'delete') return { message: tombstone(m, at), event: 'message.deleted' };
   if (outcome === 'hide') return m.hiddenAt ? unchanged(m) : { message: { ...m, hiddenAt: at }, event: 'message.hidden' };
   if (!m.hiddenAt) return unchanged(m);
   const { hiddenAt: _, ...restored } = m;

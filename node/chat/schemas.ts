@@ -49,6 +49,7 @@ export const AttachmentSchema = Type.Object({
   placeholder: Type.Optional(Type.String({ description: 'A ThumbHash of an image, base64: draw it while the thumbnail loads' })),
   thumbnail: Type.Optional(Type.Object({ width: Type.Integer(), height: Type.Integer(), type: Type.Literal('image/webp') })),
 }, { description: 'A file of a message: metadata only; members get its URLs from GET /api/chats/{chatId}/attachments/{id}' });
+export const MessageType = Type.Union([Type.Literal('regular'), Type.Literal('system')], { description: '`system`: a notice your backend sent with its API key (members cannot send one)' });
 export const MessageSchema = Type.Object({
   chatId: Uuid,
   timeStamp: Timestamp,
@@ -66,6 +67,8 @@ export const MessageSchema = Type.Object({
   deletedAt: Type.Optional(Timestamp),
   hidden: Type.Optional(Type.Literal(true, { description: 'Hidden pending review (enough members flagged it): content is empty until a review restores it' })),
   attachments: Type.Optional(Type.Array(AttachmentSchema, { description: 'Files sent with the message; absent when it has none, and on a deleted or hidden message' })),
+  type: MessageType,
+  data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Your application's own data, as sent; absent when none, and on a deleted or hidden message" })),
 });
 export const ChatSchema = Type.Object({
   chatId: Uuid,
@@ -76,5 +79,6 @@ export const ChatSchema = Type.Object({
   updatedAt: Timestamp,
   lastSeq: Type.Integer(),
   lastActivityAt: Timestamp,
+  data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Your application's own data, as set; absent when none" })),
 });
 export const MemberSchema = Type.Object({ userId: Uuid, role: Role, joinedAt: Timestamp, readSeq: Type.Integer() });

@@ -3,6 +3,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { ApiError, BackendUnavailableError, isApiError } from '../../common/index.ts';
 import { FencedError, type ActivityPosition, type Chat, type Member, type MemberRole, type NodeStore } from '../store/index.ts';
 import type { ActorDeps, SendInput, SendResult } from './actor.ts';
+import type { ChatChange, EditInput } from './send-input.ts';
+import type { CustomData } from './custom-data.ts';
 import { LocalChatOps, loadedSummary, type ChatSummary, type Principal } from './local-ops.ts';
 import type { ActorRegistry } from './registry.ts';
 import type { ReplayDelivery, ReplayTarget, ResumePoint } from './replay.ts';
@@ -188,10 +190,11 @@ export class ChatService {
     return (await this.store.chats.member(p.appId, chatId, p.userId)) !== undefined;
   }
 
-  async edit(p: Principal, chatId: string, messageId: string, content: string): Promise<MessageView | ApiError> {
-    const screened = await (this.blocklists?.screen(p.appId, content) ?? content);
+  async edit(p: Principal, chatId: string, messageId: string, change: EditInput): Promise<MessageView | ApiError> {
+    if (change.content === undefined) return this.limited(p, chatId, 'edit', p, chatId, messageId, change);
+    const screened = await (this.blocklists?.screen(p.appId, change.content) ?? change.content);
     if (screened instanceof ApiError) return screened;
-    return this.limited(p, chatId, 'edit', p, chatId, messageId, screened);
+    return this.limited(p, chatId, 'edit', p, chatId, messageId, { ...change, content: screened });
   }
 
   deleteMessage(p: Principal, chatId: string, messageId: string): Promise<MessageView | ApiError> {
@@ -235,8 +238,9 @@ export class ChatService {
     );
   }
 
-  rename(p: Principal, chatId: string, name: string): Promise<ChatSummary | ApiError> {
-    return this.limited(p, chatId, 'rename', p, chatId, name);
+  /** A group's new name, a chat's new data, or both (ChatActor.rename). */
+  rename(p: Principal, chatId: string, change: ChatChange): Promise<ChatSummary | ApiError> {
+    return this.limited(p, chatId, 'rename', p, chatId, change);
   }
 
   remove(p: Principal, chatId: string): Promise<true | ApiError> {
@@ -293,7 +297,7 @@ export class ChatService {
 
   // ---- chats ------------------------------------------------------------------------------------
 
-  async createDirect(p: Principal, otherId: string): Promise<{ chat: Chat; created: boolean } | ApiError> {
+  async createDirect(p: Principal, otherId: string, data?: CustomData): Promise<{ chat: Chat; created: boolean } | ApiError> {
     const refused = this.limits?.admit('createDirect', p);
     if (refused) return refused;
     if (otherId === p.userId) return new ApiError('VALIDATION_FAILED', 'a direct chat needs another user', { errors: [{ path: '/body/userId', message: 'is yourself' }] });
@@ -305,6 +309,7 @@ export class ChatService {
     if (full) return full;
     const now = this.now().toISOString();
     const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'direct', createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now, memberCount: 2 };
+    if (data !== undefined) chat.data = data;
     const member = (userId: string): Member => ({ appId: p.appId, chatId: chat.id, userId, role: 'member', joinedAt: now, readSeq: 0 });
     const members: [Member, Member] = [member(p.userId), member(otherId)];
     const result = await changeWithEvents(this.webhooks, p.appId, [chatCreated(chat, members)], (events) => this.store.chats.ensureDirect(chat, members, { events }), (r) => r.created);
@@ -312,7 +317,7 @@ export class ChatService {
     return result;
   }
 
-  async createGroup(p: Principal, name: string, memberIds: string[]): Promise<Chat | ApiError> {
+  async createGroup(p: Principal, name: string, memberIds: string[], data?: CustomData): Promise<Chat | ApiError> {
     const refused = this.limits?.admit('createGroup', p);
     if (refused) return refused;
     const others = [...new Set(memberIds)].filter((id) => id !== p.userId);
@@ -322,6 +327,7 @@ export class ChatService {
     if (full) return full;
     const now = this.now().toISOString();
     const chat: Chat = { appId: p.appId, id: randomUUID(), kind: 'group', name, createdBy: p.userId, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now, memberCount: 1 + others.length };
+    if (data !== undefined) chat.data = data;
     const members: Member[] = [p.userId, ...others].map((userId) => ({ appId: p.appId, chatId: chat.id, userId, role: userId === p.userId ? 'owner' : 'member', joinedAt: now, readSeq: 0 }));
     await changeWithEvents(this.webhooks, p.appId, [chatCreated(chat, members)], (events) => this.store.chats.create(chat, members, { events }), () => true);
     await this.on(p.appId, chat.id, 'announce', p.appId, chat.id, members.map((m) => m.userId));

@@ -43,14 +43,16 @@ export function messageView(m: StoredMessage, replyTo: StoredMessage | undefined
   const counts = none ? {} : reactionCounts(m.reactions);
   const view: MessageView =
     m.editedAt === undefined
-      ? { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: false, seq: m.seq, deleted, reactions, reactionCounts: counts }
-      : { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: true, editedAt: m.editedAt, seq: m.seq, deleted, reactions, reactionCounts: counts };
+      ? { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: false, seq: m.seq, deleted, reactions, reactionCounts: counts, type: m.type ?? 'regular' }
+      : { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: true, editedAt: m.editedAt, seq: m.seq, deleted, reactions, reactionCounts: counts, type: m.type ?? 'regular' };
   if (viewer !== undefined) view.ownReactions = none ? [] : ownReactions(m, viewer);
   if (m.deletedAt !== undefined) view.deletedAt = m.deletedAt;
   if (m.hiddenAt !== undefined && !deleted) view.hidden = true;
   if (replyTo) view.replyTo = replyView(replyTo);
   // A deleted or hidden message shows no files, as it shows no content.
   if (m.attachments !== undefined && !deleted && m.hiddenAt === undefined) view.attachments = m.attachments;
+  // Nor its data, which is the application's content too.
+  if (m.data !== undefined && !deleted && m.hiddenAt === undefined) view.data = m.data;
   return view;
 }
 
@@ -67,6 +69,7 @@ export function chatView(c: Chat): ChatView {
     lastActivityAt: c.lastActivityAt,
   };
   if (c.name !== undefined) view.name = c.name;
+  if (c.data !== undefined) view.data = c.data;
   return view;
 }
 

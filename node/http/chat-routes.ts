@@ -1,6 +1,6 @@
 import { ApiError, defineRoute, isApiError, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
-import { CHAT_LIST } from '../chat/index.ts';
+import { CHAT_LIST, customDataProblem, storedData } from '../chat/index.ts';
 import { AddMembersBody, ChatList, ChatParams, ChatSummary, CreateChatBody, ListChatsQuery, MemberList, MemberParams, MemberSchema, ReadBody, RenameChatBody, SetRoleBody } from './schemas.ts';
 import Type from 'typebox';
 
@@ -22,13 +22,16 @@ export function chatRoutes(ctx: NodeContext): AnyRoute[] {
       auth,
       responses: { 200: { description: 'The existing direct chat', schema: ChatSummary }, 201: { description: 'Created', schema: ChatSummary }, 400: { description: 'Invalid fields' }, 401: common[401], 403: { description: 'You or a named user are in the most chats a user may be in, USER_CHATS_MAX (CHAT_LIMIT_REACHED)' }, 404: { description: 'A named user does not exist (USER_NOT_FOUND)' } },
       handler: async ({ body, auth }) => {
+        const problem = customDataProblem(body.data, '/body/data');
+        if (problem) return problem;
+        const data = storedData(body.data);
         if (body.type === 'direct') {
-          const result = await ctx.chats.createDirect(auth, body.userId);
+          const result = await ctx.chats.createDirect(auth, body.userId, data);
           if (isApiError(result)) return result;
           if (result.created) ctx.usage.chatCreated(auth.appId);
           return reply(result.created ? 201 : 200, await ctx.chats.get(auth, result.chat.id));
         }
-        const chat = await ctx.chats.createGroup(auth, body.name, body.memberIds);
+        const chat = await ctx.chats.createGroup(auth, body.name, body.memberIds, data);
         if (isApiError(chat)) return chat;
         ctx.usage.chatCreated(auth.appId);
         return reply(201, await ctx.chats.get(auth, chat.id));
@@ -60,13 +63,13 @@ export function chatRoutes(ctx: NodeContext): AnyRoute[] {
       method: 'PUT',
       path: '/api/chats/:chatId',
       operationId: 'renameChat',
-      summary: 'Rename a group (owner or admin)',
+      summary: "Change a chat: a group's name, a chat's data, or both (a group: owner or admin; a direct chat: either member, data only)",
       tags,
       params: ChatParams,
       body: RenameChatBody,
       auth,
       responses: { 200: { description: 'Renamed', schema: ChatSummary }, 400: { description: 'Invalid name' }, 403: { description: 'Not allowed (NOT_ALLOWED)' }, ...common },
-      handler: async ({ params, body, auth }) => reply(200, await ctx.chats.rename(auth, params.chatId, body.name)),
+      handler: async ({ params, body, auth }) => reply(200, customDataProblem(body.data, '/body/data') ?? (await ctx.chats.rename(auth, params.chatId, body))),
     }),
     defineRoute({
       method: 'DELETE',

@@ -1,8 +1,9 @@
 import Type from 'typebox';
-import { ApiError, defineRoute, isApiError, type AnyRoute } from '../../common/index.ts';
+import { ApiError, defineRoute, isApiError, type AnyRoute, type RequestInfo } from '../../common/index.ts';
+import { bearerTokenKind } from '../../common/jwt/index.ts';
 import type { NodeContext } from '../context.ts';
 import { PAGE, REACTION_SUMMARY } from '../chat/index.ts';
-import { emptySendProblem, IdempotencyKey, type SendInput } from '../chat/index.ts';
+import { customDataProblem, IdempotencyKey, sendInputOf, type Principal } from '../chat/index.ts';
 import { EditBody, GetMessagesQuery, MessageList, MessageParams, MessageResult, ReactBody, ReactionPage, ReactionParams, ReactionsQuery, SendBody, ChatParams } from './schemas.ts';
 
 /** A send's problems name the frame's fields (`/attachments/0`, as a WebSocket error does); here they are the body's. */
@@ -11,10 +12,38 @@ const inBody = (e: ApiError) =>
 
 const asMessage = (r: unknown) => (isApiError(r) ? r : { status: 200, body: { message: r } });
 
+/** Who sends: a user with its JWT, or the application's backend with its API key (on behalf of a member). */
+type Sender = { appId: string; userId: string; backend: false } | { appId: string; backend: true };
+
+/**
+ * The principal a send runs as. A user sends as itself, and never a system message; the backend
+ * names the member it sends for (`senderId`), and may send a system message.
+ */
+function senderOf(auth: Sender, body: { senderId?: string | undefined; type?: string | undefined }): Principal | ApiError {
+  const field = (path: string, message: string, code: 'VALIDATION_FAILED' | 'NOT_ALLOWED' = 'VALIDATION_FAILED') => new ApiError(code, `${path}: ${message}`, { errors: [{ path, message }] });
+  if (auth.backend) return body.senderId === undefined ? field('/body/senderId', 'required with the API key: the member the message is from') : { appId: auth.appId, userId: body.senderId };
+  if (body.type === 'system') return field('/body/type', 'system messages are sent only with the API key', 'NOT_ALLOWED');
+  if (body.senderId !== undefined && body.senderId !== auth.userId) return field('/body/senderId', 'only the API key sends for another user', 'NOT_ALLOWED');
+  return { appId: auth.appId, userId: auth.userId };
+}
+
 export function messageRoutes(ctx: NodeContext): AnyRoute[] {
   // authenticateUser also counts the user's requests (RATE_LIMITED).
   const auth = { verify: ctx.authenticateUser, security: 'userJwt', responses: { 403: { description: 'The user is banned (USER_BANNED)' }, 429: { description: "Too many requests (RATE_LIMITED, with Retry-After): over this user's request budget, or for a change its write budget or a busy chat" } } };
   const tags = ['messages'];
+  // The send route takes either credential (README, "Custom data": system messages come from the backend).
+  const userOrBackend = {
+    security: ['userJwt', 'apiKey'],
+    responses: auth.responses,
+    verify: async (request: RequestInfo): Promise<Sender | ApiError> => {
+      if (bearerTokenKind(request.headers['authorization']) === 'api_key') {
+        const p = await ctx.authenticateApiKey(request);
+        return p instanceof ApiError ? p : { appId: p.appId, backend: true };
+      }
+      const p = await ctx.authenticateUser(request);
+      return p instanceof ApiError ? p : { appId: p.appId, userId: p.userId, backend: false };
+    },
+  };
   const common = { 401: { description: 'JWT missing, invalid or expired' }, 404: { description: 'No such chat or message, or you are not a member' } };
   return [
     defineRoute({
@@ -47,17 +76,19 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
       summary: 'Send a message; answered once it is durable',
       description:
         'With an idempotency key (body `idempotencyKey` or header `Idempotency-Key`) a retry returns the first message (200) instead of sending again. ' +
-        "When the application has a before-send hook, it is asked first and may reject the message (422) or replace its content: the answer carries the message as stored.",
+        "When the application has a before-send hook, it is asked first and may reject the message (422) or replace its content: the answer carries the message as stored. " +
+        'With the API key instead of a JWT, your backend sends for the member named by `senderId`, and may send a `system` message (a notice; members cannot send one).',
       tags,
       params: ChatParams,
       body: SendBody,
       headers: Type.Object({ 'Idempotency-Key': Type.Optional(IdempotencyKey) }),
-      auth,
+      auth: userOrBackend,
       responses: {
         201: { description: 'Sent', schema: MessageResult },
         200: { description: 'A retry of an earlier send with the same idempotency key', schema: MessageResult },
-        400: { description: 'Invalid fields (VALIDATION_FAILED; empty content without attachments too)' },
+        400: { description: 'Invalid fields (VALIDATION_FAILED; empty content without attachments too; data too large or deep; no senderId with the API key)' },
         ...common,
+        403: { description: 'The user is banned (USER_BANNED), or sent a system message or for another user (NOT_ALLOWED)' },
         409: { description: 'An attachment is already sent in another message (ATTACHMENT_IN_USE)' },
         422: { description: "The application's before-send hook rejected the message (MESSAGE_REJECTED; `detail` is its reason); nothing was stored" },
         429: { description: 'Sending too fast, or the chat or node is overloaded (RATE_LIMITED, with Retry-After)' },
@@ -69,15 +100,13 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
         if (headerKey !== undefined && body.idempotencyKey !== undefined && headerKey !== body.idempotencyKey) {
           return new ApiError('VALIDATION_FAILED', 'Idempotency-Key header and idempotencyKey differ');
         }
-        const empty = emptySendProblem(body, '/body');
-        if (empty) return empty;
-        const input: SendInput = { content: body.content };
-        if (body.replyTo !== undefined) input.replyTo = body.replyTo;
-        if (body.attachments !== undefined) input.attachments = body.attachments;
-        const key = body.idempotencyKey ?? headerKey;
-        if (key !== undefined) input.clientKey = key;
+        const from = senderOf(auth, body);
+        if (from instanceof ApiError) return from;
+        const input = sendInputOf({ ...body, idempotencyKey: body.idempotencyKey ?? headerKey }, '/body');
+        if (isApiError(input)) return input;
+        if (body.type === 'system') input.system = true;
         // Admitted by the chat service, as a WebSocket send is (chat/send-admission.ts).
-        const r = await ctx.chats.send(auth, params.chatId, input);
+        const r = await ctx.chats.send(from, params.chatId, input);
         return isApiError(r) ? inBody(r) : { status: r.created ? 201 : 200, body: { message: r.message } };
       },
     }),
@@ -85,13 +114,16 @@ export function messageRoutes(ctx: NodeContext): AnyRoute[] {
       method: 'PUT',
       path: '/api/messages/:chatId/:messageId',
       operationId: 'editMessage',
-      summary: 'Edit your message (sets edited and editedAt)',
+      summary: 'Edit your message: its content, its data or both (sets edited and editedAt); a system message is not edited',
       tags,
       params: MessageParams,
       body: EditBody,
       auth,
       responses: { 200: { description: 'Edited', schema: MessageResult }, 400: { description: 'Invalid fields' }, 403: { description: 'Not the author' }, ...common, 409: { description: 'The message is deleted' } },
-      handler: async ({ params, body, auth }) => asMessage(await ctx.chats.edit(auth, params.chatId, params.messageId, body.content)),
+      handler: async ({ params, body, auth }) => {
+        const problem = customDataProblem(body.data, '/body/data');
+        return problem ?? asMessage(await ctx.chats.edit(auth, params.chatId, params.messageId, body));
+      },
     }),
     defineRoute({
       method: 'DELETE',

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { DisplayText } from '../../common/index.ts';
 import { CHAT_LIMITS, CHAT_LIST, ChatSchema, MemberSchema, MessageSchema, PAGE, REACTION_SUMMARY, ReactionSchema, Role } from '../chat/index.ts';
-import { AttachmentIds, Content, IdempotencyKey, ReactionValue, SendContent } from '../chat/index.ts';
+import { AttachmentIds, Content, CustomDataSchema, IdempotencyKey, MessageType, ReactionValue, SendContent } from '../chat/index.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
 const Timestamp = Type.String({ format: 'date-time' });
@@ -10,9 +10,19 @@ export const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A
 export const DisplayName = DisplayText(1, 100);
 export const GroupName = DisplayText(1, 100);
 
-export const User = Type.Object({ userId: Uuid, username: Type.String(), displayName: Type.String(), createdAt: Timestamp, updatedAt: Timestamp });
-export const RegisterUserBody = Type.Object({ username: Username, displayName: Type.Optional(DisplayName) }, { additionalProperties: false });
-export const UpdateUserBody = Type.Object({ displayName: DisplayName }, { additionalProperties: false });
+export const User = Type.Object({
+  userId: Uuid,
+  username: Type.String(),
+  displayName: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Your application's own data, as set; absent when none" })),
+});
+export const RegisterUserBody = Type.Object({ username: Username, displayName: Type.Optional(DisplayName), data: Type.Optional(CustomDataSchema) }, { additionalProperties: false });
+export const UpdateUserBody = Type.Object(
+  { displayName: Type.Optional(DisplayName), data: Type.Optional(CustomDataSchema) },
+  { additionalProperties: false, minProperties: 1, description: 'A new display name, new data (replacing the old; `{}` removes it), or both' },
+);
 export const SignInBody = Type.Union(
   [Type.Object({ userId: Uuid }, { additionalProperties: false }), Type.Object({ username: Username }, { additionalProperties: false })],
   { description: 'Either the user id or the username' },
@@ -32,13 +42,16 @@ export const MessageParams = Type.Object({ chatId: Uuid, messageId: Uuid });
 export const ReactionParams = Type.Object({ chatId: Uuid, messageId: Uuid, reaction: ReactionValue });
 
 export const CreateChatBody = Type.Union([
-  Type.Object({ type: Type.Literal('direct'), userId: Uuid }, { additionalProperties: false }),
+  Type.Object({ type: Type.Literal('direct'), userId: Uuid, data: Type.Optional(CustomDataSchema) }, { additionalProperties: false, description: "`data` is set only when the chat is created: an existing pair's chat keeps its own" }),
   Type.Object(
-    { type: Type.Literal('group'), name: GroupName, memberIds: Type.Array(Uuid, { maxItems: CHAT_LIMITS.groupMembers - 1, description: 'Other members; you become the owner' }) },
+    { type: Type.Literal('group'), name: GroupName, memberIds: Type.Array(Uuid, { maxItems: CHAT_LIMITS.groupMembers - 1, description: 'Other members; you become the owner' }), data: Type.Optional(CustomDataSchema) },
     { additionalProperties: false },
   ),
 ]);
-export const RenameChatBody = Type.Object({ name: GroupName }, { additionalProperties: false });
+export const RenameChatBody = Type.Object(
+  { name: Type.Optional(GroupName), data: Type.Optional(CustomDataSchema) },
+  { additionalProperties: false, minProperties: 1, description: 'A new name (groups only), new data (replacing the old; `{}` removes it), or both' },
+);
 export const AddMembersBody = Type.Object(
   { userIds: Type.Array(Uuid, { minItems: 1, maxItems: 100 }), role: Type.Optional(Type.Union([Type.Literal('admin'), Type.Literal('member')])) },
   { additionalProperties: false },
@@ -57,10 +70,21 @@ export const GetMessagesQuery = Type.Object({
   ),
 });
 export const SendBody = Type.Object(
-  { content: SendContent, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey), attachments: Type.Optional(AttachmentIds) },
+  {
+    content: SendContent,
+    replyTo: Type.Optional(Uuid),
+    idempotencyKey: Type.Optional(IdempotencyKey),
+    attachments: Type.Optional(AttachmentIds),
+    data: Type.Optional(CustomDataSchema),
+    senderId: Type.Optional(Type.String({ format: 'uuid', description: 'With the API key only, and then required: the member the message is from' })),
+    type: Type.Optional(MessageType),
+  },
   { additionalProperties: false, description: 'The idempotency key may also come as the `Idempotency-Key` header' },
 );
-export const EditBody = Type.Object({ content: Content }, { additionalProperties: false });
+export const EditBody = Type.Object(
+  { content: Type.Optional(Content), data: Type.Optional(CustomDataSchema) },
+  { additionalProperties: false, minProperties: 1, description: 'New content, new data (replacing the old; `{}` removes it), or both' },
+);
 export const ReactBody = Type.Object({ reaction: ReactionValue }, { additionalProperties: false });
 
 export const ReactionsQuery = Type.Object({

@@ -1,8 +1,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Static } from 'typebox';
 import { ApiError, defineRoute, type AnyRoute } from '../../common/index.ts';
 import type { NodeContext } from '../context.ts';
 import type { ChatUser } from '../store/index.ts';
-import { changeWithEvents } from '../chat/index.ts';
+import { changeWithEvents, customDataProblem, storedData } from '../chat/index.ts';
 import { RefreshBody, RegisterUserBody, SignInBody, UpdateUserBody, User, UserParams, UserSession } from './schemas.ts';
 
 /** A user's sign-in lasts at most this long, however often it refreshes. */
@@ -17,7 +18,10 @@ function appOf(token: string): string | undefined {
   return match && UUID.test(match[1]!) ? match[1] : undefined;
 }
 
-export const userView = (u: ChatUser) => ({ userId: u.id, username: u.username, displayName: u.displayName, createdAt: u.createdAt, updatedAt: u.updatedAt });
+export const userView = (u: ChatUser): Static<typeof User> =>
+  u.data === undefined
+    ? { userId: u.id, username: u.username, displayName: u.displayName, createdAt: u.createdAt, updatedAt: u.updatedAt }
+    : { userId: u.id, username: u.username, displayName: u.displayName, createdAt: u.createdAt, updatedAt: u.updatedAt, data: u.data };
 const noUser = () => new ApiError('USER_NOT_FOUND', 'no such user in this application');
 
 export function userRoutes(ctx: NodeContext): AnyRoute[] {
@@ -44,8 +48,12 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
       auth: apiKey,
       responses: { 201: { description: 'Registered', schema: User }, 400: { description: 'Invalid fields' }, ...apiKeyErrors, 409: { description: 'Username taken (USERNAME_TAKEN)' } },
       handler: async ({ body, auth }) => {
+        const problem = customDataProblem(body.data, '/body/data');
+        if (problem) return problem;
         const now = ctx.now().toISOString();
         const u: ChatUser = { appId: auth.appId, id: randomUUID(), username: body.username, displayName: body.displayName ?? body.username, createdAt: now, updatedAt: now };
+        const data = storedData(body.data);
+        if (data !== undefined) u.data = data;
         const event = { type: 'user.created', data: userView(u), check: { kind: 'user' as const, userId: u.id, present: true, username: u.username } };
         const created = await changeWithEvents(ctx.webhooks, auth.appId, [event], (events) => ctx.store.users.create(u, { events }), (r) => r === 'created');
         if (created === 'exists') return new ApiError('USERNAME_TAKEN', 'a user with this username exists in this application');
@@ -88,16 +96,23 @@ export function userRoutes(ctx: NodeContext): AnyRoute[] {
       method: 'PUT',
       path: '/api/users/:userId',
       operationId: 'updateUser',
-      summary: 'Update a user’s display name',
+      summary: 'Update a user’s display name, its data, or both',
       tags: [server],
       params: UserParams,
       body: UpdateUserBody,
       auth: apiKey,
       responses: { 200: { description: 'Updated', schema: User }, 400: { description: 'Invalid fields' }, ...apiKeyErrors, 404: { description: 'No such user' } },
       handler: async ({ params, body, auth }) => {
+        const problem = customDataProblem(body.data, '/body/data');
+        if (problem) return problem;
         const u = await ctx.store.users.get(auth.appId, params.userId);
         if (!u) return noUser();
-        const updated = { ...u, displayName: body.displayName, updatedAt: ctx.now().toISOString() };
+        const updated: ChatUser = { ...u, displayName: body.displayName ?? u.displayName, updatedAt: ctx.now().toISOString() };
+        if (body.data !== undefined) {
+          const data = storedData(body.data);
+          if (data === undefined) delete updated.data;
+          else updated.data = data;
+        }
         if ((await ctx.store.users.update(updated)) === 'not-found') return noUser();
         return { status: 200, body: userView(updated) };
       },

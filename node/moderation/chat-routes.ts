@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { ApiError, DisplayText, defineRoute, type AnyRoute, type RequestInfo } from '../../common/index.ts';
-import { bearerToken } from '../../common/jwt/index.ts';
+import { bearerTokenKind } from '../../common/jwt/index.ts';
 import { ChatBanSchema, FlagSchema, MuteSchema, type Moderator } from '../chat/index.ts';
 import type { NodeContext } from '../context.ts';
 import { ListQuery } from './schemas.ts';
@@ -14,17 +14,6 @@ const MemberParams = Type.Object({ chatId: Uuid, userId: Uuid });
 const FlagParams = Type.Object({ chatId: Uuid, messageId: Uuid });
 const FlagBody = Type.Object({ reason: DisplayText(1, 500, { description: 'Why the message should be reviewed (1–500 characters)' }) }, { additionalProperties: false });
 const Flagged = Type.Object({ ...FlagSchema.properties, messageHidden: Type.Boolean({ description: 'Whether the message is now hidden pending review' }) });
-
-/** `kind` of a bearer JWT, read without checking it: only to pick the authenticator that checks it. */
-function tokenKind(request: RequestInfo): unknown {
-  const payload = bearerToken(request.headers['authorization'])?.split('.')[1];
-  if (!payload || payload.length > 8192) return undefined;
-  try {
-    return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { kind?: unknown }).kind;
-  } catch {
-    return undefined;
-  }
-}
 
 /** A future `expiresAt`, normalized, or the refusal naming the field. */
 export function futureTime(value: string | undefined, now: Date): string | undefined | ApiError {
@@ -43,7 +32,7 @@ export function chatModerationRoutes(ctx: NodeContext): AnyRoute[] {
     security: ['apiKey', 'userJwt'],
     responses: { 403: { description: 'The user is banned (USER_BANNED), or not a group owner or admin (NOT_ALLOWED)' }, 429: { description: 'Over the key’s or user’s request or write budget (RATE_LIMITED)' } },
     verify: async (request: RequestInfo): Promise<{ appId: string; by: Moderator } | ApiError> => {
-      if (tokenKind(request) === 'api_key') {
+      if (bearerTokenKind(request.headers['authorization']) === 'api_key') {
         const p = await ctx.authenticateApiKey(request);
         return p instanceof ApiError ? p : { appId: p.appId, by: { kind: 'backend', keyId: p.keyId } };
       }

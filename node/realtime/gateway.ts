@@ -2,7 +2,7 @@ import uws, { type HttpResponse, type TemplatedApp, type WebSocket } from 'uWebS
 import { unpack } from 'msgpackr';
 import { ApiError, bearerToken, compileValidator, isApiError, problemReply, toClientError, type Logger, type Validator } from '../../common/index.ts';
 import type { Presence } from '../bus/index.ts';
-import { emptySendProblem, type ChatService, type ChatWebhooks, type EventSink, type Principal, type SendInput } from '../chat/index.ts';
+import { customDataProblem, sendInputOf, type ChatService, type ChatWebhooks, type EditInput, type EventSink, type Principal } from '../chat/index.ts';
 import type { NodeStore } from '../store/index.ts';
 import type { SessionGuard } from '../auth/session-guard.ts';
 import type { UserTokens } from '../auth/user-tokens.ts';
@@ -334,18 +334,20 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
   const { chats } = deps;
   switch (action.type) {
     case 'message.send': {
-      const empty = emptySendProblem(action, '');
-      if (empty) return empty;
-      const input: SendInput = { content: action.content };
-      if (action.replyTo !== undefined) input.replyTo = action.replyTo;
-      if (action.attachments !== undefined) input.attachments = action.attachments;
-      if (action.idempotencyKey !== undefined) input.clientKey = action.idempotencyKey;
+      const input = sendInputOf(action, '');
+      if (isApiError(input)) return input;
       // Admitted by the chat service, as a REST send is (chat/send-admission.ts).
       const r = await deps.chats.send(p, action.chatId, input);
       return isApiError(r) ? r : { message: r.message, created: r.created };
     }
     case 'message.edit': {
-      const r = await chats.edit(p, action.chatId, action.messageId, action.content);
+      const problem = customDataProblem(action.data, '/data');
+      if (problem) return problem;
+      if (action.content === undefined && action.data === undefined) return new ApiError('VALIDATION_FAILED', '/content: an edit changes content, data or both', { errors: [{ path: '/content', message: 'required unless data is given' }] });
+      const change: EditInput = {};
+      if (action.content !== undefined) change.content = action.content;
+      if (action.data !== undefined) change.data = action.data;
+      const r = await chats.edit(p, action.chatId, action.messageId, change);
       return isApiError(r) ? r : { message: r };
     }
     case 'message.delete': {

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { AttachmentIds, Content, IdempotencyKey, ReactionValue, SendContent } from '../chat/index.ts';
+import { AttachmentIds, Content, CustomDataSchema, IdempotencyKey, ReactionValue, SendContent } from '../chat/index.ts';
 
 /** Version of the WebSocket protocol; every server frame carries it as `v`. */
 export const PROTOCOL_VERSION = 1;
@@ -17,10 +17,14 @@ const action = <T extends string, P extends Record<string, TSchema>>(type: T, pr
 export const actionSchemas = {
   'message.send': action(
     'message.send',
-    { chatId: Uuid, content: SendContent, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey), attachments: Type.Optional(AttachmentIds) },
-    'Send a message; ack `{message}` once it is durable. `content` may be empty only with `attachments` (upload ids, README "Attachments").',
+    { chatId: Uuid, content: SendContent, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey), attachments: Type.Optional(AttachmentIds), data: Type.Optional(CustomDataSchema) },
+    'Send a message; ack `{message}` once it is durable. `content` may be empty only with `attachments` (upload ids, README "Attachments"). `data`: your application\'s own (README "Custom data").',
   ),
-  'message.edit': action('message.edit', { chatId: Uuid, messageId: Uuid, content: Content }, 'Edit your message; ack `{message}`.'),
+  'message.edit': action(
+    'message.edit',
+    { chatId: Uuid, messageId: Uuid, content: Type.Optional(Content), data: Type.Optional(CustomDataSchema) },
+    'Edit your message: `content`, `data` (replacing it; `{}` removes it) or both, at least one; ack `{message}`.',
+  ),
   'message.delete': action('message.delete', { chatId: Uuid, messageId: Uuid }, 'Delete a message (author, owner or admin); ack `{message}` (the tombstone).'),
   'reaction.add': action('reaction.add', { chatId: Uuid, messageId: Uuid, reaction: ReactionValue }, 'Add your reaction (idempotent); ack `{message}`.'),
   'reaction.remove': action('reaction.remove', { chatId: Uuid, messageId: Uuid, reaction: ReactionValue }, 'Remove your reaction (idempotent); ack `{message}`.'),

@@ -108,6 +108,8 @@ export class BeforeSendHooks implements BeforeSendPort {
       ...(input.replyTo !== undefined ? { replyTo: input.replyTo } : {}),
       ...(input.clientKey !== undefined ? { clientKey: input.clientKey } : {}),
       ...(input.attachments !== undefined ? { attachments: input.attachments } : {}),
+      ...(input.data !== undefined ? { data: input.data } : {}),
+      ...(input.system ? { type: 'system' } : {}),
     };
     const body = JSON.stringify({ type: BEFORE_SEND_EVENT, id, timestamp: at.toISOString(), appId, data });
     const refused = webhookUrlProblem(hook.url, this.options.allowInsecure);

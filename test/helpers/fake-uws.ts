@@ -215,7 +215,7 @@ export const messageNew = (chatId: string, seq: number, content = `message ${seq
   chatId,
   seq,
   rev: seq,
-  message: { chatId, timeStamp: '2026-01-01T00:00:00.000Z', messageId: `m${seq}`, senderId: 'sender', content, edited: false, reactions: [], reactionCounts: {}, seq, deleted: false },
+  message: { chatId, timeStamp: '2026-01-01T00:00:00.000Z', messageId: `m${seq}`, senderId: 'sender', content, edited: false, reactions: [], reactionCounts: {}, type: 'regular' as const, seq, deleted: false },
 });
 
 export const typing = (chatId: string, userId: string, started = true): ChatEvent => ({ type: started ? 'typing.started' : 'typing.stopped', chatId, userId });

@@ -35,7 +35,7 @@ t.test('a mute refuses sends, edits, reactions and typing until its expiry, from
   t.match(events.at(-1), { type: 'member.muted', userId: member, expiresAt: until });
   const code = (r: unknown) => (r instanceof ApiError ? r.code : 'ok');
   t.equal(code(await actor.send(member, { content: 'no' })), 'USER_MUTED', 'send');
-  t.equal(code(await actor.edit(member, sent.message.messageId, 'no')), 'USER_MUTED', 'edit');
+  t.equal(code(await actor.edit(member, sent.message.messageId, { content: 'no' })), 'USER_MUTED', 'edit');
   t.equal(code(await actor.react(member, sent.message.messageId, '👍', true)), 'USER_MUTED', 'reaction');
   t.equal(code(actor.typing(member, true)), 'USER_MUTED', 'typing');
   t.equal(code(await actor.deleteMessage(member, sent.message.messageId)), 'ok', 'a muted member deletes its own message');

@@ -52,7 +52,7 @@ function describeEvent(f: Frame): string {
 /** Dedup key of an event carrying a seq: (type, seq, messageId / reactionId / userId). */
 const seqKey = (f: Frame) => `${f.type}|${f.seq}|${f.message?.messageId ?? f.reaction?.reactionId ?? f.userId}`;
 
-const MESSAGE_KEYS = ['chatId', 'timeStamp', 'messageId', 'senderId', 'content', 'edited', 'editedAt', 'replyTo', 'reactions', 'reactionCounts', 'ownReactions', 'seq', 'deleted', 'deletedAt'];
+const MESSAGE_KEYS = ['chatId', 'timeStamp', 'messageId', 'senderId', 'content', 'edited', 'editedAt', 'replyTo', 'reactions', 'reactionCounts', 'ownReactions', 'type', 'data', 'seq', 'deleted', 'deletedAt'];
 const REPLY_KEYS = ['chatId', 'timeStamp', 'messageId', 'senderId', 'content', 'edited', 'editedAt'];
 const REACTION_KEYS = ['chatId', 'createdAt', 'messageId', 'reaction', 'reactionId', 'senderId'];
 const isIsoTime = (s: unknown) => typeof s === 'string' && !Number.isNaN(Date.parse(s)) && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(s);
@@ -299,7 +299,7 @@ t.test('three users chat over WebSocket: every member gets each event once and i
   t.ok(Date.parse(h4.editedAt) >= Date.parse(h4.timeStamp), 'seq 4: editedAt is not before the message');
   t.same(bySeq.get(5)!.replyTo, { chatId: G, timeStamp: g4.timeStamp, messageId: g4.messageId, senderId: alice.userId, content: 'typo message (fixed)', edited: true, editedAt: edited.editedAt }, 'seq 5: replyTo shows the edited state');
   const h6 = bySeq.get(6)!;
-  t.same(h6, { chatId: G, timeStamp: g6.timeStamp, messageId: g6.messageId, senderId: bob.userId, content: '', edited: false, reactions: [], reactionCounts: {}, ownReactions: [], seq: 6, deleted: true, deletedAt: tomb.deletedAt }, 'seq 6: the documented tombstone');
+  t.same(h6, { chatId: G, timeStamp: g6.timeStamp, messageId: g6.messageId, senderId: bob.userId, content: '', edited: false, reactions: [], reactionCounts: {}, ownReactions: [], type: 'regular', seq: 6, deleted: true, deletedAt: tomb.deletedAt }, 'seq 6: the documented tombstone');
   t.match(bySeq.get(7), { messageId: g7.messageId, content: 'marker G' });
 
   const directHistory = await it.node.get(`/api/messages/getMessages/${D}?size=50&lastMessage=`, bob.jwt);

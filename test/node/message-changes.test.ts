@@ -11,9 +11,9 @@ const message = (over: Partial<StoredMessage> = {}): StoredMessage => ({ appId: 
 const code = (c: Change) => (c instanceof ApiError ? c.code : c.event);
 
 t.test('edits: the author only, never a deleted message', async (t) => {
-  t.equal(code(edited(message(), 'other', 'x', AT)), 'NOT_ALLOWED');
-  t.equal(code(edited(message({ deletedAt: AT }), 'author', 'x', AT)), 'MESSAGE_DELETED');
-  const ok = edited(message(), 'author', 'new', AT);
+  t.equal(code(edited(message(), 'other', { content: 'x' }, AT)), 'NOT_ALLOWED');
+  t.equal(code(edited(message({ deletedAt: AT }), 'author', { content: 'x' }, AT)), 'MESSAGE_DELETED');
+  const ok = edited(message(), 'author', { content: 'new' }, AT);
   t.same(ok instanceof ApiError ? ok : [ok.event, ok.message.content, ok.message.editedAt], ['message.edited', 'new', AT]);
 });
 

@@ -7,6 +7,7 @@ import { T0, at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 import { changeEventsConformance } from './store-conformance-change-events.ts';
 import { moderationConformance } from './store-conformance-moderation.ts';
 import { chatModerationConformance } from './store-conformance-chat-moderation.ts';
+import { conversationConformance } from './store-conformance-conversation.ts';
 import { outboxConformance } from './store-conformance-outbox.ts';
 
 /**
@@ -661,4 +662,5 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
   changeEventsConformance(withStore);
   moderationConformance(withStore);
   chatModerationConformance(withStore);
+  conversationConformance(withStore);
 }

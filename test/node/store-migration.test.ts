@@ -39,7 +39,7 @@ else {
     for (const id of [chatId, goneChatId]) await client.execute(`INSERT INTO ${keyspace}.user_chats (app_id, user_id, chat_id) VALUES (?, ?, ?)`, [appId, senderId, id], { prepare: true });
 
     const applied = await migrate(client, keyspace, nodeMigrations);
-    t.same(applied, ['node-004-chat-log', 'node-005-copy-first-layout', 'node-006-signing-keyring', 'node-007-user-chat-index', 'node-008-webhook-outbox', 'node-009-outbox-change-checks', 'node-010-moderation', 'node-011-user-blocks', 'node-012-blocklists', 'node-013-chat-moderation', 'node-014-member-count', 'node-015-session-markers', 'node-016-message-attachments'], 'the upgrade applies the new layout, copies the messages, indexes chats by activity (and adds the later tables)');
+    t.same(applied, ['node-004-chat-log', 'node-005-copy-first-layout', 'node-006-signing-keyring', 'node-007-user-chat-index', 'node-008-webhook-outbox', 'node-009-outbox-change-checks', 'node-010-moderation', 'node-011-user-blocks', 'node-012-blocklists', 'node-013-chat-moderation', 'node-014-member-count', 'node-015-session-markers', 'node-016-message-attachments', 'node-017-custom-data'], 'the upgrade applies the new layout, copies the messages, indexes chats by activity (and adds the later tables)');
     t.same(await migrate(client, keyspace, nodeMigrations), [], 'and running it again does nothing');
 
     const store = CassandraNodeStore.open(client, keyspace);
@@ -62,5 +62,37 @@ else {
     t.same((await store.messages.changedSince(appId, chatId, 5, 10)).map((m) => m.rev), [6, 9, 10], 'changes of old and new messages, in revision order');
     t.same((await store.messages.changedSince(appId, chatId, 8, 10)).map((m) => m.rev), [9, 10], 'only the new ones after the old head');
     await store.writers.release(appId, chatId);
+  });
+
+  t.test('a keyspace before custom data (node-016) upgrades: its rows read as before, and take data and types after', async (t) => {
+    const { client, keyspace } = await testKeyspace(t, cassandra, 'chat_upgrade_data');
+    const before = nodeMigrations.slice(0, nodeMigrations.findIndex((m) => m.name === 'node-017-custom-data'));
+    await migrate(client, keyspace, before);
+    const appId = randomUUID();
+    const chatId = randomUUID();
+    const userId = randomUUID();
+    const id = newMessageId(1, T0);
+    // The rows as a node of the previous release wrote them.
+    await client.execute(`INSERT INTO ${keyspace}.users (app_id, id, username, display_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, [appId, userId, 'old-user', 'Old', NOW, NOW], { prepare: true });
+    await client.execute(`INSERT INTO ${keyspace}.chats (app_id, id, kind, name, created_by, created_at, updated_at, last_seq, last_activity_at, member_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [appId, chatId, 'group', 'Old', userId, NOW, NOW, 1, NOW, 1], { prepare: true });
+    await client.execute(`INSERT INTO ${keyspace}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, reactions, rev, crev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [appId, chatId, 0, 1, id, userId, 'old message', NOW, '[]', 1, 1], { prepare: true });
+
+    t.same(await migrate(client, keyspace, nodeMigrations), ['node-017-custom-data'], 'the upgrade adds the columns');
+    const store = CassandraNodeStore.open(client, keyspace);
+    const old = await store.messages.get(appId, chatId, id);
+    t.same([old?.content, old?.type, old?.data], ['old message', undefined, undefined], 'an old message reads as a regular one without data');
+    t.equal((await store.users.get(appId, userId))?.data, undefined, 'an old user has none');
+    t.equal((await store.chats.get(appId, chatId))?.data, undefined, 'nor an old chat');
+
+    const user = (await store.users.get(appId, userId))!;
+    await store.users.update({ ...user, data: { tier: 'gold' } });
+    t.same((await store.users.get(appId, userId))?.data, { tier: 'gold' }, 'an old user takes data');
+    const chat = (await store.chats.get(appId, chatId))!;
+    await store.chats.update({ ...chat, data: { topic: 'x' } });
+    t.same((await store.chats.get(appId, chatId))?.data, { topic: 'x' }, 'an old chat takes data');
+    await store.messages.put([{ ...old!, content: 'edited', editedAt: NOW, data: { card: 1 }, rev: 2 }]);
+    const system = { appId, chatId, id: newMessageId(2, T0 + 1), seq: 2, senderId: userId, content: 'notice', createdAt: NOW, reactions: [], rev: 3, type: 'system' as const, data: { event: 'x' } };
+    await store.messages.put([system]);
+    t.same((await store.messages.afterSeq(appId, chatId, 0, 10)).map((m) => [m.content, m.type, m.data]), [['edited', undefined, { card: 1 }], ['notice', 'system', { event: 'x' }]], 'old and new messages take data and types');
   });
 }

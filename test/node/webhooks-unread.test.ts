@@ -48,7 +48,7 @@ t.test('message.unread: the members when the message was stored, even when who i
     await rm(dir, { recursive: true, force: true });
   });
 
-  const message = { chatId, messageId: randomUUID(), senderId: sender, content: 'hi', timeStamp: now, edited: false, seq: 1, deleted: false, reactions: [], reactionCounts: {} } as MessageView;
+  const message = { chatId, messageId: randomUUID(), senderId: sender, content: 'hi', timeStamp: now, edited: false, seq: 1, deleted: false, reactions: [], reactionCounts: {}, type: 'regular' as const } as MessageView;
   const members = new Map([sender, bob].map((id) => [id, member(id)]));
   webhooks.stored(appId, chatId, [message], members);
   // Carol joins while who is online is still being read.

@@ -1,24 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { ChatApiError, ChatClient, ChatStateError } from 'chat-service/client';
-import { ChatServer } from 'chat-service/server';
-import { ManagementClient } from 'chat-service/management';
-import { removeDir, startService } from '../helpers/index.ts';
+import { sdkApp } from '../helpers/sdk-app.ts';
 
 /**
  * The SDK's large files: uploadFile puts a file over 8 MiB in parts, with progress over the whole
  * file; one interrupted is finished by resumeUpload, which puts only the parts the service lacks.
  */
 const PART = 8 * 1024 * 1024;
-const svc = await startService({});
-t.teardown(async () => {
-  await svc.stop();
-  removeDir(svc.dataDir);
-});
-const owner = new ManagementClient({ baseUrl: svc.controlUrl });
-await owner.register({ companyName: 'Big files', email: `big-${process.pid}-${Date.now()}@example.com`, password: 'attachments-password-1' });
-const app = await owner.getApplication((await owner.createApplication('big files')).id);
-const server = new ChatServer({ baseUrl: app.clusterEndpoint!, apiKey: (await owner.createApiKey(app.id)).token });
+const { endpoint, server } = await sdkApp(t, 'big files');
 const alice = await server.registerUser({ username: `alice-${process.pid}` });
 const session = await server.signIn({ userId: alice.userId });
 
@@ -32,7 +22,7 @@ function client(refuse: (put: number) => boolean = () => false) {
     }
     return fetch(input, init);
   };
-  const c = new ChatClient({ baseUrl: app.clusterEndpoint!, fetch: fetchImpl });
+  const c = new ChatClient({ baseUrl: endpoint, fetch: fetchImpl });
   c.setAuth(session);
   return { c, puts };
 }

@@ -1,33 +1,14 @@
 import sharp from 'sharp';
 import t from 'tap';
-import WebSocket from 'ws';
-import { ChatApiError, ChatClient, type Message, type WebSocketConstructor } from 'chat-service/client';
-import { ChatServer } from 'chat-service/server';
-import { ManagementClient } from 'chat-service/management';
-import { removeDir, startService } from '../helpers/index.ts';
+import { ChatApiError, type Message } from 'chat-service/client';
+import { sdkApp } from '../helpers/sdk-app.ts';
 
 /** The SDK's attachments in Node: uploadFile with progress, a send carrying the file, its signed URLs. */
-const WS = WebSocket as unknown as WebSocketConstructor;
-const svc = await startService({ ATTACHMENT_MAX_BYTES: '200000' });
-t.teardown(async () => {
-  await svc.stop();
-  removeDir(svc.dataDir);
-});
-const owner = new ManagementClient({ baseUrl: svc.controlUrl });
-await owner.register({ companyName: 'Files', email: `files-${process.pid}-${Date.now()}@example.com`, password: 'attachments-password-1' });
-const app = await owner.getApplication((await owner.createApplication('files')).id);
-const server = new ChatServer({ baseUrl: app.clusterEndpoint!, apiKey: (await owner.createApiKey(app.id)).token });
+const { server, client } = await sdkApp(t, 'files', { ATTACHMENT_MAX_BYTES: '200000' });
 
 t.test('uploadFile, then send: the other member receives the file and can download it', async (t) => {
   const [alice, bob] = [await server.registerUser({ username: `alice-${process.pid}` }), await server.registerUser({ username: `bob-${process.pid}` })];
-  const client = async (userId: string) => {
-    const c = new ChatClient({ baseUrl: app.clusterEndpoint!, WebSocket: WS });
-    c.setAuth(await server.signIn({ userId }));
-    t.teardown(() => c.close());
-    await c.connect();
-    return c;
-  };
-  const [A, B] = [await client(alice.userId), await client(bob.userId)];
+  const [A, B] = [await client(t, alice.userId), await client(t, bob.userId)];
   const chat = await A.createGroup('Photos', [bob.userId]);
   const png = await sharp({ create: { width: 200, height: 100, channels: 4, background: '#f80' } }).png().toBuffer();
   const progress: [number, number][] = [];

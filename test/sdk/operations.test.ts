@@ -132,7 +132,7 @@ function checkSession(t: Test, s: UserSession, userId: string, label: string): v
 }
 
 const REPLY_KEYS = ['chatId', 'timeStamp', 'messageId', 'senderId', 'content', 'edited'];
-const MESSAGE_KEYS = [...REPLY_KEYS, 'reactions', 'reactionCounts', 'seq', 'deleted'];
+const MESSAGE_KEYS = [...REPLY_KEYS, 'reactions', 'reactionCounts', 'type', 'seq', 'deleted'];
 
 function checkReaction(t: Test, r: Reaction, m: { chatId: string; messageId: string }, label: string): void {
   checkKeys(t, r, ['reactionId', 'chatId', 'messageId', 'senderId', 'reaction', 'createdAt'], [], label);
@@ -152,7 +152,7 @@ function checkReply(t: Test, r: ReplyTo, of: Message, label: string): void {
 
 /** Spec §2.4's shape plus seq and the tombstone fields, and the expected values. */
 function checkMessage(t: Test, m: Message, expected: Partial<Message>, label: string): void {
-  checkKeys(t, m, MESSAGE_KEYS, ['editedAt', 'replyTo', 'deletedAt', 'ownReactions'], label);
+  checkKeys(t, m, MESSAGE_KEYS, ['editedAt', 'replyTo', 'deletedAt', 'ownReactions', 'data'], label);
   t.match(m.chatId, UUID, `${label}: chatId`);
   t.match(m.messageId, UUID, `${label}: messageId`);
   t.match(m.senderId, UUID, `${label}: senderId`);

@@ -41,7 +41,8 @@ export function MessageItem({ state, conversation, shown, onReply, onEdit, seen 
   };
   const live = !pending && !m.deleted;
 
-  return html`<article class=${`msg${mine ? ' mine' : ''}${m.deleted ? ' deleted' : ''}${pending ? ` ${pending}` : ''}`} data-seq=${pending ? undefined : m.seq} data-id=${m.messageId}>
+  // A system message (your backend's notice) is shown apart, as the chat's own line.
+  return html`<article class=${`msg${mine && m.type !== 'system' ? ' mine' : ''}${m.type === 'system' ? ' system' : ''}${m.deleted ? ' deleted' : ''}${pending ? ` ${pending}` : ''}`} data-seq=${pending ? undefined : m.seq} data-id=${m.messageId}>
     <header class="meta small">
       <span class="sender">${mine ? 'You' : state.nameOf(m.senderId)}</span>
       <time datetime=${m.timeStamp}>${shortTime(m.timeStamp)}</time>
@@ -67,7 +68,7 @@ export function MessageItem({ state, conversation, shown, onReply, onEdit, seen 
       ? html`<div class="actions small">
           <button type="button" class="link reply" onClick=${() => onReply(m)}>Reply</button>
           <button type="button" class="link react" aria-expanded=${picking} onClick=${() => setPicking(!picking)}>React</button>
-          ${mine ? html`<button type="button" class="link edit" onClick=${() => onEdit(m)}>Edit</button>` : null}
+          ${mine && m.type !== 'system' ? html`<button type="button" class="link edit" onClick=${() => onEdit(m)}>Edit</button>` : null}
           ${mine && !confirmDelete ? html`<button type="button" class="link delete" onClick=${() => setConfirmDelete(true)}>Delete</button>` : null}
           ${mine && confirmDelete
             ? html`<span class="confirm">Delete for everyone?

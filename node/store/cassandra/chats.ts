@@ -1,10 +1,12 @@
-import type { types } from 'cassandra-driver';
-import { applied, claimRow, defined, num, opt, str, timedOut, type Cql } from '../../../common/cassandra/index.ts';
+import cassandra, { type types } from 'cassandra-driver';
+import { applied, claimRow, dataOf, dataText, defined, num, opt, str, timedOut, type Cql } from '../../../common/cassandra/index.ts';
 import type { ActivityPosition, Chat, ChatKind, ChatStore, EventOptions, Member, MemberRole, WriteOptions } from '../types.ts';
 import type { CassandraLeases, Hold } from './leases.ts';
 import type { ChangeEvents } from './outbox.ts';
 import { UserChatIndex } from './user-chat-index.ts';
 
+
+const { unset } = cassandra.types;
 /** A member's mute travels as JSON in one column (null: not muted). */
 const muteText = (m: Member) => (m.mute ? JSON.stringify(m.mute) : null);
 const muteOf = (row: types.Row): Pick<Member, 'mute'> => {
@@ -57,6 +59,7 @@ export class CassandraChats implements ChatStore {
       lastSeq: num(row, 'last_seq'),
       lastActivityAt: str(row, 'last_activity_at'),
       memberCount: row.get('member_count') === null || row.get('member_count') === undefined ? undefined : num(row, 'member_count'),
+      data: dataOf(opt(row, 'data')),
     });
   }
 
@@ -66,8 +69,8 @@ export class CassandraChats implements ChatStore {
 
   private writeChat(c: Chat, condition = '') {
     return this.db.execute(
-      `INSERT INTO ${this.ks}.chats (app_id, id, kind, name, created_by, created_at, updated_at, last_seq, last_activity_at, member_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${condition}`,
-      [c.appId, c.id, c.kind, c.name ?? null, c.createdBy, c.createdAt, c.updatedAt, c.lastSeq, c.lastActivityAt, c.memberCount ?? null],
+      `INSERT INTO ${this.ks}.chats (app_id, id, kind, name, created_by, created_at, updated_at, last_seq, last_activity_at, member_count, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${condition}`,
+      [c.appId, c.id, c.kind, c.name ?? null, c.createdBy, c.createdAt, c.updatedAt, c.lastSeq, c.lastActivityAt, c.memberCount ?? null, dataText(c.data) ?? unset],
     );
   }
 
@@ -132,8 +135,8 @@ export class CassandraChats implements ChatStore {
   private async updateRow(chat: Chat, options?: WriteOptions): Promise<'updated' | 'not-found'> {
     const run = () =>
       this.db.execute(
-        `UPDATE ${this.ks}.chats SET kind = ?, name = ?, created_by = ?, created_at = ?, updated_at = ?, last_seq = ?, last_activity_at = ?, member_count = ? WHERE app_id = ? AND id = ? IF EXISTS`,
-        [chat.kind, chat.name ?? null, chat.createdBy, chat.createdAt, chat.updatedAt, chat.lastSeq, chat.lastActivityAt, chat.memberCount ?? null, chat.appId, chat.id],
+        `UPDATE ${this.ks}.chats SET kind = ?, name = ?, created_by = ?, created_at = ?, updated_at = ?, last_seq = ?, last_activity_at = ?, member_count = ?, data = ? WHERE app_id = ? AND id = ? IF EXISTS`,
+        [chat.kind, chat.name ?? null, chat.createdBy, chat.createdAt, chat.updatedAt, chat.lastSeq, chat.lastActivityAt, chat.memberCount ?? null, dataText(chat.data) ?? null, chat.appId, chat.id],
       );
     const hold = await this.fence(chat.appId, chat.id, options);
     const result = hold ? await this.leases.write(hold, run) : await run();

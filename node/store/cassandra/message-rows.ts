@@ -31,11 +31,14 @@ export function readMessage(row: types.Row): MessageRow {
     hiddenAt: opt(row, 'hidden_at'),
     rev: row.get('rev') === null ? undefined : num(row, 'rev'),
     attachments: attachmentsOf(opt(row, 'attachments')),
+    type: opt(row, 'type') === 'system' ? ('system' as const) : undefined,
+    data: jsonOf(opt(row, 'data')),
   });
   return { message, crev: row.get('crev') === null || row.get('crev') === undefined ? undefined : num(row, 'crev') };
 }
 
 const attachmentsOf = (json: string | undefined) => (json === undefined ? undefined : (JSON.parse(json) as StoredAttachment[]));
+const jsonOf = (json: string | undefined) => (json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>));
 
 /**
  * The statements that write messages of one put. A new message (`created`) is one row, plus its
@@ -57,14 +60,17 @@ export class MessageWrites {
     const hidden = rewrite || m.hiddenAt !== undefined;
     // `attachments` (migration node-016, JSON) likewise: only where a message has some or is rewritten.
     const files = rewrite || m.attachments !== undefined;
+    // `type` and `data` (migration node-017) likewise.
+    const custom = rewrite || m.type !== undefined || m.data !== undefined;
     return {
-      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}${files ? ', attachments' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''}${files ? ', ?' : ''})`,
+      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}${files ? ', attachments' : ''}${custom ? ', type, data' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''}${files ? ', ?' : ''}${custom ? ', ?, ?' : ''})`,
       params: [
         m.appId, m.chatId, blockOf(m.seq), m.seq, m.id, m.senderId, m.content, m.createdAt,
         m.editedAt ?? absent, m.deletedAt ?? absent, m.replyToId ?? absent, JSON.stringify(m.reactions), m.clientKey ?? absent, m.rev ?? absent,
         crev ?? unset,
         ...(hidden ? [m.hiddenAt ?? absent] : []),
         ...(files ? [m.attachments === undefined ? absent : JSON.stringify(m.attachments)] : []),
+        ...(custom ? [m.type ?? absent, m.data === undefined ? absent : JSON.stringify(m.data)] : []),
       ],
     };
   }

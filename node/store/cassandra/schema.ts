@@ -182,4 +182,14 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.attachment_holders (app_id text, chat_id text, upload_id text, message_id text, PRIMARY KEY ((app_id, chat_id), upload_id))`,
     ],
   },
+  {
+    name: 'node-017-custom-data',
+    statements: [
+      // An application's own data (JSON, at most 4 KB) on messages, chats and users, and a message's
+      // type (`system`, or null for a regular one); see message-rows.ts, chats.ts, users.ts.
+      `ALTER TABLE {ks}.chat_messages ADD (type text, data text)`,
+      `ALTER TABLE {ks}.chats ADD data text`,
+      `ALTER TABLE {ks}.users ADD data text`,
+    ],
+  },
 ];

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { applied, claimRow, defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
+import cassandra from 'cassandra-driver';
+import { applied, claimRow, dataOf, dataText, defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { ChatUser, EventOptions, UserRefreshToken, UserRotateResult, UserSessionFamily, UserSessionStore, UserStore } from '../types.ts';
 import type { ChangeEvents } from './outbox.ts';
 
+
+const { unset } = cassandra.types;
 /**
  * Users; a username is claimed with a compare-and-set on (app, username), so two creates never
  * share it. Webhook events (EventOptions) are written ahead and confirmed after (ChangeEvents).
@@ -15,11 +18,14 @@ export class CassandraUsers implements UserStore {
   ) {}
 
   private read(row: import('cassandra-driver').types.Row): ChatUser {
-    return { appId: str(row, 'app_id'), id: str(row, 'id'), username: str(row, 'username'), displayName: str(row, 'display_name'), createdAt: str(row, 'created_at'), updatedAt: str(row, 'updated_at') };
+    const data = dataOf(opt(row, 'data'));
+    const user: ChatUser = { appId: str(row, 'app_id'), id: str(row, 'id'), username: str(row, 'username'), displayName: str(row, 'display_name'), createdAt: str(row, 'created_at'), updatedAt: str(row, 'updated_at') };
+    if (data !== undefined) user.data = data;
+    return user;
   }
 
   private write(u: ChatUser) {
-    return this.db.execute(`INSERT INTO ${this.ks}.users (app_id, id, username, display_name, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, [u.appId, u.id, u.username, u.displayName, u.createdAt, u.updatedAt]);
+    return this.db.execute(`INSERT INTO ${this.ks}.users (app_id, id, username, display_name, created_at, updated_at, data) VALUES (?, ?, ?, ?, ?, ?, ?)`, [u.appId, u.id, u.username, u.displayName, u.createdAt, u.updatedAt, dataText(u.data) ?? unset]);
   }
 
   /**
@@ -50,7 +56,7 @@ export class CassandraUsers implements UserStore {
   }
 
   async update(user: ChatUser): Promise<'updated' | 'not-found'> {
-    const result = await this.db.execute(`UPDATE ${this.ks}.users SET username = ?, display_name = ?, created_at = ?, updated_at = ? WHERE app_id = ? AND id = ? IF EXISTS`, [user.username, user.displayName, user.createdAt, user.updatedAt, user.appId, user.id]);
+    const result = await this.db.execute(`UPDATE ${this.ks}.users SET username = ?, display_name = ?, created_at = ?, updated_at = ?, data = ? WHERE app_id = ? AND id = ? IF EXISTS`, [user.username, user.displayName, user.createdAt, user.updatedAt, dataText(user.data) ?? null, user.appId, user.id]);
     return applied(result) ? 'updated' : 'not-found';
   }
 

@@ -26,6 +26,8 @@ export interface Chat {
    * absent on rows written before it was kept.
    */
   memberCount?: number;
+  /** The application's own data (README, "Custom data"), as given; absent when none. */
+  data?: Record<string, unknown>;
 }
 
 export interface Member {

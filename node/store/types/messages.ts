@@ -45,6 +45,10 @@ export interface StoredMessage {
   hiddenAt?: string;
   /** Files sent with the message (at most CHAT_LIMITS.attachments), kept on its tombstone so their deletion can find them. */
   attachments?: StoredAttachment[];
+  /** Set only on a system message (sent with the API key); absent: a regular message. */
+  type?: 'system';
+  /** The application's own data (README, "Custom data"), as given; absent when none. */
+  data?: Record<string, unknown>;
   /**
    * The chat's revision of this message's latest write (creation, edit, delete, reaction): one
    * counter per chat, assigned by its actor, so a reconnecting client can ask what changed after

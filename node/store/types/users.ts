@@ -12,6 +12,8 @@ export interface ChatUser {
   displayName: string;
   createdAt: string;
   updatedAt: string;
+  /** The application's own data (README, "Custom data"), as given; absent when none. */
+  data?: Record<string, unknown>;
 }
 
 export interface UserSessionFamily {

@@ -1,0 +1,43 @@
+import type { ApiError } from '../../common/index.ts';
+import type { SendInput } from './actor.ts';
+import { customDataProblem, storedData, type CustomData } from './custom-data.ts';
+import { emptySendProblem } from './schemas.ts';
+
+/** A send's fields as both transports take them (a REST body, a WebSocket frame), past their schema. */
+export interface SendFields {
+  content: string;
+  replyTo?: string | undefined;
+  idempotencyKey?: string | undefined;
+  attachments?: string[] | undefined;
+  data?: CustomData | undefined;
+}
+
+/**
+ * A send's input, or the first rule its fields break that a schema cannot say (content empty
+ * without attachments, data too large or too deep), its path under `prefix` (`/body` for REST,
+ * `` for a WebSocket frame). The one place both transports turn fields into a send.
+ */
+export function sendInputOf(fields: SendFields, prefix: string): SendInput | ApiError {
+  const problem = emptySendProblem(fields, prefix) ?? customDataProblem(fields.data, `${prefix}/data`);
+  if (problem) return problem;
+  const input: SendInput = { content: fields.content };
+  if (fields.replyTo !== undefined) input.replyTo = fields.replyTo;
+  if (fields.attachments !== undefined) input.attachments = fields.attachments;
+  if (fields.idempotencyKey !== undefined) input.clientKey = fields.idempotencyKey;
+  const data = storedData(fields.data);
+  if (data !== undefined) input.data = data;
+  return input;
+}
+
+/** An edit's change: new content, new data, or both (at least one, checked by its schema's caller). */
+export interface EditInput {
+  content?: string;
+  /** Replaces the message's data; `{}` removes it. */
+  data?: CustomData;
+}
+
+/** A chat's change: a group's new name, new data (replacing the old; `{}` removes it), or both. */
+export interface ChatChange {
+  name?: string;
+  data?: CustomData;
+}
