@@ -39,6 +39,8 @@ export interface SendOptions {
   attachments?: string[];
   /** Your application's own data: a JSON object of at most 4 KB encoded, 8 levels deep. */
   data?: Record<string, unknown>;
+  /** Members the message is for (1-25): each gets it counted in the chat's `mentionCount` until read. */
+  mentions?: string[];
 }
 
 export interface UploadOptions {
@@ -272,6 +274,7 @@ export class ChatClient {
       ...(options.replyTo ? { replyTo: options.replyTo } : {}),
       ...(options.attachments?.length ? { attachments: options.attachments } : {}),
       ...(options.data ? { data: options.data } : {}),
+      ...(options.mentions?.length ? { mentions: options.mentions } : {}),
     };
     if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') {
       return (await this.realtime.action<{ message: Message }>({ type: 'message.send', ...body })).message;

@@ -60,6 +60,8 @@ export interface Message extends ReplyTo {
   ownReactions?: string[];
   /** Files sent with it; absent when none, and on a deleted or hidden message. */
   attachments?: Attachment[];
+  /** The members it mentions; absent when none, and on a deleted message. */
+  mentions?: string[];
   /** `system`: a notice your backend sent with its API key (members cannot send one). */
   type: 'regular' | 'system';
   /** Your application's own data, as sent; absent when none, and on a deleted or hidden message. */
@@ -86,6 +88,8 @@ export interface ChatSummary extends Chat {
   role: Role;
   readSeq: number;
   unreadCount: number;
+  /** Unread messages that mention you, among the chat's newest 4,096; at most 99. */
+  mentionCount: number;
   lastMessage?: Message;
   /** How many members the chat has. */
   memberCount: number;

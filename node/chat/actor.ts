@@ -58,6 +58,8 @@ export interface SendInput {
   data?: Record<string, unknown>;
   /** A system message: only the backend sends one, with its API key. */
   system?: boolean;
+  /** Members the message mentions (1-CHAT_LIMITS.mentions, distinct), each checked to be a member. */
+  mentions?: readonly string[];
 }
 
 export interface SendResult {
@@ -281,6 +283,8 @@ export class ChatActor {
         if (earlier && 'pending' in earlier) return new Later(earlier.pending.then((r) => ({ ...r, created: false })));
         if (earlier) return { message: await this.view(earlier.stored), created: false };
       }
+      const outsider = input.mentions?.findIndex((id) => !this.members.has(id)) ?? -1;
+      if (outsider >= 0) return new ApiError('VALIDATION_FAILED', `/mentions/${outsider}: not a member of this chat`, { errors: [{ path: `/mentions/${outsider}`, message: 'not a member of this chat' }] });
       let replyTo: StoredMessage | undefined;
       if (input.replyTo !== undefined) {
         replyTo = await this.message(input.replyTo);
@@ -304,6 +308,7 @@ export class ChatActor {
       if (replyTo) message.replyToId = replyTo.id;
       if (clientKey !== undefined) message.clientKey = clientKey;
       if (input.data !== undefined) message.data = input.data;
+      if (input.mentions?.length) message.mentions = [...input.mentions];
       if (input.system) message.type = 'system';
       const view = messageView(message, replyTo);
       const durable = this.enqueue(message, { type: 'message.new', chatId: this.chatId, seq, rev: 0, message: view });

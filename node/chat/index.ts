@@ -19,7 +19,7 @@ export { REACTION_SUMMARY } from './reaction-summary.ts';
 export { boundedQueue, countedRefusals, type AdmissionPolicy } from './admission.ts';
 export { chatEventSchemas, userEventSchemas, type ChatEvent, type EventSink, type ServerEvent, type UserEvent } from './events.ts';
 export type { Replay, ReplayDelivery, ReplayTarget, ResumeEntry, ResumePoint } from './replay.ts';
-export { AttachmentIds, AttachmentSchema, ChatSchema, Content, IdempotencyKey, MemberSchema, MessageSchema, MessageType, ReactionSchema, ReactionValue, ReplySchema, Role, SendContent, emptySendProblem } from './schemas.ts';
+export { AttachmentIds, AttachmentSchema, Mentions, ChatSchema, Content, IdempotencyKey, MemberSchema, MessageSchema, MessageType, ReactionSchema, ReactionValue, ReplySchema, Role, SendContent, emptySendProblem } from './schemas.ts';
 export { CUSTOM_DATA, CustomDataSchema, customDataProblem, storedData, type CustomData } from './custom-data.ts';
 export { sendInputOf, type EditInput, type SendFields } from './send-input.ts';
 export { madeMessageJson, messageJson } from './message-json.ts';

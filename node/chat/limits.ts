@@ -4,6 +4,10 @@ export const CHAT_LIMITS = Object.freeze({
   messageChars: 4000,
   /** Files one message carries. */
   attachments: 10,
+  /** Members one message mentions. */
+  mentions: 25,
+  /** The highest mention count a chat shows (a member's mentions among its unread messages). */
+  mentionCount: 99,
   /** Characters of a reaction value (an emoji or a short name). */
   reactionChars: 32,
   /** Members of a group chat. */

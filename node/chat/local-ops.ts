@@ -1,5 +1,6 @@
 import { ApiError } from '../../common/index.ts';
-import type { MemberRole, NodeStore, StoredMessage } from '../store/index.ts';
+import { MENTION_WINDOW, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
+import { CHAT_LIMITS } from './limits.ts';
 import type { ChatActor, SendInput, SendResult } from './actor.ts';
 import type { ChatChange, EditInput } from './send-input.ts';
 import type { ActorRegistry } from './registry.ts';
@@ -17,6 +18,8 @@ export interface Principal {
 export interface ChatSummary extends ChatView {
   role: MemberRole;
   unreadCount: number;
+  /** Unread messages that mention this member (see mentionCount). */
+  mentionCount: number;
   readSeq: number;
   lastMessage?: MessageView;
   memberCount: number;
@@ -121,13 +124,13 @@ export class LocalChatOps {
   }
 
   async get(p: Principal, chatId: string): Promise<ChatSummary | ApiError> {
-    return this.withActor(p, chatId, (actor) => summary(actor, p.userId));
+    return this.withActor(p, chatId, (actor) => summary(this.store, actor, p.userId));
   }
 
   async rename(p: Principal, chatId: string, change: ChatChange): Promise<ChatSummary | ApiError> {
     return this.withActor(p, chatId, async (actor) => {
       const result = await actor.rename(p.userId, change);
-      return result instanceof ApiError ? result : summary(actor, p.userId);
+      return result instanceof ApiError ? result : summary(this.store, actor, p.userId);
     });
   }
 
@@ -240,7 +243,16 @@ export class LocalChatOps {
   }
 }
 
-function summary(actor: ChatActor, userId: string): ChatSummary {
+/**
+ * How many of a member's unread messages mention it, among the chat's newest MENTION_WINDOW and at
+ * most CHAT_LIMITS.mentionCount: one bounded read, and none when nothing is unread.
+ */
+export async function mentionCount(store: NodeStore, appId: string, chatId: string, userId: string, readSeq: number, lastSeq: number): Promise<number> {
+  if (lastSeq <= readSeq) return 0;
+  return (await store.messages.mentionsBetween(appId, chatId, userId, Math.max(readSeq, lastSeq - MENTION_WINDOW), lastSeq, CHAT_LIMITS.mentionCount)).length;
+}
+
+async function summary(store: NodeStore, actor: ChatActor, userId: string): Promise<ChatSummary> {
   const member = actor.members.get(userId)!;
   const last = actor.reads.lastMessage();
   const out: ChatSummary = {
@@ -249,6 +261,7 @@ function summary(actor: ChatActor, userId: string): ChatSummary {
     role: member.role,
     readSeq: member.readSeq,
     unreadCount: Math.max(0, actor.publishedSeq - member.readSeq),
+    mentionCount: await mentionCount(store, actor.appId, actor.chatId, userId, member.readSeq, actor.publishedSeq),
     memberCount: actor.members.size,
   };
   if (last) out.lastMessage = last;

@@ -29,6 +29,12 @@ export const AttachmentIds = Type.Array(Uuid, {
   uniqueItems: true,
   description: `1–${CHAT_LIMITS.attachments} distinct upload ids, each finalized by the sender in this chat and sent in no other message (README, "Attachments")`,
 });
+export const Mentions = Type.Array(Uuid, {
+  minItems: 1,
+  maxItems: CHAT_LIMITS.mentions,
+  uniqueItems: true,
+  description: `1–${CHAT_LIMITS.mentions} distinct members the message is for: each gets it counted in its chat's mentionCount until read`,
+});
 export const ReactionValue = Type.String({ minLength: 1, maxLength: CHAT_LIMITS.reactionChars, description: `1–${CHAT_LIMITS.reactionChars} characters` });
 export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 64, description: '1–64 characters. Same key, same sender, same chat: the same message, never a second one' });
 
@@ -68,6 +74,7 @@ export const MessageSchema = Type.Object({
   hidden: Type.Optional(Type.Literal(true, { description: 'Hidden pending review (enough members flagged it): content is empty until a review restores it' })),
   attachments: Type.Optional(Type.Array(AttachmentSchema, { description: 'Files sent with the message; absent when it has none, and on a deleted or hidden message' })),
   type: MessageType,
+  mentions: Type.Optional(Type.Array(Uuid, { description: 'The members it mentions; absent when none, and on a deleted message' })),
   data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Your application's own data, as sent; absent when none, and on a deleted or hidden message" })),
 });
 export const ChatSchema = Type.Object({

@@ -10,6 +10,7 @@ export interface SendFields {
   idempotencyKey?: string | undefined;
   attachments?: string[] | undefined;
   data?: CustomData | undefined;
+  mentions?: string[] | undefined;
 }
 
 /**
@@ -24,6 +25,7 @@ export function sendInputOf(fields: SendFields, prefix: string): SendInput | Api
   if (fields.replyTo !== undefined) input.replyTo = fields.replyTo;
   if (fields.attachments !== undefined) input.attachments = fields.attachments;
   if (fields.idempotencyKey !== undefined) input.clientKey = fields.idempotencyKey;
+  if (fields.mentions !== undefined) input.mentions = fields.mentions;
   const data = storedData(fields.data);
   if (data !== undefined) input.data = data;
   return input;

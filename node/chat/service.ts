@@ -5,7 +5,7 @@ import { FencedError, type ActivityPosition, type Chat, type Member, type Member
 import type { ActorDeps, SendInput, SendResult } from './actor.ts';
 import type { ChatChange, EditInput } from './send-input.ts';
 import type { CustomData } from './custom-data.ts';
-import { LocalChatOps, loadedSummary, type ChatSummary, type Principal } from './local-ops.ts';
+import { LocalChatOps, loadedSummary, mentionCount, type ChatSummary, type Principal } from './local-ops.ts';
 import type { ActorRegistry } from './registry.ts';
 import type { ReplayDelivery, ReplayTarget, ResumePoint } from './replay.ts';
 import { chatView, memberView, messageView, type MemberView, type MessageView } from './views.ts';
@@ -368,7 +368,7 @@ export class ChatService {
    */
   private async row(p: Principal, chatId: string): Promise<ChatSummary | undefined> {
     const actor = this.actors.peek(p.appId, chatId);
-    if (actor?.status === 'live') return actor.isMember(p.userId) ? loadedSummary(actor, p.userId) : undefined;
+    if (actor?.status === 'live') return actor.isMember(p.userId) ? loadedSummary(this.store, actor, p.userId) : undefined;
     const [chat, member, newest] = await Promise.all([
       this.store.chats.get(p.appId, chatId),
       this.store.chats.member(p.appId, chatId, p.userId),
@@ -388,6 +388,7 @@ export class ChatService {
       role: member.role,
       readSeq: member.readSeq,
       unreadCount: Math.max(0, lastSeq - member.readSeq),
+      mentionCount: await mentionCount(this.store, p.appId, chatId, p.userId, member.readSeq, lastSeq),
       memberCount: members?.length ?? chat.memberCount ?? 0,
       ...(peer ? { peer: { userId: peer } } : {}),
     };

@@ -51,6 +51,7 @@ export function messageView(m: StoredMessage, replyTo: StoredMessage | undefined
   if (replyTo) view.replyTo = replyView(replyTo);
   // A deleted or hidden message shows no files, as it shows no content.
   if (m.attachments !== undefined && !deleted && m.hiddenAt === undefined) view.attachments = m.attachments;
+  if (m.mentions !== undefined && !deleted) view.mentions = m.mentions;
   // Nor its data, which is the application's content too.
   if (m.data !== undefined && !deleted && m.hiddenAt === undefined) view.data = m.data;
   return view;

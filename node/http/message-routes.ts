@@ -6,9 +6,10 @@ import { PAGE, REACTION_SUMMARY } from '../chat/index.ts';
 import { customDataProblem, IdempotencyKey, sendInputOf, type Principal } from '../chat/index.ts';
 import { EditBody, GetMessagesQuery, MessageList, MessageParams, MessageResult, ReactBody, ReactionPage, ReactionParams, ReactionsQuery, SendBody, ChatParams } from './schemas.ts';
 
-/** A send's problems name the frame's fields (`/attachments/0`, as a WebSocket error does); here they are the body's. */
+/** A send's problems name the frame's fields (`/attachments/0`, `/mentions/1`, as a WebSocket error does); here they are the body's. */
+const frameField = (path: string) => path.startsWith('/attachments') || path.startsWith('/mentions');
 const inBody = (e: ApiError) =>
-  e.extra.errors?.some((p) => p.path.startsWith('/attachments')) ? new ApiError(e.code, e.detail, { ...e.extra, errors: e.extra.errors.map((p) => (p.path.startsWith('/attachments') ? { ...p, path: `/body${p.path}` } : p)) }) : e;
+  e.extra.errors?.some((p) => frameField(p.path)) ? new ApiError(e.code, e.detail.replace(/^\/(attachments|mentions)/, '/body/$1'), { ...e.extra, errors: e.extra.errors.map((p) => (frameField(p.path) ? { ...p, path: `/body${p.path}` } : p)) }) : e;
 
 const asMessage = (r: unknown) => (isApiError(r) ? r : { status: 200, body: { message: r } });
 

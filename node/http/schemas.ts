@@ -1,7 +1,8 @@
 import Type from 'typebox';
+import { MENTION_WINDOW } from '../store/index.ts';
 import { DisplayText } from '../../common/index.ts';
 import { CHAT_LIMITS, CHAT_LIST, ChatSchema, MemberSchema, MessageSchema, PAGE, REACTION_SUMMARY, ReactionSchema, Role } from '../chat/index.ts';
-import { AttachmentIds, Content, CustomDataSchema, IdempotencyKey, MessageType, ReactionValue, SendContent } from '../chat/index.ts';
+import { AttachmentIds, Content, CustomDataSchema, IdempotencyKey, Mentions, MessageType, ReactionValue, SendContent } from '../chat/index.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
 const Timestamp = Type.String({ format: 'date-time' });
@@ -76,6 +77,7 @@ export const SendBody = Type.Object(
     idempotencyKey: Type.Optional(IdempotencyKey),
     attachments: Type.Optional(AttachmentIds),
     data: Type.Optional(CustomDataSchema),
+    mentions: Type.Optional(Mentions),
     senderId: Type.Optional(Type.String({ format: 'uuid', description: 'With the API key only, and then required: the member the message is from' })),
     type: Type.Optional(MessageType),
   },
@@ -106,6 +108,7 @@ export const ChatSummary = Type.Object({
   role: Role,
   readSeq: Type.Integer({ description: 'Newest seq you have read' }),
   unreadCount: Type.Integer({ description: 'lastSeq - readSeq' }),
+  mentionCount: Type.Integer({ description: `Unread messages that mention you, among the chat's newest ${MENTION_WINDOW}; at most ${CHAT_LIMITS.mentionCount}` }),
   lastMessage: Type.Optional(MessageSchema),
   memberCount: Type.Integer({ description: 'How many members the chat has' }),
   peer: Type.Optional(

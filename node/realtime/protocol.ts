@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { AttachmentIds, Content, CustomDataSchema, IdempotencyKey, ReactionValue, SendContent } from '../chat/index.ts';
+import { AttachmentIds, Content, CustomDataSchema, Mentions, IdempotencyKey, ReactionValue, SendContent } from '../chat/index.ts';
 
 /** Version of the WebSocket protocol; every server frame carries it as `v`. */
 export const PROTOCOL_VERSION = 1;
@@ -17,7 +17,7 @@ const action = <T extends string, P extends Record<string, TSchema>>(type: T, pr
 export const actionSchemas = {
   'message.send': action(
     'message.send',
-    { chatId: Uuid, content: SendContent, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey), attachments: Type.Optional(AttachmentIds), data: Type.Optional(CustomDataSchema) },
+    { chatId: Uuid, content: SendContent, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey), attachments: Type.Optional(AttachmentIds), data: Type.Optional(CustomDataSchema), mentions: Type.Optional(Mentions) },
     'Send a message; ack `{message}` once it is durable. `content` may be empty only with `attachments` (upload ids, README "Attachments"). `data`: your application\'s own (README "Custom data").',
   ),
   'message.edit': action(

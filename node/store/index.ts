@@ -1,5 +1,5 @@
 export type * from './types.ts';
-export { BUCKET_MS, FencedError } from './types.ts';
+export { BUCKET_MS, FencedError, MENTION_WINDOW } from './types.ts';
 export { LmdbNodeStore } from './lmdb/index.ts';
 export { CassandraNodeStore, HOLD, nodeMigrations, type HoldTiming } from './cassandra/index.ts';
 export { changeLanded } from './change-check.ts';

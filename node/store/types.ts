@@ -17,7 +17,7 @@ export type * from './types/chats.ts';
 export type * from './types/messages.ts';
 export type * from './types/outbox.ts';
 export type * from './types/moderation.ts';
-export { BUCKET_MS, FencedError } from './types/messages.ts';
+export { BUCKET_MS, FencedError, MENTION_WINDOW } from './types/messages.ts';
 
 /** Keys that sign user JWTs and make the cluster key; shared by every node of the cluster (contract in common/jwt/key-ring.ts). */
 export type NodeSigningKeyStore = SigningKeyStore;

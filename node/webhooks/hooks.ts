@@ -134,11 +134,11 @@ export class NodeWebhooks implements ChatWebhooks {
     }
   }
 
-  private async sendUnread(p: { appId: string; chatId: string; userId: string; messages: number; lastSeq: number; lastMessage: MessageView }): Promise<void> {
+  private async sendUnread(p: { appId: string; chatId: string; userId: string; messages: number; lastSeq: number; lastMessage: MessageView; mentioned: boolean }): Promise<void> {
     try {
       const member = await this.o.store.chats.member(p.appId, p.chatId, p.userId);
       if (!member) return;
-      const data = { chatId: p.chatId, userId: p.userId, unreadCount: Math.max(0, p.lastSeq - member.readSeq), messages: p.messages, lastMessage: p.lastMessage };
+      const data = { chatId: p.chatId, userId: p.userId, unreadCount: Math.max(0, p.lastSeq - member.readSeq), messages: p.messages, mentioned: p.mentioned, lastMessage: p.lastMessage };
       await this.emit(p.appId, [{ type: 'message.unread', data }]);
     } catch (error) {
       this.o.log.warn({ err: String(error), appId: p.appId, chatId: p.chatId }, 'cannot send message.unread');

@@ -7,6 +7,8 @@ interface Pending {
   messages: number;
   lastSeq: number;
   lastMessage: MessageView;
+  /** Whether a message of the window mentions the user. */
+  mentioned: boolean;
   timer: NodeJS.Timeout;
 }
 
@@ -17,7 +19,7 @@ const MAX_WAITING = 100_000;
  * `message.unread`: for a member with no live connection when a message arrives, one event per
  * user and chat per window (WEBHOOK_UNREAD_WINDOW_SECONDS): the first message opens the window,
  * and when it closes one event carries how many messages came in it, the newest, and the member's
- * unread count then. Kept in memory on the chat's owner: a crash within a window loses that
+ * unread count then, and whether any of them mentioned the user. Kept in memory on the chat's owner: a crash within a window loses that
  * window's event (the messages themselves each have their `message.new`).
  */
 export class UnreadCoalescer {
@@ -25,22 +27,24 @@ export class UnreadCoalescer {
 
   constructor(
     private readonly windowMs: number,
-    private readonly emit: (p: { appId: string; chatId: string; userId: string; messages: number; lastSeq: number; lastMessage: MessageView }) => unknown,
+    private readonly emit: (p: { appId: string; chatId: string; userId: string; messages: number; lastSeq: number; lastMessage: MessageView; mentioned: boolean }) => unknown,
   ) {}
 
   /** A message for `userId`, who had no live connection when it arrived. */
   add(appId: string, chatId: string, userId: string, message: MessageView): void {
     const key = `${appId}/${chatId}/${userId}`;
     const found = this.waiting.get(key);
+    const mentioned = message.mentions?.includes(userId) ?? false;
     if (found) {
       found.messages++;
+      found.mentioned ||= mentioned;
       if (message.seq > found.lastSeq) {
         found.lastSeq = message.seq;
         found.lastMessage = message;
       }
       return;
     }
-    const p: Pending = { appId, chatId, userId, messages: 1, lastSeq: message.seq, lastMessage: message, timer: undefined as unknown as NodeJS.Timeout };
+    const p: Pending = { appId, chatId, userId, messages: 1, lastSeq: message.seq, lastMessage: message, mentioned, timer: undefined as unknown as NodeJS.Timeout };
     if (this.waiting.size >= MAX_WAITING) {
       this.fire(key, p);
       return;
@@ -52,8 +56,8 @@ export class UnreadCoalescer {
 
   private fire(key: string, p: Pending): unknown {
     this.waiting.delete(key);
-    const { appId, chatId, userId, messages, lastSeq, lastMessage } = p;
-    return this.emit({ appId, chatId, userId, messages, lastSeq, lastMessage });
+    const { appId, chatId, userId, messages, lastSeq, lastMessage, mentioned } = p;
+    return this.emit({ appId, chatId, userId, messages, lastSeq, lastMessage, mentioned });
   }
 
   /** Sends every open window's event now (shutdown); resolves once they are in the outbox. */

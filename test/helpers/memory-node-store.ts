@@ -197,6 +197,12 @@ export class MemoryNodeStore {
       changedSince: async (appId, chatId, afterRev, limit) => this.list(appId, chatId).filter((m) => (m.rev ?? 0) > afterRev).sort((a, b) => (a.rev ?? 0) - (b.rev ?? 0)).slice(0, limit),
       byClientKey: async (appId, chatId, senderId, clientKey) => this.list(appId, chatId).find((m) => m.senderId === senderId && m.clientKey === clientKey),
       attachmentHolder: async (appId, chatId, uploadId) => this.list(appId, chatId).find((m) => m.attachments?.some((a) => a.id === uploadId))?.id,
+      mentionsBetween: async (appId, chatId, userId, afterSeq, upToSeq, limit) =>
+        this.list(appId, chatId)
+          .filter((m) => m.seq > afterSeq && m.seq <= upToSeq && m.deletedAt === undefined && m.mentions?.includes(userId))
+          .map((m) => m.seq)
+          .reverse()
+          .slice(0, limit),
     },
     writers: { self: { id: randomUUID() }, announce: () => undefined, release: async () => undefined, settle: async () => undefined },
     // The actor tests use no webhooks: an outbox that keeps nothing.

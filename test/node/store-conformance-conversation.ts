@@ -39,4 +39,31 @@ export function conversationConformance(withStore: (title: string, body: (t: Tes
     t.same((await store.messages.changedSince(appId, c.id, 2, 10)).map((m) => m.data), [undefined], 'as replay reads it');
     await store.writers.release(appId, c.id);
   });
+
+  withStore('mentions: indexed with their message, counted between two seqs newest first, dropped by its tombstone, per member and chat', async (t, store) => {
+    const appId = randomUUID();
+    const c: Chat = { appId, id: randomUUID(), kind: 'group', name: 'g', createdBy: randomUUID(), createdAt: NOW, updatedAt: NOW, lastSeq: 0, lastActivityAt: NOW };
+    const [ann, ben] = [randomUUID(), randomUUID()];
+    // Seqs 1…1100 (across the first two blocks of 1024): ann is mentioned in every 100th, ben in 1050.
+    const all: StoredMessage[] = Array.from({ length: 1100 }, (_, i) => {
+      const seq = i + 1;
+      const mentions = [...(seq % 100 === 0 ? [ann] : []), ...(seq === 1050 ? [ben, ann] : [])];
+      return { appId, chatId: c.id, id: newMessageId(seq), seq, senderId: c.createdBy, content: `m${seq}`, createdAt: NOW, reactions: [], rev: seq, ...(mentions.length ? { mentions } : {}) };
+    });
+    for (let i = 0; i < all.length; i += 256) {
+      const batch = all.slice(i, i + 256);
+      await store.messages.put(batch, { from: { seq: i, rev: i }, to: { seq: i + batch.length, rev: i + batch.length } });
+    }
+    t.same(await store.messages.mentionsBetween(appId, c.id, ann, 0, 1100, 99), [1100, 1050, 1000, 900, 800, 700, 600, 500, 400, 300, 200, 100], "ann's, newest first, across blocks");
+    t.same(await store.messages.mentionsBetween(appId, c.id, ann, 900, 1100, 99), [1100, 1050, 1000], 'only after the first seq');
+    t.same(await store.messages.mentionsBetween(appId, c.id, ann, 0, 1049, 2), [1000, 900], 'up to the last seq, at most the limit');
+    t.same(await store.messages.mentionsBetween(appId, c.id, ben, 0, 1100, 99), [1050], "ben's own");
+    t.same(await store.messages.mentionsBetween(appId, randomUUID(), ann, 0, 1100, 99), [], 'another chat has none');
+    t.same(await store.messages.mentionsBetween(randomUUID(), c.id, ann, 0, 1100, 99), [], 'nor another application');
+    const m1050 = all[1049]!;
+    await store.messages.put([{ ...m1050, content: '', deletedAt: LATER, rev: 1101 }], { from: { seq: 1100, rev: 1100 }, to: { seq: 1100, rev: 1101 } });
+    t.same(await store.messages.mentionsBetween(appId, c.id, ben, 0, 1100, 99), [], 'a deleted message mentions nobody any more');
+    t.same(await store.messages.mentionsBetween(appId, c.id, ann, 1000, 1100, 99), [1100], 'for every member it named');
+    await store.writers.release(appId, c.id);
+  });
 }

@@ -114,7 +114,12 @@ t.test('message.unread: for a member with no connection, coalesced per window; n
   await it.node.post(`/api/chats/${chatId}/read`, { seq: 2 }, offline.jwt);
   await it.node.post(`/api/messages/${chatId}`, { content: 'four' }, alice.jwt);
   await receiver.until(() => receiver.ofType('message.unread').length === 2, 10_000);
-  t.match(receiver.ofType('message.unread')[1]!.data, { userId: offline.userId, unreadCount: 2, messages: 1 });
+  t.match(receiver.ofType('message.unread')[1]!.data, { userId: offline.userId, unreadCount: 2, messages: 1, mentioned: false });
+  t.equal(unread[0]!.data.mentioned, false, 'none of the first window mentioned the member');
+  // A window with a message that mentions the member says so.
+  await it.node.post(`/api/messages/${chatId}`, { content: 'five', mentions: [offline.userId] }, alice.jwt);
+  await receiver.until(() => receiver.ofType('message.unread').length === 3, 10_000);
+  t.match(receiver.ofType('message.unread')[2]!.data, { userId: offline.userId, messages: 1, mentioned: true, lastMessage: { content: 'five', mentions: [offline.userId] } }, 'mentioned: true');
 });
 
 t.test('a receiver answering 500 is retried on the schedule (1 s, 2 s, 4 s …), with the same webhook-id', async (t) => {

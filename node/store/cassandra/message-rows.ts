@@ -31,6 +31,7 @@ export function readMessage(row: types.Row): MessageRow {
     hiddenAt: opt(row, 'hidden_at'),
     rev: row.get('rev') === null ? undefined : num(row, 'rev'),
     attachments: attachmentsOf(opt(row, 'attachments')),
+    mentions: mentionsOf(opt(row, 'mentions')),
     type: opt(row, 'type') === 'system' ? ('system' as const) : undefined,
     data: jsonOf(opt(row, 'data')),
   });
@@ -38,6 +39,7 @@ export function readMessage(row: types.Row): MessageRow {
 }
 
 const attachmentsOf = (json: string | undefined) => (json === undefined ? undefined : (JSON.parse(json) as StoredAttachment[]));
+const mentionsOf = (json: string | undefined) => (json === undefined ? undefined : (JSON.parse(json) as string[]));
 const jsonOf = (json: string | undefined) => (json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>));
 
 /**
@@ -60,10 +62,11 @@ export class MessageWrites {
     const hidden = rewrite || m.hiddenAt !== undefined;
     // `attachments` (migration node-016, JSON) likewise: only where a message has some or is rewritten.
     const files = rewrite || m.attachments !== undefined;
-    // `type` and `data` (migration node-017) likewise.
+    // `type` and `data` (migration node-017) likewise, and `mentions` (node-018).
     const custom = rewrite || m.type !== undefined || m.data !== undefined;
+    const mentions = rewrite || m.mentions !== undefined;
     return {
-      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}${files ? ', attachments' : ''}${custom ? ', type, data' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''}${files ? ', ?' : ''}${custom ? ', ?, ?' : ''})`,
+      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}${files ? ', attachments' : ''}${custom ? ', type, data' : ''}${mentions ? ', mentions' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''}${files ? ', ?' : ''}${custom ? ', ?, ?' : ''}${mentions ? ', ?' : ''})`,
       params: [
         m.appId, m.chatId, blockOf(m.seq), m.seq, m.id, m.senderId, m.content, m.createdAt,
         m.editedAt ?? absent, m.deletedAt ?? absent, m.replyToId ?? absent, JSON.stringify(m.reactions), m.clientKey ?? absent, m.rev ?? absent,
@@ -71,6 +74,7 @@ export class MessageWrites {
         ...(hidden ? [m.hiddenAt ?? absent] : []),
         ...(files ? [m.attachments === undefined ? absent : JSON.stringify(m.attachments)] : []),
         ...(custom ? [m.type ?? absent, m.data === undefined ? absent : JSON.stringify(m.data)] : []),
+        ...(mentions ? [m.mentions === undefined ? absent : JSON.stringify(m.mentions)] : []),
       ],
     };
   }
@@ -94,6 +98,7 @@ export class MessageWrites {
   changed(m: StoredMessage, previous: MessageRow | undefined, idCarriesSeq: boolean): void {
     this.addRow(m, this.row(m, previous?.crev, true));
     if (!previous) this.indexes(m, idCarriesSeq);
+    else if (m.deletedAt !== undefined) this.mentions(m);
     const before = previous?.message.rev;
     if (m.rev !== undefined && before !== m.rev) {
       this.others.push(this.change(m, m.rev));
@@ -114,6 +119,19 @@ export class MessageWrites {
     }
     for (const a of m.attachments ?? []) {
       this.others.push({ query: `INSERT INTO ${this.ks}.attachment_holders (app_id, chat_id, upload_id, message_id) VALUES (?, ?, ?, ?)`, params: [m.appId, m.chatId, a.id, m.id] });
+    }
+    this.mentions(m);
+  }
+
+  /** A stored message's mentions are indexed; a tombstone's are dropped (idempotent both ways). */
+  private mentions(m: StoredMessage): void {
+    for (const userId of m.mentions ?? []) {
+      const key = [m.appId, m.chatId, userId, blockOf(m.seq), m.seq];
+      this.others.push(
+        m.deletedAt === undefined
+          ? { query: `INSERT INTO ${this.ks}.chat_mentions (app_id, chat_id, user_id, block, seq) VALUES (?, ?, ?, ?, ?)`, params: key }
+          : { query: `DELETE FROM ${this.ks}.chat_mentions WHERE app_id = ? AND chat_id = ? AND user_id = ? AND block = ? AND seq = ?`, params: key },
+      );
     }
   }
 

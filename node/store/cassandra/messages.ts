@@ -224,6 +224,16 @@ export class CassandraMessages implements MessageStore {
     return row ? str(row, 'message_id') : undefined;
   }
 
+  /** Reads the (at most five) blocks of `chat_mentions` the range spans, newest first, until `limit` seqs are found. */
+  async mentionsBetween(appId: string, chatId: string, userId: string, afterSeq: number, upToSeq: number, limit: number): Promise<number[]> {
+    const seqs: number[] = [];
+    for (let block = blockOf(upToSeq); block >= blockOf(afterSeq + 1) && seqs.length < limit; block--) {
+      const rows = await this.db.execute(`SELECT seq FROM ${this.ks}.chat_mentions WHERE app_id = ? AND chat_id = ? AND user_id = ? AND block = ? AND seq > ? AND seq <= ? LIMIT ?`, [appId, chatId, userId, block, afterSeq, upToSeq, limit - seqs.length]);
+      for (const row of rows.rows) seqs.push(num(row, 'seq'));
+    }
+    return seqs;
+  }
+
   /**
    * Finds a message by its sender's idempotency key. A write of the chat whose outcome is unknown
    * may make a message appear later; the chat's writer settles the chat first (ChatWriters.settle).

@@ -192,4 +192,16 @@ export const nodeMigrations: Migration[] = [
       `ALTER TABLE {ks}.users ADD data text`,
     ],
   },
+  {
+    name: 'node-018-mentions-pins',
+    statements: [
+      // The members a message mentions, as JSON (see message-rows.ts).
+      `ALTER TABLE {ks}.chat_messages ADD mentions text`,
+      // Each member's mentions, for its mention count: a partition holds one member's mentions
+      // among one block of 1024 seqs, so at most 1024 rows; a count reads at most five.
+      `CREATE TABLE IF NOT EXISTS {ks}.chat_mentions (app_id text, chat_id text, user_id text, block bigint, seq bigint, PRIMARY KEY ((app_id, chat_id, user_id, block), seq)) WITH CLUSTERING ORDER BY (seq DESC)`,
+      // A chat's pinned messages (at most 50), as JSON with the chat row (see chats.ts).
+      `ALTER TABLE {ks}.chats ADD pins text`,
+    ],
+  },
 ];

@@ -15,7 +15,8 @@ const CHAT_KEYS = 10_000;
  * Keys: ['m', app, chat, bucket, id] → message (partition app+chat+bucket, clustered by id);
  * ['b', app, chat, bucket] → true (the chat's non-empty buckets); ['s', app, chat, seq] → [bucket, id];
  * ['k', app, chat, sender, clientKey] → id; ['u', app, chat, uploadId] → id of the message carrying
- * that attachment; ['r', app, chat, rev] → [bucket, id] for the latest
+ * that attachment; ['n', app, chat, user, seq] → true for each member a stored message mentions;
+ * ['r', app, chat, rev] → [bucket, id] for the latest
  * revision of each message only; ['h', app, chat] → ChatHead, where the last fenced put left the head.
  */
 export class LmdbMessages implements MessageStore {
@@ -71,6 +72,10 @@ export class LmdbMessages implements MessageStore {
         this.t.db.put(['s', chat, m.seq], [bucket, m.id]);
         if (m.clientKey !== undefined) this.t.db.put(['k', chat, m.senderId, m.clientKey], m.id);
         for (const a of m.attachments ?? []) this.t.db.put(['u', chat, a.id], m.id);
+        for (const userId of m.mentions ?? []) {
+          if (m.deletedAt === undefined) this.t.db.put(['n', chat, userId, m.seq], true);
+          else this.t.db.remove(['n', chat, userId, m.seq]);
+        }
       }
       // The events of this write, in its transaction: both are durable, or neither.
       if (events?.length) this.outbox.write(this.writers.self.id, events, true);
@@ -205,6 +210,12 @@ export class LmdbMessages implements MessageStore {
 
   async attachmentHolder(appId: string, chatId: string, uploadId: string): Promise<string | undefined> {
     return this.t.db.get(['u', appId, chatId, uploadId]) as string | undefined;
+  }
+
+  async mentionsBetween(appId: string, chatId: string, userId: string, afterSeq: number, upToSeq: number, limit: number): Promise<number[]> {
+    const seqs: number[] = [];
+    for (const key of this.t.db.getKeys({ start: ['n', appId, chatId, userId, upToSeq], end: ['n', appId, chatId, userId, afterSeq], reverse: true, limit })) seqs.push(key[4] as number);
+    return seqs;
   }
 
   async byClientKey(appId: string, chatId: string, senderId: string, clientKey: string): Promise<StoredMessage | undefined> {

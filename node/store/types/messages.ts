@@ -45,6 +45,12 @@ export interface StoredMessage {
   hiddenAt?: string;
   /** Files sent with the message (at most CHAT_LIMITS.attachments), kept on its tombstone so their deletion can find them. */
   attachments?: StoredAttachment[];
+  /**
+   * Members the message mentions (at most CHAT_LIMITS.mentions), indexed with it for their
+   * mention counts (MessageStore.mentionsBetween); kept on its tombstone, whose write drops them
+   * from that index.
+   */
+  mentions?: string[];
   /** Set only on a system message (sent with the API key); absent: a regular message. */
   type?: 'system';
   /** The application's own data (README, "Custom data"), as given; absent when none. */
@@ -125,6 +131,12 @@ export interface ChatWriters {
   settle(appId: string, chatId: string): Promise<void>;
 }
 
+/**
+ * The seqs a mention count looks at, at most: the chat's newest MENTION_WINDOW messages. Bounds
+ * the read (Cassandra: at most five partitions of 1,024 seqs) whatever a member has left unread.
+ */
+export const MENTION_WINDOW = 4096;
+
 /** Messages are bucketed by UTC day of their id's timestamp. */
 export const BUCKET_MS = 24 * 3600 * 1000;
 
@@ -185,4 +197,11 @@ export interface MessageStore {
    * message or none. A tombstone keeps it.
    */
   attachmentHolder(appId: string, chatId: string, uploadId: string): Promise<string | undefined>;
+  /**
+   * The seqs of stored messages in (afterSeq, upToSeq] that mention `userId`, newest first, at
+   * most `limit`: what a member's mention count reads. Written by the put that stores a message
+   * (in the same write); a tombstone's put drops its mentions. The caller keeps
+   * `upToSeq - afterSeq` at most MENTION_WINDOW.
+   */
+  mentionsBetween(appId: string, chatId: string, userId: string, afterSeq: number, upToSeq: number, limit: number): Promise<number[]>;
 }
