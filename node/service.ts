@@ -32,6 +32,7 @@ import { appGone, SessionGuard, type AppStatusSource } from './auth/session-guar
 import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, rpcAddress, RpcServer, type RpcHandler } from './cluster/index.ts';
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
+import { pinRoutes } from './http/pin-routes.ts';
 import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, flagRoutes, moderationRoutes, NodeBlocklistAdmin } from './moderation/index.ts';
 import { attachmentRoutes } from './http/attachment-routes.ts';
 import { attachmentsOf, LocalObjectStore, serveLocalFiles, type AttachmentSettingsSource, type ObjectStore } from './files/index.ts';
@@ -400,6 +401,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const routes: AnyRoute[] = [
     ...userRoutes(ctx),
     ...chatRoutes(ctx),
+    ...pinRoutes(ctx),
     ...moderationRoutes(ctx),
     ...flagRoutes(ctx),
     ...chatModerationRoutes(ctx),

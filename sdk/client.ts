@@ -3,7 +3,7 @@ import { ChatStateError } from './errors.ts';
 import { ChatModerationCalls } from './chat-moderation.ts';
 import { request, type RequestOptions } from './http.ts';
 import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
-import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Reaction, Role, User, UserSession } from './types.ts';
+import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Pin, Pinned, Reaction, Role, User, UserSession } from './types.ts';
 import { MULTIPART_FROM_BYTES, putMissing, withRetries, type UploadTarget } from './upload.ts';
 
 export * from './errors.ts';
@@ -349,6 +349,20 @@ export class ChatClient {
     return this.viaSocketOrRest({ type: 'reaction.add', chatId, messageId, reaction }, `api/messages/${enc(chatId)}/${enc(messageId)}/reactions`, { method: 'POST', body: { reaction } });
   }
 
+  /** The chat's pinned messages (at most 50), the newest pin first, each with its message as it is now. */
+  async pins(chatId: string): Promise<Pinned[]> {
+    return (await this.call<{ pins: Pinned[] }>(`api/chats/${enc(chatId)}/pins`)).pins;
+  }
+
+  /** Pins a message (a group's owners and admins; either member of a direct chat); pinning it again returns the pin there. */
+  async pin(chatId: string, messageId: string): Promise<Pin> {
+    return (await this.actOrCall<{ pin: Pin }>({ type: 'pin.add', chatId, messageId }, `api/chats/${enc(chatId)}/pins`, { method: 'POST', body: { messageId } })).pin;
+  }
+
+  async unpin(chatId: string, messageId: string): Promise<void> {
+    await this.actOrCall({ type: 'pin.remove', chatId, messageId }, `api/chats/${enc(chatId)}/pins/${enc(messageId)}`, { method: 'DELETE' });
+  }
+
   /**
    * A message's reactions in full, a page at a time, oldest first (a message carries only its
    * counts and latest 10); `reaction` lists one value only. Pass `next` as `after` for the next page.
@@ -412,8 +426,13 @@ export class ChatClient {
   }
 
   private async viaSocketOrRest(action: Record<string, unknown> & { type: string }, path: string, init: Omit<RequestOptions, 'token'>): Promise<Message> {
-    if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') return (await this.realtime.action<{ message: Message }>(action)).message;
-    return (await this.call<{ message: Message }>(path, init)).message;
+    return (await this.actOrCall<{ message: Message }>(action, path, init)).message;
+  }
+
+  /** Over the socket when one is open (its ack's result), else the REST call (its body): the two carry the same result. */
+  private actOrCall<T>(action: Record<string, unknown> & { type: string }, path: string, init: Omit<RequestOptions, 'token'>): Promise<T> {
+    if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') return this.realtime.action<T>(action);
+    return this.call<T>(path, init);
   }
 
   /** One page of history, newest first (spec §4.2); `lastMessage` is the oldest id of the previous page. */

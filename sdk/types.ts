@@ -68,6 +68,18 @@ export interface Message extends ReplyTo {
   data?: Record<string, unknown>;
 }
 
+/** A pinned message of a chat: which, by whom, when. */
+export interface Pin {
+  messageId: string;
+  pinnedBy: string;
+  pinnedAt: string;
+}
+
+/** A pin with its message as it is now (`ChatClient.pins`). */
+export interface Pinned extends Pin {
+  message: Message;
+}
+
 export type ChatType = 'direct' | 'group';
 export type Role = 'owner' | 'admin' | 'member';
 
@@ -218,6 +230,9 @@ export type ChatEvent =
   | { type: 'member.banned'; chatId: string; userId: string; expiresAt?: string }
   | { type: 'member.unbanned'; chatId: string; userId: string }
   | { type: 'chat.updated'; chatId: string; chat: Chat }
+  | { type: 'message.pinned'; chatId: string; pin: Pin }
+  /** Without `unpinnedBy`: the message was deleted, which unpins it. */
+  | { type: 'message.unpinned'; chatId: string; messageId: string; unpinnedBy?: string }
   | { type: 'chat.deleted'; chatId: string };
 
 export type UserEvent = { type: 'presence.online'; userId: string } | { type: 'presence.offline'; userId: string };

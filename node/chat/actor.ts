@@ -1,5 +1,6 @@
 import { ApiError } from '../../common/index.ts';
-import { FencedError, newMessageId, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
+import { FencedError, newMessageId, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage, type StoredPin } from '../store/index.ts';
+import { pinning, unpinning } from './chat-pins.ts';
 import type { AttachmentPort } from './attachment-port.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
 import { ChatActivity } from './chat-activity.ts';
@@ -356,6 +357,9 @@ export class ChatActor {
       if (outcome.event === 'message.deleted' && m.attachments?.length && this.deps.attachments) {
         await this.deps.attachments.messageDeleting(this.appId, this.chatId, m.id, m.attachments.map((a) => a.id));
       }
+      // A deleted message is unpinned with it.
+      const unpin = outcome.event === 'message.deleted' ? unpinning(this.chat, undefined, m.id) : undefined;
+      if (unpin && !(unpin instanceof ApiError) && unpin.chat) await this.writePins(unpin.chat, { type: 'message.unpinned', chatId: this.chatId, messageId: m.id });
       const event: ChatEvent & { rev: number } =
         outcome.event === 'reaction.added' || outcome.event === 'reaction.removed'
           ? { type: outcome.event, chatId: this.chatId, seq: m.seq, rev: 0, reaction: reactionView(m, outcome.reaction!) }
@@ -536,6 +540,28 @@ export class ChatActor {
       this.deps.events.chatEvent(this.appId, { type: 'chat.updated', chatId: this.chatId, chat: chatView(this.chat) });
       return this.chat;
     });
+  }
+
+  // ---- pins (README, "Pins"; chat-pins.ts) -------------------------------------------------------
+
+  /** Pins or unpins a message; resolves with the pin (made, or already there) or `null` for an unpin. */
+  pin(byUserId: string, messageId: string, add: boolean): Promise<StoredPin | null | ApiError> {
+    return this.run(async () => {
+      const role = this.role(byUserId);
+      if (!role) return notFound();
+      const change = add ? pinning(this.chat, role, byUserId, await this.message(messageId), this.deps.now().toISOString()) : unpinning(this.chat, role, messageId);
+      if (change instanceof ApiError) return change;
+      if (change?.chat) await this.writePins(change.chat, add ? { type: 'message.pinned', chatId: this.chatId, pin: change.pin } : { type: 'message.unpinned', chatId: this.chatId, messageId, unpinnedBy: byUserId });
+      return add && change ? change.pin : null;
+    });
+  }
+
+  /** The chat row with its new pins, written fenced behind any activity write in flight, then announced. */
+  private async writePins(next: Chat, event: ChatEvent): Promise<void> {
+    this.chat = next;
+    await this.activity.inFlight();
+    if ((await this.deps.store.chats.update(this.chat, FENCED)) === 'not-found') return;
+    this.deps.events.chatEvent(this.appId, event);
   }
 
   deleteChat(byUserId: string): Promise<string[] | ApiError> {

@@ -1,5 +1,6 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { ChatSchema, MessageSchema, ReactionSchema, Role } from './schemas.ts';
+import { PinSchema } from './chat-pins.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
 const event = <T extends string, P extends Record<string, TSchema>>(type: T, props: P, description: string) =>
@@ -53,7 +54,9 @@ export const chatEventSchemas = {
     'A user was banned from the chat until `expiresAt` (absent: until lifted); a member is removed next (`membership.changed`), and nobody can add it back meanwhile (MEMBER_BANNED).',
   ),
   'member.unbanned': event('member.unbanned', { chatId: Uuid, userId: Uuid }, 'A user’s ban from the chat was lifted (it can be added again).'),
-  'chat.updated': event('chat.updated', { chatId: Uuid, chat: ChatSchema }, 'A group was renamed.'),
+  'chat.updated': event('chat.updated', { chatId: Uuid, chat: ChatSchema }, "A group was renamed, or a chat's data changed."),
+  'message.pinned': event('message.pinned', { chatId: Uuid, pin: PinSchema }, 'A message was pinned (README, "Pins").'),
+  'message.unpinned': event('message.unpinned', { chatId: Uuid, messageId: Uuid, unpinnedBy: Type.Optional(Uuid) }, 'A message was unpinned; without `unpinnedBy`, because it was deleted.'),
   'chat.deleted': event('chat.deleted', { chatId: Uuid }, 'The chat was deleted.'),
 } as const;
 

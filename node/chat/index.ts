@@ -16,6 +16,7 @@ export { AppActionBudget, UserWriteLimits } from './write-limits.ts';
 export { SendAdmission, type SendAdmissionOptions } from './send-admission.ts';
 export { CHAT_LIMITS } from './limits.ts';
 export { REACTION_SUMMARY } from './reaction-summary.ts';
+export { PinSchema, PinnedSchema, type PinnedView } from './chat-pins.ts';
 export { boundedQueue, countedRefusals, type AdmissionPolicy } from './admission.ts';
 export { chatEventSchemas, userEventSchemas, type ChatEvent, type EventSink, type ServerEvent, type UserEvent } from './events.ts';
 export type { Replay, ReplayDelivery, ReplayTarget, ResumeEntry, ResumePoint } from './replay.ts';

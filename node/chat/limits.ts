@@ -4,6 +4,8 @@ export const CHAT_LIMITS = Object.freeze({
   messageChars: 4000,
   /** Files one message carries. */
   attachments: 10,
+  /** Pinned messages of one chat. */
+  pins: 50,
   /** Members one message mentions. */
   mentions: 25,
   /** The highest mention count a chat shows (a member's mentions among its unread messages). */

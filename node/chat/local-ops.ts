@@ -1,5 +1,6 @@
 import { ApiError } from '../../common/index.ts';
-import { MENTION_WINDOW, type MemberRole, type NodeStore, type StoredMessage } from '../store/index.ts';
+import { MENTION_WINDOW, type MemberRole, type NodeStore, type StoredMessage, type StoredPin } from '../store/index.ts';
+import type { PinnedView } from './chat-pins.ts';
 import { CHAT_LIMITS } from './limits.ts';
 import type { ChatActor, SendInput, SendResult } from './actor.ts';
 import type { ChatChange, EditInput } from './send-input.ts';
@@ -75,6 +76,23 @@ export class LocalChatOps {
       const page = reactionPage(m, query);
       const reactions = page.reactions.map((r) => reactionView(m, r));
       return page.next === undefined ? { reactions } : { reactions, next: page.next };
+    });
+  }
+
+  /** Pins or unpins a message (chat-pins.ts): the pin, or `null` for an unpin. */
+  async pin(p: Principal, chatId: string, messageId: string, add: boolean): Promise<StoredPin | null | ApiError> {
+    return this.withActor(p, chatId, (actor) => actor.pin(p.userId, messageId, add));
+  }
+
+  /** The chat's pins, the newest pin first, each with its message as it is now (one read each at most). */
+  async pins(p: Principal, chatId: string): Promise<PinnedView[] | ApiError> {
+    return this.withActor(p, chatId, async (actor) => {
+      const pins = [...(actor.chat.pins ?? [])].reverse();
+      const messages = await Promise.all(pins.map((pin) => actor.messageOf(pin.messageId)));
+      return pins.flatMap((pin, i) => {
+        const m = messages[i];
+        return m ? [{ ...pin, message: messageView(m, undefined, p.userId) }] : [];
+      });
     });
   }
 

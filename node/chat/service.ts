@@ -209,6 +209,14 @@ export class ChatService {
     return this.on(p.appId, chatId, 'reactions', p, chatId, messageId, query);
   }
 
+  pin(p: Principal, chatId: string, messageId: string, add: boolean): Promise<ChatOpResult<'pin'>> {
+    return this.limited(p, chatId, 'pin', p, chatId, messageId, add);
+  }
+
+  pins(p: Principal, chatId: string): Promise<ChatOpResult<'pins'>> {
+    return this.on(p.appId, chatId, 'pins', p, chatId);
+  }
+
   markRead(p: Principal, chatId: string, seq: number): Promise<number | ApiError> {
     return this.limited(p, chatId, 'markRead', p, chatId, seq);
   }

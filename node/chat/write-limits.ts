@@ -24,6 +24,7 @@ export const WRITE_POLICY = Object.freeze({
   createGroup: 'write',
   moderate: 'write',
   flag: 'write',
+  pin: 'write',
   // Up to 100 presence lookups each: bounded per user like the writes.
   presence: 'write',
   typing: 'typing',

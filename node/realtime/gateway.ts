@@ -359,6 +359,11 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
       const r = await chats.react(p, action.chatId, action.messageId, action.reaction, action.type === 'reaction.add');
       return isApiError(r) ? r : { message: r };
     }
+    case 'pin.add':
+    case 'pin.remove': {
+      const r = await chats.pin(p, action.chatId, action.messageId, action.type === 'pin.add');
+      return isApiError(r) ? r : r ? { pin: r } : {};
+    }
     case 'read.mark': {
       const r = await chats.markRead(p, action.chatId, action.seq);
       return isApiError(r) ? r : { readSeq: r };

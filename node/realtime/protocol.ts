@@ -28,6 +28,8 @@ export const actionSchemas = {
   'message.delete': action('message.delete', { chatId: Uuid, messageId: Uuid }, 'Delete a message (author, owner or admin); ack `{message}` (the tombstone).'),
   'reaction.add': action('reaction.add', { chatId: Uuid, messageId: Uuid, reaction: ReactionValue }, 'Add your reaction (idempotent); ack `{message}`.'),
   'reaction.remove': action('reaction.remove', { chatId: Uuid, messageId: Uuid, reaction: ReactionValue }, 'Remove your reaction (idempotent); ack `{message}`.'),
+  'pin.add': action('pin.add', { chatId: Uuid, messageId: Uuid }, 'Pin a message (a group\'s owners and admins; either member of a direct chat); ack `{pin}` (the one already there when pinned before).'),
+  'pin.remove': action('pin.remove', { chatId: Uuid, messageId: Uuid }, 'Unpin a message (idempotent); ack `{}`.'),
   'read.mark': action('read.mark', { chatId: Uuid, seq: Type.Integer({ minimum: 0 }) }, 'Mark messages up to `seq` read; ack `{readSeq}`.'),
   'typing.start': action('typing.start', { chatId: Uuid }, 'Tell the other members you are typing (your own connections are not told); ack `{}`.'),
   'typing.stop': action('typing.stop', { chatId: Uuid }, 'Tell the other members you stopped typing; ack `{}`.'),

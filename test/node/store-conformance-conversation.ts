@@ -40,6 +40,18 @@ export function conversationConformance(withStore: (title: string, body: (t: Tes
     await store.writers.release(appId, c.id);
   });
 
+  withStore('pins: a chat row keeps its pins in order, and a row written without them has none', async (t, store) => {
+    const appId = randomUUID();
+    const c: Chat = { appId, id: randomUUID(), kind: 'group', name: 'g', createdBy: randomUUID(), createdAt: NOW, updatedAt: NOW, lastSeq: 0, lastActivityAt: NOW };
+    await store.chats.create(c, [{ appId, chatId: c.id, userId: c.createdBy, role: 'owner', joinedAt: NOW, readSeq: 0 }]);
+    t.equal((await store.chats.get(appId, c.id))?.pins, undefined, 'a new chat has none');
+    const pins = Array.from({ length: 50 }, (_, i) => ({ messageId: newMessageId(i + 1), pinnedBy: c.createdBy, pinnedAt: NOW }));
+    await store.chats.update({ ...c, pins });
+    t.same((await store.chats.get(appId, c.id))?.pins, pins, 'fifty pins, in order');
+    await store.chats.update(c);
+    t.equal((await store.chats.get(appId, c.id))?.pins, undefined, 'an update without them clears them');
+  });
+
   withStore('mentions: indexed with their message, counted between two seqs newest first, dropped by its tombstone, per member and chat', async (t, store) => {
     const appId = randomUUID();
     const c: Chat = { appId, id: randomUUID(), kind: 'group', name: 'g', createdBy: randomUUID(), createdAt: NOW, updatedAt: NOW, lastSeq: 0, lastActivityAt: NOW };

@@ -34,3 +34,23 @@ t.test('data on users, chats and messages, and a system message from the backend
   const refused = await A.edit(chat.chatId, notice.messageId, 'changed').catch((e: unknown) => e);
   t.ok(refused instanceof ChatApiError && refused.code === 'NOT_ALLOWED', 'nobody edits it');
 });
+
+t.test('mentions and pins through the SDK', async (t) => {
+  const [ann, ben] = [await server.registerUser({ username: `ann-${process.pid}` }), await server.registerUser({ username: `ben-${process.pid}` })];
+  const [A, B] = [await client(t, ann.userId), await client(t, ben.userId)];
+  const chat = await A.createGroup('Pins', [ben.userId]);
+  const pinnedEvent = new Promise<string>((resolve) => {
+    const off = B.on('message.pinned', (e) => (resolve(e.pin.messageId), off()));
+  });
+  const m = await A.send(chat.chatId, '@ben the plan', { mentions: [ben.userId] });
+  t.same(m.mentions, [ben.userId], 'send takes mentions');
+  t.equal((await B.getChat(chat.chatId)).mentionCount, 1, "ben's chat counts the mention");
+  const pin = await A.pin(chat.chatId, m.messageId);
+  t.match(pin, { messageId: m.messageId, pinnedBy: ann.userId });
+  t.equal(await pinnedEvent, m.messageId, 'message.pinned reaches the members');
+  t.same((await B.pins(chat.chatId)).map((p) => p.message.content), ['@ben the plan'], 'pins lists it with its message');
+  await A.unpin(chat.chatId, m.messageId);
+  t.same(await B.pins(chat.chatId), [], 'unpin takes it off');
+  const refused = await B.pin(chat.chatId, m.messageId).catch((e: unknown) => e);
+  t.ok(refused instanceof ChatApiError && refused.code === 'NOT_ALLOWED', 'a plain member of a group does not pin');
+});

@@ -1,12 +1,16 @@
 import cassandra, { type types } from 'cassandra-driver';
 import { applied, claimRow, dataOf, dataText, defined, num, opt, str, timedOut, type Cql } from '../../../common/cassandra/index.ts';
-import type { ActivityPosition, Chat, ChatKind, ChatStore, EventOptions, Member, MemberRole, WriteOptions } from '../types.ts';
+import type { ActivityPosition, Chat, ChatKind, ChatStore, EventOptions, Member, MemberRole, StoredPin, WriteOptions } from '../types.ts';
 import type { CassandraLeases, Hold } from './leases.ts';
 import type { ChangeEvents } from './outbox.ts';
 import { UserChatIndex } from './user-chat-index.ts';
 
 
 const { unset } = cassandra.types;
+/** A chat's pins travel as JSON in one column (null: none). */
+const pinsText = (c: Chat) => (c.pins?.length ? JSON.stringify(c.pins) : undefined);
+const pinsOf = (text: string | undefined) => (text === undefined ? undefined : (JSON.parse(text) as StoredPin[]));
+
 /** A member's mute travels as JSON in one column (null: not muted). */
 const muteText = (m: Member) => (m.mute ? JSON.stringify(m.mute) : null);
 const muteOf = (row: types.Row): Pick<Member, 'mute'> => {
@@ -60,6 +64,7 @@ export class CassandraChats implements ChatStore {
       lastActivityAt: str(row, 'last_activity_at'),
       memberCount: row.get('member_count') === null || row.get('member_count') === undefined ? undefined : num(row, 'member_count'),
       data: dataOf(opt(row, 'data')),
+      pins: pinsOf(opt(row, 'pins')),
     });
   }
 
@@ -69,8 +74,8 @@ export class CassandraChats implements ChatStore {
 
   private writeChat(c: Chat, condition = '') {
     return this.db.execute(
-      `INSERT INTO ${this.ks}.chats (app_id, id, kind, name, created_by, created_at, updated_at, last_seq, last_activity_at, member_count, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${condition}`,
-      [c.appId, c.id, c.kind, c.name ?? null, c.createdBy, c.createdAt, c.updatedAt, c.lastSeq, c.lastActivityAt, c.memberCount ?? null, dataText(c.data) ?? unset],
+      `INSERT INTO ${this.ks}.chats (app_id, id, kind, name, created_by, created_at, updated_at, last_seq, last_activity_at, member_count, data, pins) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${condition}`,
+      [c.appId, c.id, c.kind, c.name ?? null, c.createdBy, c.createdAt, c.updatedAt, c.lastSeq, c.lastActivityAt, c.memberCount ?? null, dataText(c.data) ?? unset, pinsText(c) ?? unset],
     );
   }
 
@@ -135,8 +140,8 @@ export class CassandraChats implements ChatStore {
   private async updateRow(chat: Chat, options?: WriteOptions): Promise<'updated' | 'not-found'> {
     const run = () =>
       this.db.execute(
-        `UPDATE ${this.ks}.chats SET kind = ?, name = ?, created_by = ?, created_at = ?, updated_at = ?, last_seq = ?, last_activity_at = ?, member_count = ?, data = ? WHERE app_id = ? AND id = ? IF EXISTS`,
-        [chat.kind, chat.name ?? null, chat.createdBy, chat.createdAt, chat.updatedAt, chat.lastSeq, chat.lastActivityAt, chat.memberCount ?? null, dataText(chat.data) ?? null, chat.appId, chat.id],
+        `UPDATE ${this.ks}.chats SET kind = ?, name = ?, created_by = ?, created_at = ?, updated_at = ?, last_seq = ?, last_activity_at = ?, member_count = ?, data = ?, pins = ? WHERE app_id = ? AND id = ? IF EXISTS`,
+        [chat.kind, chat.name ?? null, chat.createdBy, chat.createdAt, chat.updatedAt, chat.lastSeq, chat.lastActivityAt, chat.memberCount ?? null, dataText(chat.data) ?? null, pinsText(chat) ?? null, chat.appId, chat.id],
       );
     const hold = await this.fence(chat.appId, chat.id, options);
     const result = hold ? await this.leases.write(hold, run) : await run();

@@ -28,6 +28,15 @@ export interface Chat {
   memberCount?: number;
   /** The application's own data (README, "Custom data"), as given; absent when none. */
   data?: Record<string, unknown>;
+  /** Pinned messages, oldest pin first (at most CHAT_LIMITS.pins); absent when none. Written by the chat's actor with the row. */
+  pins?: StoredPin[];
+}
+
+/** A pinned message of a chat: which, by whom, when. */
+export interface StoredPin {
+  messageId: string;
+  pinnedBy: string;
+  pinnedAt: string;
 }
 
 export interface Member {
