@@ -177,6 +177,7 @@ export class ChatState {
     if (!chat || chat.unreadCount === 0 || document.visibilityState !== 'visible') return;
     const seq = chat.lastSeq;
     chat.unreadCount = 0;
+    chat.mentionCount = 0;
     chat.readSeq = Math.max(chat.readSeq, seq);
     this.changed();
     this.sendReadMark(chatId, seq);
@@ -231,7 +232,12 @@ export class ChatState {
       chat.lastActivityAt = message.timeStamp;
       chat.lastMessage = message;
       // One's own message is never unread (the service moves the sender's read mark too).
-      if (message.senderId === this.me.userId) chat.readSeq = message.seq;
+      if (message.senderId === this.me.userId) {
+        chat.readSeq = message.seq;
+        chat.mentionCount = 0;
+      } else if (message.mentions?.includes(this.me.userId)) {
+        chat.mentionCount = Math.min(99, chat.mentionCount + 1);
+      }
       chat.unreadCount = Math.max(0, chat.lastSeq - chat.readSeq);
       this.chats = [chat, ...this.chats.filter((c) => c !== chat)];
     }
@@ -280,6 +286,9 @@ export class ChatState {
       if (chat && e.userId === this.me.userId && e.seq > chat.readSeq) {
         chat.readSeq = e.seq;
         chat.unreadCount = Math.max(0, chat.lastSeq - e.seq);
+        // Which mentions the mark passed is the service's to count: read again when some are left.
+        if (chat.unreadCount === 0) chat.mentionCount = 0;
+        else if (chat.mentionCount > 0) void this.loadChats();
         this.changed();
       }
     });
@@ -300,6 +309,7 @@ export class ChatState {
       if (this.open?.chatId === e.chatId) this.closeChat();
       this.changed();
     });
+    for (const type of ['message.pinned', 'message.unpinned'] as const) c.on(type, (e) => void (this.open?.chatId === e.chatId ? this.open.pinsChanged() : undefined));
     c.on('chat.stale', (e) => void (this.open?.chatId === e.chatId ? this.open.load() : undefined));
     c.on('presence.online', (e) => {
       this.online.add(e.userId);

@@ -1,4 +1,4 @@
-import { applyReaction, type AttachmentUrls, type ChatClient, type Member, type Message, type Reaction } from '../../sdk/client.ts';
+import { applyReaction, type AttachmentUrls, type ChatClient, type Member, type Message, type Pinned, type Reaction } from '../../sdk/client.ts';
 
 /** Messages a history page asks for: a screenful and a half, so the first page can be scrolled. */
 export const PAGE_SIZE = 30;
@@ -48,6 +48,8 @@ export class OpenConversation {
   /** Why the chat or an older page could not be loaded. */
   error: string | undefined;
   members: Member[] = [];
+  /** The chat's pinned messages, the newest pin first (loaded with the chat, again at each pin event). */
+  pins: Pinned[] = [];
   readonly typing = new Map<string, ReturnType<typeof setTimeout>>();
   /** Counts pages put in front, so the view keeps the reader's place when one arrives. */
   prepended = 0;
@@ -76,8 +78,9 @@ export class OpenConversation {
     const since = this.arrivedCount;
     this.loading++;
     try {
-      const [page, members] = await Promise.all([this.client.getMessages(this.chatId, { size: PAGE_SIZE }), this.client.members(this.chatId)]);
+      const [page, members, pins] = await Promise.all([this.client.getMessages(this.chatId, { size: PAGE_SIZE }), this.client.members(this.chatId), this.client.pins(this.chatId)]);
       if (this.closed) return;
+      this.pins = pins;
       const pending = this.messages.filter((m) => m.pending);
       this.messages = [...page.reverse().map((message) => ({ message })), ...pending];
       this.complete = page.length < PAGE_SIZE;
@@ -159,7 +162,7 @@ export class OpenConversation {
    * stored message when the service acknowledges it (the SDK holds it while offline and sends it
    * after the reconnect), or marked failed with the reason and a way to retry.
    */
-  async send(me: string, content: string, replyTo?: Message, idempotencyKey: string = newKey()): Promise<void> {
+  async send(me: string, content: string, replyTo?: Message, idempotencyKey: string = newKey(), mentions: string[] = []): Promise<void> {
     const placeholder: ShownMessage = {
       pending: 'sending',
       idempotencyKey,
@@ -176,12 +179,13 @@ export class OpenConversation {
         reactionCounts: {},
         type: 'regular',
         ...(replyTo ? { replyTo } : {}),
+        ...(mentions.length ? { mentions } : {}),
       },
     };
     this.messages = [...this.messages.filter((m) => m.idempotencyKey !== idempotencyKey), placeholder];
     this.changed();
     try {
-      const stored = await this.client.send(this.chatId, content, { idempotencyKey, ...(replyTo ? { replyTo: replyTo.messageId } : {}) });
+      const stored = await this.client.send(this.chatId, content, { idempotencyKey, ...(replyTo ? { replyTo: replyTo.messageId } : {}), ...(mentions.length ? { mentions } : {}) });
       this.messages = this.messages.filter((m) => m !== placeholder);
       this.upsert(stored);
     } catch (error) {
@@ -262,6 +266,31 @@ export class OpenConversation {
       this.messages = [...this.messages];
       this.changed();
       return false;
+    }
+  }
+
+  /** A pin event: the list is read again (at most 50 pins, each with its message as it is now). */
+  async pinsChanged(): Promise<void> {
+    try {
+      const pins = await this.client.pins(this.chatId);
+      if (this.closed) return;
+      this.pins = pins;
+      this.changed();
+    } catch {
+      // The next pin event, or opening the chat again, reads them.
+    }
+  }
+
+  /** Pins or unpins a message; a refusal is shown under it, as other actions' are. */
+  async pin(messageId: string, add: boolean): Promise<void> {
+    const shown = this.messages.find((m) => m.message.messageId === messageId);
+    try {
+      await (add ? this.client.pin(this.chatId, messageId) : this.client.unpin(this.chatId, messageId));
+      await this.pinsChanged();
+    } catch (error) {
+      if (shown) shown.error = describe(error);
+      this.messages = [...this.messages];
+      this.changed();
     }
   }
 

@@ -3,7 +3,7 @@ import type { ChatSummary } from '../../../sdk/client.ts';
 import type { ChatState } from '../chat-state.ts';
 import { preview, shortTime } from './format.ts';
 
-/** My chats, most recent first: name, presence of a direct chat's peer, last message, unread badge. */
+/** My chats, most recent first: name, presence of a direct chat's peer, last message, unread and mention badges. */
 export function ChatList({ state }: { state: ChatState }) {
   if (state.listError) {
     return html`<div class="error" role="alert">${state.listError} <button type="button" class="link" onClick=${() => void state.loadChats()}>Retry</button></div>`;
@@ -28,6 +28,7 @@ function ChatRow({ state, chat }: { state: ChatState; chat: ChatSummary }) {
       </span>
       <span class="chat-side">
         ${last ? html`<time class="muted small">${shortTime(last.timeStamp)}</time>` : null}
+        ${chat.mentionCount ? html`<span class="badge mention" aria-label=${`${chat.mentionCount} ${chat.mentionCount === 1 ? 'mention' : 'mentions'}`}>@${chat.mentionCount}</span>` : null}
         ${chat.unreadCount ? html`<span class="badge" aria-label=${`${chat.unreadCount} unread`}>${chat.unreadCount > 999 ? '999+' : chat.unreadCount}</span>` : null}
       </span>
     </button>

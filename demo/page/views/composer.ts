@@ -16,10 +16,13 @@ const TYPING_IDLE_MS = 2000;
 /**
  * The message box. Enter sends (or saves an edit), Escape cancels a reply or an edit. Typing is
  * announced while keys are pressed, at most every few seconds, and withdrawn when you pause or send.
+ * "@" offers the chat's members by name; a picked one is mentioned when the message goes.
  */
 export function Composer({ state, conversation, draft, setDraft }: { state: ChatState; conversation: OpenConversation; draft: Draft; setDraft: (d: Draft) => void }) {
   const [text, setText] = useState('');
   const [error, setError] = useState<string | undefined>(undefined);
+  // Members picked from the @-list while writing this message, by the name put in the text.
+  const [picked, setPicked] = useState<Map<string, string>>(new Map());
   const input = useRef<HTMLInputElement>(null);
   const typing = useRef({ sentAt: 0, idle: undefined as ReturnType<typeof setTimeout> | undefined });
   const { client } = state;
@@ -60,14 +63,33 @@ export function Composer({ state, conversation, draft, setDraft }: { state: Chat
         return;
       }
     } else {
-      void conversation.send(state.me.userId, content, draft.kind === 'reply' ? draft.to : undefined);
+      // A picked member whose @name was taken out of the text again is not mentioned.
+      const mentions = [...new Set([...picked].filter(([name]) => content.includes(`@${name}`)).map(([, userId]) => userId))];
+      void conversation.send(state.me.userId, content, draft.kind === 'reply' ? draft.to : undefined, undefined, mentions);
     }
+    setPicked(new Map());
     setText('');
     setDraft({ kind: 'new' });
   };
   const cancel = () => {
     setText('');
+    setPicked(new Map());
     setDraft({ kind: 'new' });
+  };
+
+  // "@" and the start of a name at the end of the text: the members it may be, to pick one.
+  const query = draft.kind === 'edit' ? undefined : /(?:^|\s)@([^\s@]{0,40})$/.exec(text)?.[1];
+  const candidates =
+    query === undefined
+      ? []
+      : conversation.members
+          .filter((m) => m.userId !== state.me.userId && state.nameOf(m.userId).toLowerCase().startsWith(query.toLowerCase()))
+          .slice(0, 6);
+  const pick = (userId: string) => {
+    const name = state.nameOf(userId);
+    setText(text.replace(/@([^\s@]*)$/, `@${name} `));
+    setPicked(new Map([...picked, [name, userId]]));
+    input.current?.focus();
   };
 
   return html`<form class="composer" onSubmit=${submit}>
@@ -76,6 +98,11 @@ export function Composer({ state, conversation, draft, setDraft }: { state: Chat
       : null}
     ${draft.kind === 'edit' ? html`<div class="context small"><span>Editing your message</span><button type="button" class="link" onClick=${cancel}>Cancel</button></div>` : null}
     ${error ? html`<p class="error small" role="alert">${error}</p>` : null}
+    ${candidates.length
+      ? html`<ul class="mention-picker" role="listbox" aria-label="Mention a member">
+          ${candidates.map((m) => html`<li><button type="button" role="option" class="mention-option" onClick=${() => pick(m.userId)}>@${state.nameOf(m.userId)}</button></li>`)}
+        </ul>`
+      : null}
     <div class="row">
       <input
         ref=${input}

@@ -6,6 +6,7 @@ import type { OpenConversation } from '../conversation-state.ts';
 import { useChatState } from '../use-state.ts';
 import { Composer, type Draft } from './composer.ts';
 import { MessageItem } from './message.ts';
+import { preview } from './format.ts';
 
 /** Older messages are asked for when the reader scrolls this close to the top. */
 const LOAD_OLDER_WITHIN_PX = 300;
@@ -18,6 +19,7 @@ export function Conversation({ state, conversation }: { state: ChatState; conver
   useChatState(state);
   const log = useRef<HTMLDivElement>(null);
   const [draft, setDraft] = useState<Draft>({ kind: 'new' });
+  const [showPins, setShowPins] = useState(false);
   // Where the reader is, measured at each scroll: from the bottom (kept when a page is put in
   // front), and whether at the bottom (then new messages scroll into view).
   const place = useRef({ fromBottom: 0, atBottom: true, prepended: conversation.prepended, count: 0 });
@@ -59,7 +61,16 @@ export function Conversation({ state, conversation }: { state: ChatState; conver
         <h1 class="conv-title">${title}</h1>
         <p class="conv-sub muted small">${subtitle}</p>
       </div>
+      <button type="button" class="link pins-toggle" aria-expanded=${showPins} onClick=${() => setShowPins(!showPins)}>📌 ${conversation.pins.length}</button>
     </header>
+    ${showPins
+      ? html`<section class="pins" aria-label="Pinned messages">
+          ${conversation.pins.length === 0 ? html`<p class="muted small">Nothing pinned yet.</p>` : null}
+          ${conversation.pins.map(
+            (p) => html`<p class="pin-row small" data-id=${p.messageId}><b>${state.nameOf(p.message.senderId)}</b> ${preview(p.message)} <span class="muted">· pinned by ${p.pinnedBy === state.me.userId ? 'you' : state.nameOf(p.pinnedBy)}</span></p>`,
+          )}
+        </section>`
+      : null}
     <div class="log" ref=${log} onScroll=${onScroll} role="log" aria-live="polite" aria-relevant="additions">
       ${conversation.complete
         ? html`<p class="history-start muted small">${conversation.messages.length ? 'The start of this chat' : 'No messages yet: say hello.'}</p>`

@@ -41,12 +41,17 @@ export function MessageItem({ state, conversation, shown, onReply, onEdit, seen 
   };
   const live = !pending && !m.deleted;
 
-  // A system message (your backend's notice) is shown apart, as the chat's own line.
-  return html`<article class=${`msg${mine && m.type !== 'system' ? ' mine' : ''}${m.type === 'system' ? ' system' : ''}${m.deleted ? ' deleted' : ''}${pending ? ` ${pending}` : ''}`} data-seq=${pending ? undefined : m.seq} data-id=${m.messageId}>
+  // A system message (your backend's notice) is shown apart, as the chat's own line; one that mentions me stands out.
+  const forMe = !mine && (m.mentions?.includes(state.me.userId) ?? false);
+  const pinned = conversation.pins.some((p) => p.messageId === m.messageId);
+  const chat = state.chats.find((c) => c.chatId === chatId);
+  const mayPin = chat?.type === 'direct' || chat?.role === 'owner' || chat?.role === 'admin';
+  return html`<article class=${`msg${mine && m.type !== 'system' ? ' mine' : ''}${m.type === 'system' ? ' system' : ''}${forMe ? ' for-me' : ''}${m.deleted ? ' deleted' : ''}${pending ? ` ${pending}` : ''}`} data-seq=${pending ? undefined : m.seq} data-id=${m.messageId}>
     <header class="meta small">
       <span class="sender">${mine ? 'You' : state.nameOf(m.senderId)}</span>
       <time datetime=${m.timeStamp}>${shortTime(m.timeStamp)}</time>
       ${m.edited && !m.deleted ? html`<span class="edited">edited</span>` : null}
+      ${pinned ? html`<span class="pinned" title="Pinned">📌 pinned</span>` : null}
     </header>
     ${m.replyTo ? html`<blockquote class="quote small"><b>${state.nameOf(m.replyTo.senderId)}</b> ${preview(m.replyTo)}</blockquote>` : null}
     ${m.deleted || m.hidden || m.content || !(m.attachments?.length || shown.upload || shown.file)
@@ -69,6 +74,7 @@ export function MessageItem({ state, conversation, shown, onReply, onEdit, seen 
           <button type="button" class="link reply" onClick=${() => onReply(m)}>Reply</button>
           <button type="button" class="link react" aria-expanded=${picking} onClick=${() => setPicking(!picking)}>React</button>
           ${mine && m.type !== 'system' ? html`<button type="button" class="link edit" onClick=${() => onEdit(m)}>Edit</button>` : null}
+          ${mayPin ? html`<button type="button" class="link pin" onClick=${() => void conversation.pin(m.messageId, !pinned)}>${pinned ? 'Unpin' : 'Pin'}</button>` : null}
           ${mine && !confirmDelete ? html`<button type="button" class="link delete" onClick=${() => setConfirmDelete(true)}>Delete</button>` : null}
           ${mine && confirmDelete
             ? html`<span class="confirm">Delete for everyone?
@@ -85,7 +91,7 @@ export function MessageItem({ state, conversation, shown, onReply, onEdit, seen 
     ${pending === 'sending' ? html`<p class="status small muted">Sending…</p>` : null}
     ${pending === 'failed'
       ? html`<p class="status small error" role="alert">Not sent: ${shown.error}
-          ${shown.final ? null : html`<button type="button" class="link retry" onClick=${() => void (shown.file ? conversation.sendFile(state.me.userId, shown.file, shown.idempotencyKey) : conversation.send(state.me.userId, m.content, m.replyTo as Message | undefined, shown.idempotencyKey))}>Retry</button>`}
+          ${shown.final ? null : html`<button type="button" class="link retry" onClick=${() => void (shown.file ? conversation.sendFile(state.me.userId, shown.file, shown.idempotencyKey) : conversation.send(state.me.userId, m.content, m.replyTo as Message | undefined, shown.idempotencyKey, m.mentions ?? []))}>Retry</button>`}
           <button type="button" class="link" onClick=${() => conversation.discard(shown)}>Discard</button></p>`
       : shown.error
         ? html`<p class="status small error" role="alert">${shown.error}</p>`
