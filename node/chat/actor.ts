@@ -1,6 +1,7 @@
 import { ApiError } from '../../common/index.ts';
 import { FencedError, newMessageId, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage, type StoredPin } from '../store/index.ts';
-import { pinning, unpinning } from './chat-pins.ts';
+import { ChatRowWrites } from './chat-row-writes.ts';
+import { mentionRefusal, senderRefusal, type SendCheckHost } from './send-checks.ts';
 import type { AttachmentPort } from './attachment-port.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
 import { ChatActivity } from './chat-activity.ts';
@@ -18,9 +19,8 @@ import { SendAttachments } from './send-attachments.ts';
 import { SendKeys } from './send-keys.ts';
 import { SerialQueue } from './serial-queue.ts';
 import type { ChatChange, EditInput } from './send-input.ts';
-import { storedData } from './custom-data.ts';
 import { ownReactions } from './reaction-summary.ts';
-import { chatView, messageView, reactionView, type MessageView } from './views.ts';
+import { messageView, reactionView, type MessageView } from './views.ts';
 import { ChatMembership, FENCED, notFound } from './chat-membership.ts';
 import { changeWithEvents, type ChatWebhooks } from './change-events.ts';
 import { applyModeration, mutedRefusal, mutesOf, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
@@ -120,6 +120,10 @@ export class ChatActor {
   private readonly senderReads: SenderReads;
   /** Who joins, leaves and holds which role (chat-membership.ts). */
   private readonly membership: ChatMembership;
+  /** The chat row's own changes: name, data, pins (chat-row-writes.ts). */
+  private readonly rows: ChatRowWrites;
+  /** What a send's checks read (send-checks.ts). */
+  private readonly sendChecks: SendCheckHost;
   /** The activity time the members' chat lists were last moved to (the stored row's, at load). */
   private indexedAt: string | undefined;
   private readonly admission: AdmissionPolicy;
@@ -178,6 +182,17 @@ export class ChatActor {
       if (move) this.indexedAt = chat.lastActivityAt;
     }, CHAT_LIMITS.activityWriteMs);
     this.senderReads = new SenderReads({ appId, chatId, store: deps.store, members: this.members, run: (op) => this.run(op) }, CHAT_LIMITS.activityWriteMs);
+    this.sendChecks = { appId, members: this.members, kind: () => this.chat.kind, now: deps.now, ...(deps.blocks ? { blocks: deps.blocks } : {}) };
+    this.rows = new ChatRowWrites({
+      appId,
+      chatId,
+      deps,
+      chat: () => this.chat,
+      setChat: (chat) => (this.chat = chat),
+      role: (userId) => this.role(userId),
+      message: (id) => this.message(id),
+      activityInFlight: () => this.activity.inFlight(),
+    });
     this.membership = new ChatMembership({
       appId,
       chatId,
@@ -270,22 +285,16 @@ export class ChatActor {
     // Looked up in the store while the operations ahead of this send run (send-keys.ts).
     const lookup = clientKey === undefined ? undefined : this.keys.prefetch(userId, clientKey, this.assignedSeq);
     return settle(this.run(async (): Promise<SendResult | ApiError | Later<SendResult>> => {
-      if (!this.isMember(userId)) return notFound();
-      const muted = mutedRefusal(this.members.get(userId), this.deps.now);
-      if (muted) return muted;
-      if (this.chat.kind === 'direct' && this.deps.blocks) {
-        const other = [...this.members.keys()].find((id) => id !== userId);
-        const blocked = other === undefined ? undefined : await this.deps.blocks.refusal(this.appId, userId, other);
-        if (blocked) return blocked;
-      }
+      const refusedSender = await senderRefusal(this.sendChecks, userId);
+      if (refusedSender) return refusedSender;
       if (clientKey !== undefined) {
         // A duplicate queued behind the original finds it still being written, or stored.
         const earlier = await this.keys.earlier(userId, clientKey, lookup);
         if (earlier && 'pending' in earlier) return new Later(earlier.pending.then((r) => ({ ...r, created: false })));
         if (earlier) return { message: await this.view(earlier.stored), created: false };
       }
-      const outsider = input.mentions?.findIndex((id) => !this.members.has(id)) ?? -1;
-      if (outsider >= 0) return new ApiError('VALIDATION_FAILED', `/mentions/${outsider}: not a member of this chat`, { errors: [{ path: `/mentions/${outsider}`, message: 'not a member of this chat' }] });
+      const outsider = mentionRefusal(this.members, input.mentions);
+      if (outsider) return outsider;
       let replyTo: StoredMessage | undefined;
       if (input.replyTo !== undefined) {
         replyTo = await this.message(input.replyTo);
@@ -357,9 +366,7 @@ export class ChatActor {
       if (outcome.event === 'message.deleted' && m.attachments?.length && this.deps.attachments) {
         await this.deps.attachments.messageDeleting(this.appId, this.chatId, m.id, m.attachments.map((a) => a.id));
       }
-      // A deleted message is unpinned with it.
-      const unpin = outcome.event === 'message.deleted' ? unpinning(this.chat, undefined, m.id) : undefined;
-      if (unpin && !(unpin instanceof ApiError) && unpin.chat) await this.writePins(unpin.chat, { type: 'message.unpinned', chatId: this.chatId, messageId: m.id });
+      if (outcome.event === 'message.deleted') await this.rows.messageDeleted(m.id);
       const event: ChatEvent & { rev: number } =
         outcome.event === 'reaction.added' || outcome.event === 'reaction.removed'
           ? { type: outcome.event, chatId: this.chatId, seq: m.seq, rev: 0, reaction: reactionView(m, outcome.reaction!) }
@@ -518,50 +525,14 @@ export class ChatActor {
     return mutesOf(this.members, by, this.deps.now()) ?? notFound();
   }
 
-  /** A group's new name, a chat's new data, or both: a group's owners and admins, either member of a direct chat (data only). */
+  /** A group's new name, a chat's new data, or both (chat-row-writes.ts). */
   rename(byUserId: string, change: ChatChange): Promise<Chat | ApiError> {
-    return this.run(async () => {
-      const mine = this.role(byUserId);
-      if (!mine) return notFound();
-      if (this.chat.kind === 'direct' && change.name !== undefined) return new ApiError('NOT_ALLOWED', 'direct chats have no name');
-      if (this.chat.kind === 'group' && mine === 'member') return new ApiError('NOT_ALLOWED', 'only owners and admins change a group');
-      const next: Chat = { ...this.chat, updatedAt: this.deps.now().toISOString() };
-      if (change.name !== undefined) next.name = change.name;
-      if (change.data !== undefined) {
-        const data = storedData(change.data);
-        if (data === undefined) delete next.data;
-        else next.data = data;
-      }
-      this.chat = next;
-      // An activity write in flight carries the old name: it must land first, not after this one.
-      await this.activity.inFlight();
-      const event = { type: 'chat.updated', data: chatView(this.chat), check: { kind: 'chat' as const, chatId: this.chatId, present: true, updatedAt: this.chat.updatedAt } };
-      await changeWithEvents(this.deps.webhooks, this.appId, [event], (events) => this.deps.store.chats.update(this.chat, { ...FENCED, events }), (r) => r === 'updated');
-      this.deps.events.chatEvent(this.appId, { type: 'chat.updated', chatId: this.chatId, chat: chatView(this.chat) });
-      return this.chat;
-    });
+    return this.run(() => this.rows.rename(byUserId, change));
   }
 
-  // ---- pins (README, "Pins"; chat-pins.ts) -------------------------------------------------------
-
-  /** Pins or unpins a message; resolves with the pin (made, or already there) or `null` for an unpin. */
+  /** Pins or unpins a message (chat-row-writes.ts): the pin (made, or already there), or `null` for an unpin. */
   pin(byUserId: string, messageId: string, add: boolean): Promise<StoredPin | null | ApiError> {
-    return this.run(async () => {
-      const role = this.role(byUserId);
-      if (!role) return notFound();
-      const change = add ? pinning(this.chat, role, byUserId, await this.message(messageId), this.deps.now().toISOString()) : unpinning(this.chat, role, messageId);
-      if (change instanceof ApiError) return change;
-      if (change?.chat) await this.writePins(change.chat, add ? { type: 'message.pinned', chatId: this.chatId, pin: change.pin } : { type: 'message.unpinned', chatId: this.chatId, messageId, unpinnedBy: byUserId });
-      return add && change ? change.pin : null;
-    });
-  }
-
-  /** The chat row with its new pins, written fenced behind any activity write in flight, then announced. */
-  private async writePins(next: Chat, event: ChatEvent): Promise<void> {
-    this.chat = next;
-    await this.activity.inFlight();
-    if ((await this.deps.store.chats.update(this.chat, FENCED)) === 'not-found') return;
-    this.deps.events.chatEvent(this.appId, event);
+    return this.run(() => this.rows.pin(byUserId, messageId, add));
   }
 
   deleteChat(byUserId: string): Promise<string[] | ApiError> {
