@@ -84,14 +84,19 @@ export class LocalChatOps {
     return this.withActor(p, chatId, (actor) => actor.pin(p.userId, messageId, add));
   }
 
-  /** The chat's pins, the newest pin first, each with its message as it is now (one read each at most). */
+  /** The chat's pins, the newest pin first, each with its message as it is now (and the one it quotes): at most two reads each, none for recent ones. */
   async pins(p: Principal, chatId: string): Promise<PinnedView[] | ApiError> {
     return this.withActor(p, chatId, async (actor) => {
       const pins = [...(actor.chat.pins ?? [])].reverse();
-      const messages = await Promise.all(pins.map((pin) => actor.messageOf(pin.messageId)));
+      const messages = await Promise.all(
+        pins.map(async (pin) => {
+          const m = await actor.messageOf(pin.messageId);
+          return m && { m, replyTo: m.replyToId === undefined ? undefined : await actor.messageOf(m.replyToId) };
+        }),
+      );
       return pins.flatMap((pin, i) => {
-        const m = messages[i];
-        return m ? [{ ...pin, message: messageView(m, undefined, p.userId) }] : [];
+        const found = messages[i];
+        return found ? [{ ...pin, message: messageView(found.m, found.replyTo, p.userId) }] : [];
       });
     });
   }

@@ -13,7 +13,8 @@ await onBothStores(t, 'a pinned message is listed, announced and unpinned; at mo
   const ws = await WsClient.connect(svc.nodeUrl, ben.jwt);
   t.teardown(() => ws.close());
 
-  const first = await send('the plan');
+  const quoted = await send('the question');
+  const first = (await it.node.post(`/api/messages/${chat.chatId}`, { content: 'the plan', replyTo: quoted.messageId }, ann.jwt)).body.message;
   const pinned = await it.node.post(pins, { messageId: first.messageId }, ann.jwt);
   t.equal(pinned.status, 200);
   t.match(pinned.body.pin, { messageId: first.messageId, pinnedBy: ann.userId, pinnedAt: String });
@@ -22,6 +23,7 @@ await onBothStores(t, 'a pinned message is listed, announced and unpinned; at mo
   t.same((await it.node.post(pins, { messageId: first.messageId }, ann.jwt)).body.pin, pinned.body.pin, 'pinning again changes nothing');
   const listed = await it.node.get(pins, ben.jwt);
   t.same(listed.body.pins.map((p: { messageId: string; message: { content: string } }) => [p.messageId, p.message.content]), [[first.messageId, 'the plan']], 'members list it, with the message');
+  t.equal(listed.body.pins[0].message.replyTo?.content, 'the question', 'and the message it quotes');
 
   const refused = await it.node.post(pins, { messageId: first.messageId }, ben.jwt);
   t.same([refused.status, refused.body.code], [403, 'NOT_ALLOWED'], 'a plain member of a group does not pin');
