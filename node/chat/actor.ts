@@ -18,7 +18,9 @@ import { SenderReads } from './sender-reads.ts';
 import { SendAttachments } from './send-attachments.ts';
 import { SendKeys } from './send-keys.ts';
 import { SerialQueue } from './serial-queue.ts';
-import type { ChatChange, EditInput } from './send-input.ts';
+import type { ChatChange, EditInput, SendInput } from './send-input.ts';
+
+export type { SendInput } from './send-input.ts';
 import { ownReactions } from './reaction-summary.ts';
 import { messageView, reactionView, type MessageView } from './views.ts';
 import { ChatMembership, FENCED, notFound } from './chat-membership.ts';
@@ -47,20 +49,6 @@ export interface ActorDeps {
   blocks?: { refusal(appId: string, userId: string, otherId: string): ApiError | undefined | Promise<ApiError | undefined> };
   /** Attachments (see attachment-port.ts); a send naming any is refused with UNAVAILABLE when absent. */
   attachments?: AttachmentPort;
-}
-
-export interface SendInput {
-  content: string;
-  replyTo?: string;
-  clientKey?: string;
-  /** Upload ids of the files the message carries (1-CHAT_LIMITS.attachments, distinct). */
-  attachments?: readonly string[];
-  /** The application's own data (custom-data.ts), already checked. */
-  data?: Record<string, unknown>;
-  /** A system message: only the backend sends one, with its API key. */
-  system?: boolean;
-  /** Members the message mentions (1-CHAT_LIMITS.mentions, distinct), each checked to be a member. */
-  mentions?: readonly string[];
 }
 
 export interface SendResult {

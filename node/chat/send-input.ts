@@ -1,7 +1,21 @@
 import type { ApiError } from '../../common/index.ts';
-import type { SendInput } from './actor.ts';
 import { customDataProblem, storedData, type CustomData } from './custom-data.ts';
 import { emptySendProblem } from './schemas.ts';
+
+/** A send as the chat's actor takes it. */
+export interface SendInput {
+  content: string;
+  replyTo?: string;
+  clientKey?: string;
+  /** Upload ids of the files the message carries (1-CHAT_LIMITS.attachments, distinct). */
+  attachments?: readonly string[];
+  /** The application's own data (custom-data.ts), already checked. */
+  data?: Record<string, unknown>;
+  /** A system message: only the backend sends one, with its API key. */
+  system?: boolean;
+  /** Members the message mentions (1-CHAT_LIMITS.mentions, distinct), each checked to be a member. */
+  mentions?: readonly string[];
+}
 
 /** A send's fields as both transports take them (a REST body, a WebSocket frame), past their schema. */
 export interface SendFields {

@@ -10,10 +10,10 @@ const reaction = { reactionId: 'r1', userId: 'u2', reaction: '👍', createdAt: 
 
 t.test('message views: fields in the API order in every shape', async (t) => {
   const head = ['chatId', 'timeStamp', 'messageId', 'senderId', 'content', 'edited'];
-  t.same(Object.keys(messageView(base, undefined)), [...head, 'seq', 'deleted', 'reactions', 'reactionCounts']);
-  t.same(Object.keys(messageView({ ...base, editedAt: '2030-01-01T00:03:00.000Z' }, undefined)), [...head, 'editedAt', 'seq', 'deleted', 'reactions', 'reactionCounts']);
-  t.same(Object.keys(messageView({ ...base, deletedAt: '2030-01-01T00:04:00.000Z', content: '' }, undefined)), [...head, 'seq', 'deleted', 'reactions', 'reactionCounts', 'deletedAt']);
-  t.same(Object.keys(messageView({ ...base, hiddenAt: '2030-01-01T00:05:00.000Z' }, replied)), [...head, 'seq', 'deleted', 'reactions', 'reactionCounts', 'hidden', 'replyTo']);
+  t.same(Object.keys(messageView(base, undefined)), [...head, 'seq', 'deleted', 'reactions', 'reactionCounts', 'type']);
+  t.same(Object.keys(messageView({ ...base, editedAt: '2030-01-01T00:03:00.000Z' }, undefined)), [...head, 'editedAt', 'seq', 'deleted', 'reactions', 'reactionCounts', 'type']);
+  t.same(Object.keys(messageView({ ...base, deletedAt: '2030-01-01T00:04:00.000Z', content: '' }, undefined)), [...head, 'seq', 'deleted', 'reactions', 'reactionCounts', 'type', 'deletedAt']);
+  t.same(Object.keys(messageView({ ...base, hiddenAt: '2030-01-01T00:05:00.000Z' }, replied)), [...head, 'seq', 'deleted', 'reactions', 'reactionCounts', 'type', 'hidden', 'replyTo']);
   const withAll = messageView({ ...base, reactions: [reaction] }, replied);
   t.same(withAll.replyTo, { chatId: 'c', timeStamp: replied.createdAt, messageId: 'm1', senderId: 'u1', content: 'first', edited: true, editedAt: replied.editedAt });
   t.same(Object.keys(withAll.replyTo!), [...head, 'editedAt']);
