@@ -22,6 +22,11 @@ export class ApiError {
     this.title = errorCodes[code].title;
   }
 
+  /** A refusal of one field: `detail` and the one problem both name `path` (a JSON pointer). */
+  static field(code: ErrorCode, path: string, message: string): ApiError {
+    return new ApiError(code, `${path}: ${message}`, { errors: [{ path, message }] });
+  }
+
   toProblem(): Problem {
     const problem: Problem = {
       type: `urn:chat-service:problem:${this.code.toLowerCase().replaceAll('_', '-')}`,

@@ -25,7 +25,7 @@ export const CustomDataSchema = Type.Record(Type.String(), Type.Unknown(), {
  */
 export function customDataProblem(data: CustomData | undefined, path: string): ApiError | undefined {
   if (data === undefined) return undefined;
-  const refuse = (message: string) => new ApiError('VALIDATION_FAILED', `${path}: ${message}`, { errors: [{ path, message }] });
+  const refuse = (message: string) => ApiError.field('VALIDATION_FAILED', path, message);
   const stack: [unknown, number][] = [[data, 1]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;

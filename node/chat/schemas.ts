@@ -19,8 +19,7 @@ export const SendContent = Type.String({ maxLength: CHAT_LIMITS.messageChars, de
  */
 export function emptySendProblem(input: { content: string; attachments?: readonly string[] | undefined }, prefix: string): ApiError | undefined {
   if (input.content.length > 0 || (input.attachments?.length ?? 0) > 0) return undefined;
-  const message = 'must not be empty unless the message carries attachments';
-  return new ApiError('VALIDATION_FAILED', `${prefix}/content: ${message}`, { errors: [{ path: `${prefix}/content`, message }] });
+  return ApiError.field('VALIDATION_FAILED', `${prefix}/content`, 'must not be empty unless the message carries attachments');
 }
 
 export const AttachmentIds = Type.Array(Uuid, {

@@ -30,6 +30,5 @@ export async function senderRefusal(host: SendCheckHost, userId: string): Promis
 export function mentionRefusal(members: ReadonlyMap<string, Member>, mentions: readonly string[] | undefined): ApiError | undefined {
   const outsider = mentions?.findIndex((id) => !members.has(id)) ?? -1;
   if (outsider < 0) return undefined;
-  const path = `/mentions/${outsider}`;
-  return new ApiError('VALIDATION_FAILED', `${path}: not a member of this chat`, { errors: [{ path, message: 'not a member of this chat' }] });
+  return ApiError.field('VALIDATION_FAILED', `/mentions/${outsider}`, 'not a member of this chat');
 }

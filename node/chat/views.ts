@@ -31,6 +31,9 @@ export function replyView(m: StoredMessage): ReplyView {
     : { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: true, editedAt: m.editedAt };
 }
 
+/** The counts of a message without reactions: one object for all of them (views are never changed once made). */
+const NO_REACTIONS: Record<string, number> = Object.freeze({});
+
 /**
  * A message as clients see it. Its reactions are summarised (reaction-summary.ts): the latest few
  * and a count per value. `viewer` adds the values that user reacted with (`ownReactions`): given
@@ -40,7 +43,7 @@ export function messageView(m: StoredMessage, replyTo: StoredMessage | undefined
   const deleted = m.deletedAt !== undefined;
   const none = m.reactions.length === 0;
   const reactions = none ? [] : latestReactions(m.reactions).map((r) => reactionView(m, r));
-  const counts = none ? {} : reactionCounts(m.reactions);
+  const counts = none ? NO_REACTIONS : reactionCounts(m.reactions);
   const view: MessageView =
     m.editedAt === undefined
       ? { chatId: m.chatId, timeStamp: m.createdAt, messageId: m.id, senderId: m.senderId, content: shownContent(m), edited: false, seq: m.seq, deleted, reactions, reactionCounts: counts, type: m.type ?? 'regular' }

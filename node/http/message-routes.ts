@@ -21,10 +21,9 @@ type Sender = { appId: string; userId: string; backend: false } | { appId: strin
  * names the member it sends for (`senderId`), and may send a system message.
  */
 function senderOf(auth: Sender, body: { senderId?: string | undefined; type?: string | undefined }): Principal | ApiError {
-  const field = (path: string, message: string, code: 'VALIDATION_FAILED' | 'NOT_ALLOWED' = 'VALIDATION_FAILED') => new ApiError(code, `${path}: ${message}`, { errors: [{ path, message }] });
-  if (auth.backend) return body.senderId === undefined ? field('/body/senderId', 'required with the API key: the member the message is from') : { appId: auth.appId, userId: body.senderId };
-  if (body.type === 'system') return field('/body/type', 'system messages are sent only with the API key', 'NOT_ALLOWED');
-  if (body.senderId !== undefined && body.senderId !== auth.userId) return field('/body/senderId', 'only the API key sends for another user', 'NOT_ALLOWED');
+  if (auth.backend) return body.senderId === undefined ? ApiError.field('VALIDATION_FAILED', '/body/senderId', 'required with the API key: the member the message is from') : { appId: auth.appId, userId: body.senderId };
+  if (body.type === 'system') return ApiError.field('NOT_ALLOWED', '/body/type', 'system messages are sent only with the API key');
+  if (body.senderId !== undefined && body.senderId !== auth.userId) return ApiError.field('NOT_ALLOWED', '/body/senderId', 'only the API key sends for another user');
   return { appId: auth.appId, userId: auth.userId };
 }
 

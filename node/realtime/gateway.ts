@@ -343,7 +343,7 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
     case 'message.edit': {
       const problem = customDataProblem(action.data, '/data');
       if (problem) return problem;
-      if (action.content === undefined && action.data === undefined) return new ApiError('VALIDATION_FAILED', '/content: an edit changes content, data or both', { errors: [{ path: '/content', message: 'required unless data is given' }] });
+      if (action.content === undefined && action.data === undefined) return ApiError.field('VALIDATION_FAILED', '/content', 'required unless data is given: an edit changes content, data or both');
       const change: EditInput = {};
       if (action.content !== undefined) change.content = action.content;
       if (action.data !== undefined) change.data = action.data;

@@ -1,22 +1,13 @@
-import { mkdirSync } from 'node:fs';
 import t from 'tap';
-import { chromiumMissing, launchChromium } from '../helpers/dashboard-page.ts';
-import { freePort, startService } from '../helpers/index.ts';
-import { newGroup, person } from '../helpers/demo-page.ts';
+import { chromiumMissing } from '../helpers/dashboard-page.ts';
+import { ARTIFACTS, demoApp, newGroup, person } from '../helpers/demo-page.ts';
 
 // The reference app's mentions and pins, driven by two people in headless Chromium, with
 // screenshots in artifacts/: "@" offers the members, a mention shows as a badge on the other's
 // list and marks the message; an owner pins a message and every member sees it in the pins panel.
-const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
-
 if (!chromiumMissing(t, 'reference app test'))
 t.test('an @-mention picked from the members reaches its member as a badge; a pin shows for both', { timeout: 120_000 }, async (t) => {
-  const env = { CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()), DEMO_PORT: String(await freePort()) };
-  const svc = await startService(env, undefined, { script: 'demo/serve.ts', services: ['control', 'node', 'demo'] });
-  t.teardown(() => svc.stop());
-  const browser = await launchChromium();
-  t.teardown(() => browser.close());
-  mkdirSync(ARTIFACTS, { recursive: true });
+  const { svc, browser } = await demoApp(t);
   const { page: bob, errors: bobErrors } = await person(browser, svc.urls.demo!, 'bob');
   const { page: alice, errors: aliceErrors } = await person(browser, svc.urls.demo!, 'alice');
 

@@ -1,28 +1,21 @@
-import { mkdirSync } from 'node:fs';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
-import { chromiumMissing, launchChromium } from '../helpers/dashboard-page.ts';
-import { newGroup, person } from '../helpers/demo-page.ts';
-import { freePort, requireService, startService } from '../helpers/index.ts';
+import { chromiumMissing } from '../helpers/dashboard-page.ts';
+import { ARTIFACTS, demoApp, newGroup, person } from '../helpers/demo-page.ts';
+import { requireService } from '../helpers/index.ts';
 
 // Files in the reference app, in headless Chromium: a person picks an image, sees its upload's
 // progress, and both sides see its placeholder then its thumbnail; a PDF shows as a link with its
 // name and size; a refused file says why. On the embedded store (the node serves the files) and on
 // the S3-compatible server (the browser puts and gets them there, across origins: the bucket the
 // node creates allows the app's origin). Screenshots in artifacts/.
-const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
 
 type Store = { name: 'local' } | { name: 's3'; endpoint: string };
 
 async function filesInTheApp(t: Test, store: Store) {
   const shot = (name: string) => `${ARTIFACTS}demo-files-${store.name === 's3' ? 's3-' : ''}${name}.png`;
-  const env: Record<string, string> = { CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()), DEMO_PORT: String(await freePort()) };
-  if (store.name === 's3') Object.assign(env, { ATTACHMENTS_STORE: 's3', S3_ENDPOINT: store.endpoint, S3_BUCKET: `chat-demo-${Date.now().toString(36)}` });
-  const svc = await startService(env, undefined, { script: 'demo/serve.ts', services: ['control', 'node', 'demo'] });
-  t.teardown(() => svc.stop());
-  const browser = await launchChromium();
-  t.teardown(() => browser.close());
-  mkdirSync(ARTIFACTS, { recursive: true });
+  const s3: Record<string, string> = store.name === 's3' ? { ATTACHMENTS_STORE: 's3', S3_ENDPOINT: store.endpoint, S3_BUCKET: `chat-demo-${Date.now().toString(36)}` } : {};
+  const { svc, browser } = await demoApp(t, s3);
   const { page: bob, errors: bobErrors } = await person(browser, svc.urls.demo!, 'bob');
   const { page: alice, errors: aliceErrors } = await person(browser, svc.urls.demo!, 'alice');
   // What the browser refused (a CORS preflight, a CSP rule), said when the thumbnails never come.

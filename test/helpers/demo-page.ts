@@ -1,4 +1,25 @@
+import { mkdirSync } from 'node:fs';
+import type { Test } from 'tap';
 import type { Browser, Page } from 'playwright-core';
+import { freePort, startService, type Running } from '../../bin/spawn.ts';
+import { launchChromium } from './dashboard-page.ts';
+
+/** Where the reference app's tests write their screenshots. */
+export const ARTIFACTS = new URL('../../artifacts/', import.meta.url).pathname;
+
+/**
+ * The reference app (`npm run demo`: control, node and the app's page) on ports of its own, and a
+ * headless Chromium to use it with; both end with `t`.
+ */
+export async function demoApp(t: Test, env: Record<string, string> = {}): Promise<{ svc: Running; browser: Browser }> {
+  const ports = { CONTROL_PORT: String(await freePort()), NODE_PORT: String(await freePort()), DEMO_PORT: String(await freePort()) };
+  const svc = await startService({ ...ports, ...env }, undefined, { script: 'demo/serve.ts', services: ['control', 'node', 'demo'] });
+  t.teardown(() => svc.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return { svc, browser };
+}
 
 /** The reference app's page, as a person uses it: signs in as `name` and waits for the app. */
 export async function person(browser: Browser, url: string, name: string, viewport = { width: 1280, height: 860 }): Promise<{ page: Page; errors: string[] }> {
