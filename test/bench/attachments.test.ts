@@ -13,6 +13,8 @@ t.test('attachments smoke: 1 MB uploads, then sends without and with an attachme
     t.ok(Number(r.sendsPerSecond) > 0, `${r.mode}: sends`);
     t.equal(r.errors, 0, `${r.mode}: none refused`);
   }
-  t.ok(Number((summary as { ratios: { cpuPerSend: number } }).ratios.cpuPerSend) > 0, 'the CPU ratio is reported');
+  // A smoke run sends for a fraction of a second: a mode's CPU can read 0 at the clock's resolution, so its ratio is 0 then.
+  const ratio = (summary as { ratios: { cpuPerSend: unknown } }).ratios.cpuPerSend;
+  t.ok(typeof ratio === 'number' && Number.isFinite(ratio) && ratio >= 0, `the CPU ratio is reported (${String(ratio)})`);
   t.match(run.file('RESULTS.md'), /With one attachment ÷ without: server CPU per send/);
 });
