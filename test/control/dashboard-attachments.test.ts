@@ -1,5 +1,5 @@
 import t from 'tap';
-import { chromiumMissing, dashboardPage, shootPanel, signUpWithApp } from '../helpers/dashboard-page.ts';
+import { chromiumMissing, dashboardPage, reloadAndReadWhenShown, shootPanel, signUpWithApp } from '../helpers/dashboard-page.ts';
 import { client, removeDir, startService } from '../helpers/index.ts';
 
 // The dashboard's attachment settings in headless Chromium, driven the way a person does it:
@@ -55,8 +55,8 @@ if (!chromiumMissing(t, 'dashboard attachment settings test'))
     await panel.getByRole('status').getByText('Saved.').waitFor();
     await shootPanel(page, panel, 'dashboard-attachments-saved');
 
-    await page.reload();
-    await page.getByRole('heading', { level: 1, name: 'Acme chat' }).waitFor();
+    const firstSight = await reloadAndReadWhenShown(page, 'Last changed', ['attachments-maxFile', 'attachments-allowed']);
+    t.same(firstSight, { 'attachments-maxFile': '0.5', 'attachments-allowed': 'image/*\napplication/pdf' }, 'the fields hold the stored settings in the render that shows them loaded');
     await panel.getByText(/Last changed/).waitFor();
     t.equal(await largest.inputValue(), '0.5', 'kept across a reload');
     t.equal(await accepted.inputValue(), 'image/*\napplication/pdf', 'blank lines dropped');

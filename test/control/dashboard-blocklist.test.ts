@@ -1,5 +1,5 @@
 import t from 'tap';
-import { chromiumMissing, dashboardPage, shootPanel, signUpWithApp } from '../helpers/dashboard-page.ts';
+import { chromiumMissing, dashboardPage, reloadAndReadWhenShown, shootPanel, signUpWithApp } from '../helpers/dashboard-page.ts';
 import { client, removeDir, startService } from '../helpers/index.ts';
 
 // The dashboard's blocklist panel in headless Chromium, driven the way a person does it: words
@@ -41,8 +41,8 @@ t.test('words are typed into the blocklist, a refused line is named, the list is
   await panel.getByRole('status').getByText('Saved: 3 entries.').waitFor();
   await shootPanel(page, panel, 'dashboard-blocklist-saved');
 
-  await page.reload();
-  await page.getByRole('heading', { level: 1, name: 'Acme chat' }).waitFor();
+  const firstSight = await reloadAndReadWhenShown(page, 'Last changed', ['blocklist-block', 'blocklist-mask']);
+  t.same(firstSight, { 'blocklist-block': 'scam\nfree money', 'blocklist-mask': 'darn' }, 'the fields hold the stored list in the render that shows it loaded');
   await panel.getByText(/Last changed/).waitFor();
   t.equal(await block.inputValue(), 'scam\nfree money', 'kept across a reload (trimmed, blank lines dropped)');
   t.equal(await mask.inputValue(), 'darn');

@@ -89,3 +89,25 @@ export async function shootPanel(page: Page, panel: Locator, name: string): Prom
   await panel.screenshot({ path: `${ARTIFACTS}${name}-phone.png` });
   await page.setViewportSize(DESKTOP);
 }
+
+/**
+ * Reloads `page` and gives the values of the fields with these ids in the first DOM state where
+ * `text` is shown: a field filled by an effect after the render that shows the loaded value reads
+ * empty here, however quick the effect (a MutationObserver's callback runs before any effect).
+ */
+export async function reloadAndReadWhenShown(page: Page, text: string, ids: string[]): Promise<Record<string, string | undefined>> {
+  await page.addInitScript(
+    ({ text, ids }) => {
+      const seen = new MutationObserver(() => {
+        if (!document.body?.textContent?.includes(text)) return;
+        seen.disconnect();
+        (window as unknown as { firstSight: Record<string, string | undefined> }).firstSight = Object.fromEntries(ids.map((id) => [id, (document.getElementById(id) as HTMLInputElement | null)?.value]));
+      });
+      seen.observe(document, { childList: true, subtree: true, characterData: true });
+    },
+    { text, ids },
+  );
+  await page.reload();
+  const handle = await page.waitForFunction(() => (window as unknown as { firstSight?: Record<string, string | undefined> }).firstSight);
+  return (await handle.jsonValue())!;
+}

@@ -89,6 +89,17 @@ export function useAction(codes?: FieldCodes) {
   return { busy, failure, run, clear: () => setFailure(undefined) };
 }
 
+/**
+ * A form's texts: those of the stored value until the person types, then theirs. The stored texts
+ * are derived in the render that shows the stored value, never set by an effect after it, so the
+ * fields are never seen empty beside a loaded value (a reload showed "Last changed" over empty
+ * fields for one frame).
+ */
+export function useDraft<T>(stored: T | undefined, empty: T): [T, (texts: T | undefined) => void] {
+  const [typed, setTyped] = useState<T | undefined>(undefined);
+  return [typed ?? stored ?? empty, setTyped];
+}
+
 /** The value of the input an event came from. */
 export const valueOf = (event: Event) => (event.currentTarget as HTMLInputElement).value;
 

@@ -1,8 +1,8 @@
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ChatApiError } from '../../../../sdk/management.ts';
 import { useLoaded, type AttachmentSettings, type AttachmentSettingsState, type Calls } from '../data.ts';
-import { FormError, Notice, onSubmit, useAction } from '../forms.ts';
+import { FormError, Notice, onSubmit, useAction, useDraft } from '../forms.ts';
 import { When } from '../widgets.ts';
 
 /**
@@ -22,6 +22,7 @@ interface Texts {
   refused: string;
 }
 type FieldName = keyof Texts;
+const NO_TEXTS: Texts = { maxFile: '', maxTotal: '', allowed: '', refused: '' };
 
 const number = (bytes: number, unit: number) => String(Math.round((bytes / unit) * 1000) / 1000);
 const linesOf = (text: string) =>
@@ -80,14 +81,11 @@ function fieldErrors(error: ChatApiError, texts: Texts, deployment: AttachmentSe
 
 export function AttachmentSettingsPanel({ calls, appId }: { calls: Calls; appId: string }) {
   const state = useLoaded(() => calls.getAttachmentSettings(appId), [calls, appId]);
-  const [texts, setTexts] = useState<Texts>({ maxFile: '', maxTotal: '', allowed: '', refused: '' });
+  // The fields start from the stored settings, then belong to the person typing.
+  const [texts, setTexts] = useDraft<Texts>(state.data && textsOf(state.data.settings), NO_TEXTS);
   const [errors, setErrors] = useState<Partial<Record<FieldName, string>>>({});
   const [saved, setSaved] = useState(false);
   const save = useAction();
-  // The fields start from the stored settings, then belong to the person typing.
-  useEffect(() => {
-    if (state.data) setTexts(textsOf(state.data.settings));
-  }, [state.data === undefined]);
   const edit = (field: FieldName, value: string) => {
     setTexts({ ...texts, [field]: value });
     setErrors({});
@@ -106,7 +104,7 @@ export function AttachmentSettingsPanel({ calls, appId }: { calls: Calls; appId:
       try {
         const stored = await calls.setAttachmentSettings(appId, settings);
         state.set(stored);
-        setTexts(textsOf(stored.settings));
+        setTexts(undefined);
         setSaved(true);
       } catch (error) {
         if (error instanceof ChatApiError && state.data) setErrors(fieldErrors(error, texts, state.data.deployment));

@@ -1,9 +1,9 @@
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ChatApiError } from '../../../../sdk/management.ts';
 import { BLOCKLIST_LIMITS } from '../../../../common/moderation/limits.ts';
 import { useLoaded, type BlocklistEntry, type Calls } from '../data.ts';
-import { FormError, Notice, onSubmit, useAction } from '../forms.ts';
+import { FormError, Notice, onSubmit, useAction, useDraft } from '../forms.ts';
 import { When } from '../widgets.ts';
 
 /**
@@ -14,6 +14,7 @@ import { When } from '../widgets.ts';
 
 type Action = BlocklistEntry['action'];
 const ACTIONS: Action[] = ['block', 'mask'];
+const NO_TEXTS: Record<Action, string> = { block: '', mask: '' };
 const LABELS: Record<Action, { label: string; hint: string }> = {
   block: { label: 'Refuse messages containing', hint: 'A send or edit with one of these is refused; nothing is stored.' },
   mask: { label: 'Star out', hint: 'Replaced by * in the message as stored and delivered.' },
@@ -34,14 +35,11 @@ const textOf = (entries: BlocklistEntry[], action: Action) =>
 
 export function BlocklistPanel({ calls, appId }: { calls: Calls; appId: string }) {
   const list = useLoaded(() => calls.getBlocklist(appId), [calls, appId]);
-  const [texts, setTexts] = useState<Record<Action, string>>({ block: '', mask: '' });
+  // The fields start from the stored list, then belong to the person typing.
+  const [texts, setTexts] = useDraft<Record<Action, string>>(list.data && { block: textOf(list.data.entries, 'block'), mask: textOf(list.data.entries, 'mask') }, NO_TEXTS);
   const [lineErrors, setLineErrors] = useState<Partial<Record<Action, string>>>({});
   const [saved, setSaved] = useState<number | undefined>(undefined);
   const save = useAction();
-  // The fields start from the stored list, then belong to the person typing.
-  useEffect(() => {
-    if (list.data) setTexts({ block: textOf(list.data.entries, 'block'), mask: textOf(list.data.entries, 'mask') });
-  }, [list.data === undefined]);
 
   const lines = { block: linesOf(texts.block), mask: linesOf(texts.mask) };
   const count = lines.block.length + lines.mask.length;
