@@ -33,6 +33,7 @@ import { ChatPlacement, clusterSecret, ClusterEvents, ClusterRouter, RpcClient, 
 import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
 import { pinRoutes } from './http/pin-routes.ts';
+import { threadRoutes } from './http/thread-routes.ts';
 import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, flagRoutes, moderationRoutes, NodeBlocklistAdmin } from './moderation/index.ts';
 import { attachmentRoutes } from './http/attachment-routes.ts';
 import { attachmentsOf, LocalObjectStore, serveLocalFiles, type AttachmentSettingsSource, type ObjectStore } from './files/index.ts';
@@ -402,6 +403,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     ...userRoutes(ctx),
     ...chatRoutes(ctx),
     ...pinRoutes(ctx),
+    ...threadRoutes(ctx),
     ...moderationRoutes(ctx),
     ...flagRoutes(ctx),
     ...chatModerationRoutes(ctx),

@@ -60,12 +60,25 @@ export interface Message extends ReplyTo {
   ownReactions?: string[];
   /** Files sent with it; absent when none, and on a deleted or hidden message. */
   attachments?: Attachment[];
+  /** A reply: the message it answers (its `seq` is then its place in the thread). */
+  parentId?: string;
+  /** On a message with replies: its thread's summary. */
+  thread?: ThreadSummary;
   /** The members it mentions; absent when none, and on a deleted message. */
   mentions?: string[];
   /** `system`: a notice your backend sent with its API key (members cannot send one). */
   type: 'regular' | 'system';
   /** Your application's own data, as sent; absent when none, and on a deleted or hidden message. */
   data?: Record<string, unknown>;
+}
+
+/** What a message with replies shows of its thread. */
+export interface ThreadSummary {
+  /** Replies sent (a deleted one stays as a tombstone and counts). */
+  replyCount: number;
+  lastReplyAt: string;
+  /** The first five who replied, in that order. */
+  participants: string[];
 }
 
 /** A pinned message of a chat: which, by whom, when. */
@@ -230,6 +243,10 @@ export type ChatEvent =
   | { type: 'member.banned'; chatId: string; userId: string; expiresAt?: string }
   | { type: 'member.unbanned'; chatId: string; userId: string }
   | { type: 'chat.updated'; chatId: string; chat: Chat }
+  /** A message's thread changed: its summary now (`seq` is the parent's). */
+  | { type: 'thread.updated'; chatId: string; seq: number; rev: number; parentId: string; thread: ThreadSummary }
+  /** A reply in a thread; `seq` is its place in the thread. */
+  | { type: 'thread.reply'; chatId: string; parentId: string; seq: number; rev: number; message: Message }
   | { type: 'message.pinned'; chatId: string; pin: Pin }
   /** Without `unpinnedBy`: the message was deleted, which unpins it. */
   | { type: 'message.unpinned'; chatId: string; messageId: string; unpinnedBy?: string }

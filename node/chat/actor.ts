@@ -1,6 +1,7 @@
 import { ApiError } from '../../common/index.ts';
 import { FencedError, newMessageId, type Chat, type ChatHead, type Member, type MemberRole, type NodeStore, type StoredMessage, type StoredPin } from '../store/index.ts';
 import { ChatRowWrites } from './chat-row-writes.ts';
+import { ThreadReplies } from './thread-replies.ts';
 import { mentionRefusal, senderRefusal, type SendCheckHost } from './send-checks.ts';
 import type { AttachmentPort } from './attachment-port.ts';
 import { boundedQueue, type AdmissionPolicy } from './admission.ts';
@@ -112,6 +113,8 @@ export class ChatActor {
   private readonly rows: ChatRowWrites;
   /** What a send's checks read (send-checks.ts). */
   private readonly sendChecks: SendCheckHost;
+  /** Replies in the chat's threads (thread-replies.ts). */
+  private readonly threads: ThreadReplies;
   /** The activity time the members' chat lists were last moved to (the stored row's, at load). */
   private indexedAt: string | undefined;
   private readonly admission: AdmissionPolicy;
@@ -171,6 +174,18 @@ export class ChatActor {
     }, CHAT_LIMITS.activityWriteMs);
     this.senderReads = new SenderReads({ appId, chatId, store: deps.store, members: this.members, run: (op) => this.run(op) }, CHAT_LIMITS.activityWriteMs);
     this.sendChecks = { appId, members: this.members, kind: () => this.chat.kind, now: deps.now, ...(deps.blocks ? { blocks: deps.blocks } : {}) };
+    this.threads = new ThreadReplies({
+      appId,
+      chatId,
+      deps,
+      message: (id) => this.message(id),
+      publishedSeq: () => this.publishedSeq,
+      writeParent: (parent, event) => {
+        // Later changes to the parent read this state, even before it is durable.
+        this.cache.pending(parent);
+        return this.enqueue(parent, event);
+      },
+    });
     this.rows = new ChatRowWrites({
       appId,
       chatId,
@@ -265,6 +280,7 @@ export class ChatActor {
   // ---- messages -------------------------------------------------------------------------------
 
   send(userId: string, input: SendInput): Promise<SendResult | ApiError> {
+    if (input.parentId !== undefined) return this.reply(userId, input.parentId, input);
     const { clientKey } = input;
     const inFlight = clientKey === undefined ? undefined : this.keys.inFlight(userId, clientKey);
     if (inFlight) return inFlight.then((r) => ({ ...r, created: false }));
@@ -317,6 +333,21 @@ export class ChatActor {
     }));
   }
 
+
+  /** A reply in a message's thread (thread-replies.ts): the sender's checks of a send, then its two writes. */
+  private reply(userId: string, parentId: string, input: SendInput): Promise<SendResult | ApiError> {
+    const refused = this.admit();
+    if (refused) return Promise.resolve(refused);
+    return settle(this.run(async (): Promise<SendResult | ApiError | Later<SendResult>> => {
+      const refusedSender = await senderRefusal(this.sendChecks, userId);
+      if (refusedSender) return refusedSender;
+      const outsider = mentionRefusal(this.members, input.mentions);
+      if (outsider) return outsider;
+      if (input.attachments?.length) return new ApiError('VALIDATION_FAILED', '/attachments: a reply carries no files yet', { errors: [{ path: '/attachments', message: 'a reply carries no files yet' }] });
+      const result = await this.threads.reply(userId, parentId, input);
+      return result instanceof ApiError ? result : new Later(result.done);
+    }));
+  }
 
   edit(userId: string, messageId: string, change: EditInput): Promise<MessageView | ApiError> {
     return this.change(userId, messageId, true, (m) => edited(m, userId, change, this.deps.now().toISOString()));

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { ChatSchema, MessageSchema, ReactionSchema, Role } from './schemas.ts';
+import { ChatSchema, MessageSchema, ReactionSchema, Role, ThreadSummarySchema } from './schemas.ts';
 import { PinSchema } from './chat-pins.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
@@ -55,6 +55,16 @@ export const chatEventSchemas = {
   ),
   'member.unbanned': event('member.unbanned', { chatId: Uuid, userId: Uuid }, 'A user’s ban from the chat was lifted (it can be added again).'),
   'chat.updated': event('chat.updated', { chatId: Uuid, chat: ChatSchema }, "A group was renamed, or a chat's data changed."),
+  'thread.updated': event(
+    'thread.updated',
+    { chatId: Uuid, seq: Type.Integer({ description: "The parent's seq" }), rev: Rev, parentId: Uuid, thread: ThreadSummarySchema },
+    "A message's thread changed (a reply was sent): its summary now. Replayed after a reconnect as the parent's `message.updated`.",
+  ),
+  'thread.reply': event(
+    'thread.reply',
+    { chatId: Uuid, parentId: Uuid, seq: Type.Integer({ description: 'The reply’s place in its thread' }), rev: Rev, message: MessageSchema },
+    'A reply was sent in a thread (README, "Threads"); `seq` is its place in the thread, not in the chat.',
+  ),
   'message.pinned': event('message.pinned', { chatId: Uuid, pin: PinSchema }, 'A message was pinned (README, "Pins").'),
   'message.unpinned': event('message.unpinned', { chatId: Uuid, messageId: Uuid, unpinnedBy: Type.Optional(Uuid) }, 'A message was unpinned; without `unpinnedBy`, because it was deleted.'),
   'chat.deleted': event('chat.deleted', { chatId: Uuid }, 'The chat was deleted.'),

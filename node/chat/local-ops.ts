@@ -1,5 +1,5 @@
 import { ApiError } from '../../common/index.ts';
-import { MENTION_WINDOW, type MemberRole, type NodeStore, type StoredMessage, type StoredPin } from '../store/index.ts';
+import { MENTION_WINDOW, threadLogId, type MemberRole, type NodeStore, type StoredMessage, type StoredPin } from '../store/index.ts';
 import type { PinnedView } from './chat-pins.ts';
 import { CHAT_LIMITS } from './limits.ts';
 import type { ChatActor, SendInput, SendResult } from './actor.ts';
@@ -138,6 +138,22 @@ export class LocalChatOps {
     const newest = stored[0];
     if (newest) await actor.markRead(p.userId, newest.seq);
     return views;
+  }
+
+  /**
+   * A page of a message's thread, newest first, with history's cursor rules: up to `size` replies
+   * older than `lastReply`, or the newest when absent. O(result): the thread is a log of its own.
+   */
+  async thread(p: Principal, chatId: string, parentId: string, size: number, lastReply: string | undefined): Promise<MessageView[] | ApiError> {
+    return this.withActor(p, chatId, async (actor) => {
+      const parent = await actor.messageOf(parentId);
+      if (!parent || parent.seq > actor.publishedSeq) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
+      const log = threadLogId(chatId, parentId);
+      if (lastReply !== undefined && !(await this.store.messages.get(p.appId, log, lastReply))) {
+        return new ApiError('VALIDATION_FAILED', 'lastReply names no reply of this thread', { errors: [{ path: '/query/lastReply', message: 'unknown reply' }] });
+      }
+      return (await this.store.messages.pageBackward(p.appId, log, lastReply, size)).map((m) => messageView(m, undefined, p.userId));
+    });
   }
 
   /** Moves the live connections of a new chat's members into its topic and tells them. */

@@ -54,6 +54,14 @@ export const AttachmentSchema = Type.Object({
   placeholder: Type.Optional(Type.String({ description: 'A ThumbHash of an image, base64: draw it while the thumbnail loads' })),
   thumbnail: Type.Optional(Type.Object({ width: Type.Integer(), height: Type.Integer(), type: Type.Literal('image/webp') })),
 }, { description: 'A file of a message: metadata only; members get its URLs from GET /api/chats/{chatId}/attachments/{id}' });
+export const ThreadSummarySchema = Type.Object(
+  {
+    replyCount: Type.Integer({ description: 'Replies sent (a deleted one stays as a tombstone and counts)' }),
+    lastReplyAt: Timestamp,
+    participants: Type.Array(Uuid, { description: 'The first five who replied, in that order' }),
+  },
+  { description: "On a message with replies: its thread's summary" },
+);
 export const MessageType = Type.Union([Type.Literal('regular'), Type.Literal('system')], { description: '`system`: a notice your backend sent with its API key (members cannot send one)' });
 export const MessageSchema = Type.Object({
   chatId: Uuid,
@@ -73,6 +81,8 @@ export const MessageSchema = Type.Object({
   hidden: Type.Optional(Type.Literal(true, { description: 'Hidden pending review (enough members flagged it): content is empty until a review restores it' })),
   attachments: Type.Optional(Type.Array(AttachmentSchema, { description: 'Files sent with the message; absent when it has none, and on a deleted or hidden message' })),
   type: MessageType,
+  parentId: Type.Optional(Uuid),
+  thread: Type.Optional(ThreadSummarySchema),
   mentions: Type.Optional(Type.Array(Uuid, { description: 'The members it mentions; absent when none, and on a deleted message' })),
   data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Your application's own data, as sent; absent when none, and on a deleted or hidden message" })),
 });

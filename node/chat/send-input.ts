@@ -15,6 +15,8 @@ export interface SendInput {
   system?: boolean;
   /** Members the message mentions (1-CHAT_LIMITS.mentions, distinct), each checked to be a member. */
   mentions?: readonly string[];
+  /** A reply: the message of the chat it answers, in whose thread it is stored (thread-replies.ts). */
+  parentId?: string;
 }
 
 /** A send's fields as both transports take them (a REST body, a WebSocket frame), past their schema. */
@@ -25,6 +27,7 @@ export interface SendFields {
   attachments?: string[] | undefined;
   data?: CustomData | undefined;
   mentions?: string[] | undefined;
+  parentId?: string | undefined;
 }
 
 /**
@@ -40,6 +43,7 @@ export function sendInputOf(fields: SendFields, prefix: string): SendInput | Api
   if (fields.attachments !== undefined) input.attachments = fields.attachments;
   if (fields.idempotencyKey !== undefined) input.clientKey = fields.idempotencyKey;
   if (fields.mentions !== undefined) input.mentions = fields.mentions;
+  if (fields.parentId !== undefined) input.parentId = fields.parentId;
   const data = storedData(fields.data);
   if (data !== undefined) input.data = data;
   return input;

@@ -225,6 +225,10 @@ export class ChatService {
     return (await this.limited(p, chatId, 'typing', p, chatId, started)) ?? undefined;
   }
 
+  thread(p: Principal, chatId: string, parentId: string, size: number, lastReply: string | undefined): Promise<MessageView[] | ApiError> {
+    return this.on(p.appId, chatId, 'thread', p, chatId, parentId, size, lastReply);
+  }
+
   history(p: Principal, chatId: string, size: number, lastMessage: string | undefined): Promise<MessageView[] | ApiError> {
     return this.on(p.appId, chatId, 'history', p, chatId, size, lastMessage);
   }

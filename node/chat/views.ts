@@ -1,6 +1,6 @@
 import type { Static } from 'typebox';
 import type { ChatSchema, MemberSchema, MessageSchema, ReactionSchema, ReplySchema } from './schemas.ts';
-import type { Chat, Member, StoredMessage, StoredReaction } from '../store/index.ts';
+import { chatOfLog, type Chat, type Member, type StoredMessage, type StoredReaction } from '../store/index.ts';
 import { latestReactions, ownReactions, reactionCounts } from './reaction-summary.ts';
 
 export type ReactionView = Static<typeof ReactionSchema>;
@@ -9,7 +9,7 @@ export type MessageView = Static<typeof MessageSchema>;
 
 export const reactionView = (m: StoredMessage, r: StoredReaction): ReactionView => ({
   reactionId: r.reactionId,
-  chatId: m.chatId,
+  chatId: m.parentId === undefined ? m.chatId : chatOfLog(m.chatId),
   messageId: m.id,
   senderId: r.userId,
   reaction: r.reaction,
@@ -55,6 +55,12 @@ export function messageView(m: StoredMessage, replyTo: StoredMessage | undefined
   // A deleted or hidden message shows no files, as it shows no content.
   if (m.attachments !== undefined && !deleted && m.hiddenAt === undefined) view.attachments = m.attachments;
   if (m.mentions !== undefined && !deleted) view.mentions = m.mentions;
+  // A reply is stored in its thread's log: it shows its chat, its parent, and its place in the thread as `seq`.
+  if (m.parentId !== undefined) {
+    view.chatId = chatOfLog(m.chatId);
+    view.parentId = m.parentId;
+  }
+  if (m.thread !== undefined) view.thread = { replyCount: m.thread.replyCount, lastReplyAt: m.thread.lastReplyAt, participants: m.thread.participants };
   // Nor its data, which is the application's content too.
   if (m.data !== undefined && !deleted && m.hiddenAt === undefined) view.data = m.data;
   return view;

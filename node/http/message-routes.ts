@@ -7,9 +7,9 @@ import { customDataProblem, IdempotencyKey, sendInputOf, type Principal } from '
 import { EditBody, GetMessagesQuery, MessageList, MessageParams, MessageResult, ReactBody, ReactionPage, ReactionParams, ReactionsQuery, SendBody, ChatParams } from './schemas.ts';
 
 /** A send's problems name the frame's fields (`/attachments/0`, `/mentions/1`, as a WebSocket error does); here they are the body's. */
-const frameField = (path: string) => path.startsWith('/attachments') || path.startsWith('/mentions');
+const frameField = (path: string) => path.startsWith('/attachments') || path.startsWith('/mentions') || path.startsWith('/parentId');
 const inBody = (e: ApiError) =>
-  e.extra.errors?.some((p) => frameField(p.path)) ? new ApiError(e.code, e.detail.replace(/^\/(attachments|mentions)/, '/body/$1'), { ...e.extra, errors: e.extra.errors.map((p) => (frameField(p.path) ? { ...p, path: `/body${p.path}` } : p)) }) : e;
+  e.extra.errors?.some((p) => frameField(p.path)) ? new ApiError(e.code, e.detail.replace(/^\/(attachments|mentions|parentId)/, '/body/$1'), { ...e.extra, errors: e.extra.errors.map((p) => (frameField(p.path) ? { ...p, path: `/body${p.path}` } : p)) }) : e;
 
 const asMessage = (r: unknown) => (isApiError(r) ? r : { status: 200, body: { message: r } });
 

@@ -4,3 +4,4 @@ export { LmdbNodeStore } from './lmdb/index.ts';
 export { CassandraNodeStore, HOLD, nodeMigrations, type HoldTiming } from './cassandra/index.ts';
 export { changeLanded } from './change-check.ts';
 export { MAX_ENCODED_SEQ, newMessageId, seqOfMessageId } from './message-id.ts';
+export { chatOfLog, threadLogId } from './thread-log.ts';

@@ -1,6 +1,6 @@
 import cassandra, { type types } from 'cassandra-driver';
 import { defined, num, opt, str, type BatchStatement } from '../../../common/cassandra/index.ts';
-import type { StoredAttachment, StoredMessage, StoredReaction } from '../types.ts';
+import type { StoredAttachment, StoredMessage, StoredReaction, ThreadSummary } from '../types.ts';
 
 /** Seqs (and revisions) per partition of `chat_messages` (and `message_changes`): a partition's bound. */
 export const BLOCK = 1024;
@@ -32,6 +32,8 @@ export function readMessage(row: types.Row): MessageRow {
     rev: row.get('rev') === null ? undefined : num(row, 'rev'),
     attachments: attachmentsOf(opt(row, 'attachments')),
     mentions: mentionsOf(opt(row, 'mentions')),
+    parentId: opt(row, 'parent_id'),
+    thread: threadOf(opt(row, 'thread')),
     type: opt(row, 'type') === 'system' ? ('system' as const) : undefined,
     data: jsonOf(opt(row, 'data')),
   });
@@ -39,6 +41,7 @@ export function readMessage(row: types.Row): MessageRow {
 }
 
 const attachmentsOf = (json: string | undefined) => (json === undefined ? undefined : (JSON.parse(json) as StoredAttachment[]));
+const threadOf = (json: string | undefined) => (json === undefined ? undefined : (JSON.parse(json) as ThreadSummary));
 const mentionsOf = (json: string | undefined) => (json === undefined ? undefined : (JSON.parse(json) as string[]));
 const jsonOf = (json: string | undefined) => (json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>));
 
@@ -65,8 +68,10 @@ export class MessageWrites {
     // `type` and `data` (migration node-017) likewise, and `mentions` (node-018).
     const custom = rewrite || m.type !== undefined || m.data !== undefined;
     const mentions = rewrite || m.mentions !== undefined;
+    // `parent_id` and `thread` (node-019) likewise.
+    const threads = rewrite || m.parentId !== undefined || m.thread !== undefined;
     return {
-      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}${files ? ', attachments' : ''}${custom ? ', type, data' : ''}${mentions ? ', mentions' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''}${files ? ', ?' : ''}${custom ? ', ?, ?' : ''}${mentions ? ', ?' : ''})`,
+      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}${files ? ', attachments' : ''}${custom ? ', type, data' : ''}${mentions ? ', mentions' : ''}${threads ? ', parent_id, thread' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''}${files ? ', ?' : ''}${custom ? ', ?, ?' : ''}${mentions ? ', ?' : ''}${threads ? ', ?, ?' : ''})`,
       params: [
         m.appId, m.chatId, blockOf(m.seq), m.seq, m.id, m.senderId, m.content, m.createdAt,
         m.editedAt ?? absent, m.deletedAt ?? absent, m.replyToId ?? absent, JSON.stringify(m.reactions), m.clientKey ?? absent, m.rev ?? absent,
@@ -75,6 +80,7 @@ export class MessageWrites {
         ...(files ? [m.attachments === undefined ? absent : JSON.stringify(m.attachments)] : []),
         ...(custom ? [m.type ?? absent, m.data === undefined ? absent : JSON.stringify(m.data)] : []),
         ...(mentions ? [m.mentions === undefined ? absent : JSON.stringify(m.mentions)] : []),
+        ...(threads ? [m.parentId ?? absent, m.thread === undefined ? absent : JSON.stringify(m.thread)] : []),
       ],
     };
   }

@@ -204,4 +204,13 @@ export const nodeMigrations: Migration[] = [
       `ALTER TABLE {ks}.chats ADD pins text`,
     ],
   },
+  {
+    name: 'node-019-threads',
+    statements: [
+      // A reply's parent, and a parent's thread summary as JSON (see message-rows.ts). Replies
+      // live in their thread's log, `chat_messages` rows under the key `<chatId>:<parentId>`
+      // (node/store/thread-log.ts), bounded by seq block as a chat's are.
+      `ALTER TABLE {ks}.chat_messages ADD (parent_id text, thread text)`,
+    ],
+  },
 ];

@@ -46,6 +46,13 @@ export interface StoredMessage {
   /** Files sent with the message (at most CHAT_LIMITS.attachments), kept on its tombstone so their deletion can find them. */
   attachments?: StoredAttachment[];
   /**
+   * A reply: the message of its chat it answers (README, "Threads"). A reply is stored in its
+   * thread's log (thread-log.ts): its `chatId` is that log's key and its `seq` its place there.
+   */
+  parentId?: string;
+  /** On a message that has replies: its thread's summary, rewritten with each reply's write. */
+  thread?: ThreadSummary;
+  /**
    * Members the message mentions (at most CHAT_LIMITS.mentions), indexed with it for their
    * mention counts (MessageStore.mentionsBetween); kept on its tombstone, whose write drops them
    * from that index.
@@ -61,6 +68,17 @@ export interface StoredMessage {
    * the last revision it saw. Absent on messages written before revisions existed (read as 0).
    */
   rev?: number;
+}
+
+/** What a parent message knows of its thread. */
+export interface ThreadSummary {
+  /** The seq of its newest reply: replies are numbered 1, 2, 3… in their thread. */
+  lastSeq: number;
+  /** Replies sent (a deleted one stays as a tombstone and counts). */
+  replyCount: number;
+  lastReplyAt: string;
+  /** The first five who replied, in that order. */
+  participants: string[];
 }
 
 /** A chat's head: the highest seq and revision its messages have taken. */

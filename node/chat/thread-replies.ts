@@ -1,0 +1,125 @@
+import { ApiError } from '../../common/index.ts';
+import { newMessageId, threadLogId, type NodeStore, type StoredMessage, type ThreadSummary } from '../store/index.ts';
+import type { ChatWebhooks } from './change-events.ts';
+import type { ChatEvent, EventSink } from './events.ts';
+import { messageJson } from './message-json.ts';
+import type { SendInput } from './send-input.ts';
+import { messageView, type MessageView } from './views.ts';
+
+/** Participants a thread's summary names. */
+const PARTICIPANTS = 5;
+
+/** What a thread's replies use of their chat's actor. */
+export interface ReplyHost {
+  readonly appId: string;
+  readonly chatId: string;
+  readonly deps: { store: NodeStore; events: EventSink; now: () => Date; webhooks?: ChatWebhooks };
+  /** A message of the chat's own log (memory, else the store). */
+  message(id: string): Promise<StoredMessage | undefined>;
+  /** The highest seq published in the chat: a parent must be among them. */
+  publishedSeq(): number;
+  /**
+   * Writes the parent's new state through the chat's group commit (fenced, taking the chat's next
+   * revision, which it sets on the message) with its `thread.updated` event; resolves once durable.
+   */
+  writeParent(parent: StoredMessage, event: ChatEvent & { rev: number }): Promise<void>;
+}
+
+/** A reply written, or the one an idempotency key found. */
+export interface ReplyResult {
+  message: MessageView;
+  created: boolean;
+}
+
+/**
+ * Replies to a chat's messages (README, "Threads"). A reply is written in two steps, in this order:
+ *
+ * 1. its parent's new summary (the thread's next seq, the count, the time, the participants),
+ *    through the chat's group commit: fenced, so a node that no longer writes the chat writes
+ *    nothing; the reply takes the revision of that write;
+ * 2. the reply itself, in the thread's log (thread-log.ts), unfenced, with its webhook events.
+ *
+ * Numbers are never given twice: a later writer of the chat numbers from the parent it reads,
+ * which counts every reply whose first step was stored. A failure between the steps leaves that
+ * number unused (a gap in the thread, as a failed fenced put leaves in a chat). Replies are written
+ * and announced (`thread.reply`) in the order they were numbered: one reply write at a time.
+ */
+export class ThreadReplies {
+  private chain: Promise<unknown> = Promise.resolve();
+  /** Keyed replies being written: a retry of one waits for it (key: sender, parent, idempotency key). */
+  private readonly writing = new Map<string, Promise<ReplyResult>>();
+
+  constructor(private readonly host: ReplyHost) {}
+
+  /**
+   * A reply to `parentId` by `userId` (whose right to send the actor checked): runs in the chat's
+   * serial queue and resolves once the reply is numbered, with `done`, which resolves once it is
+   * durable (so the queue goes on meanwhile).
+   */
+  async reply(userId: string, parentId: string, input: SendInput): Promise<ApiError | { done: Promise<ReplyResult> }> {
+    const { appId, chatId, deps } = this.host;
+    const log = threadLogId(chatId, parentId);
+    const key = input.clientKey === undefined ? undefined : `${userId}\u0000${parentId}\u0000${input.clientKey}`;
+    const pending = key === undefined ? undefined : this.writing.get(key);
+    if (pending) return { done: pending.then((r) => ({ ...r, created: false })) };
+    const parent = await this.host.message(parentId);
+    if (!parent || parent.seq > this.host.publishedSeq()) return field('/parentId', 'names no message of this chat', 'MESSAGE_NOT_FOUND');
+    if (parent.deletedAt !== undefined) return field('/parentId', 'names a deleted message', 'MESSAGE_DELETED');
+    if (input.clientKey !== undefined) {
+      const stored = await deps.store.messages.byClientKey(appId, log, userId, input.clientKey);
+      if (stored) return { done: Promise.resolve({ message: messageView(stored, undefined), created: false }) };
+    }
+    const now = deps.now().toISOString();
+    const before: ThreadSummary = parent.thread ?? { lastSeq: 0, replyCount: 0, lastReplyAt: now, participants: [] };
+    const seq = before.lastSeq + 1;
+    const participants = before.participants.includes(userId) || before.participants.length >= PARTICIPANTS ? before.participants : [...before.participants, userId];
+    const thread: ThreadSummary = { lastSeq: seq, replyCount: before.replyCount + 1, lastReplyAt: now, participants };
+    const nextParent: StoredMessage = { ...parent, thread };
+    const summary = { replyCount: thread.replyCount, lastReplyAt: thread.lastReplyAt, participants: thread.participants };
+    const parentWritten = this.host.writeParent(nextParent, { type: 'thread.updated', chatId, seq: parent.seq, rev: 0, parentId, thread: summary });
+    // The reply's id carries its parent's seq: an id alone leads to its thread (thread-log.ts).
+    const reply: StoredMessage = { appId, chatId: log, id: newMessageId(parent.seq), seq, senderId: userId, content: input.content, createdAt: now, reactions: [], parentId };
+    if (input.clientKey !== undefined) reply.clientKey = input.clientKey;
+    if (input.data !== undefined) reply.data = input.data;
+    if (input.mentions?.length) reply.mentions = [...input.mentions];
+    if (input.system) reply.type = 'system';
+    const result = this.after(parentWritten, async () => {
+      reply.rev = nextParent.rev;
+      const view = messageView(reply, undefined);
+      const event = { type: 'thread.reply' as const, chatId, parentId, seq, rev: reply.rev ?? 0, message: view };
+      await this.write(reply, { type: 'message.new', chatId, seq, rev: event.rev, message: view });
+      deps.events.chatEvent(appId, event, messageJson(view));
+      return { message: view, created: true };
+    });
+    if (key !== undefined) {
+      this.writing.set(key, result);
+      void result.finally(() => this.writing.delete(key)).catch(() => undefined);
+    }
+    return { done: result };
+  }
+
+  /** Runs `write` once `first` is durable and every earlier reply is written (whatever became of it). */
+  private after<T>(first: Promise<void>, write: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(() => first).then(write);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The reply in its thread's log, with its webhook events (in the outbox once the put resolves). */
+  private async write(reply: StoredMessage, event: ChatEvent & { rev: number }): Promise<void> {
+    const hooks = this.host.deps.webhooks;
+    const made = hooks?.messageEvents(this.host.appId, [{ message: reply, event }]) ?? [];
+    const events = Array.isArray(made) ? made : await made;
+    try {
+      await this.host.deps.store.messages.put([reply], undefined, events.length > 0 ? events : undefined);
+    } catch (error) {
+      hooks?.written(events, false);
+      throw error;
+    }
+    hooks?.written(events, true);
+  }
+}
+
+function field(path: string, message: string, code: 'MESSAGE_NOT_FOUND' | 'MESSAGE_DELETED'): ApiError {
+  return new ApiError(code, `${path}: ${message}`, { errors: [{ path, message }] });
+}
