@@ -373,7 +373,7 @@ export class ChatActor {
       if (userId !== undefined && !this.isMember(userId)) return notFound();
       const muted = speaks && userId !== undefined ? mutedRefusal(this.members.get(userId), this.deps.now) : undefined;
       if (muted) return muted;
-      const current = await this.message(messageId);
+      const current = (await this.message(messageId)) ?? (await this.threads.find(messageId));
       if (!current) return noMessage();
       const outcome = apply(current);
       if (outcome instanceof ApiError) return outcome;
@@ -385,11 +385,16 @@ export class ChatActor {
       if (outcome.event === 'message.deleted' && m.attachments?.length && this.deps.attachments) {
         await this.deps.attachments.messageDeleting(this.appId, this.chatId, m.id, m.attachments.map((a) => a.id));
       }
-      if (outcome.event === 'message.deleted') await this.rows.messageDeleted(m.id);
+      if (outcome.event === 'message.deleted' && m.parentId === undefined) await this.rows.messageDeleted(m.id);
       const event: ChatEvent & { rev: number } =
         outcome.event === 'reaction.added' || outcome.event === 'reaction.removed'
           ? { type: outcome.event, chatId: this.chatId, seq: m.seq, rev: 0, reaction: reactionView(m, outcome.reaction!) }
           : { type: outcome.event, chatId: this.chatId, seq: m.seq, rev: 0, message: view };
+      if (m.parentId !== undefined) {
+        // A reply: written in its thread's log, after its parent (thread-replies.ts).
+        const written = await this.threads.change(m, event);
+        return written instanceof ApiError ? written : new Later(written.done.then(() => answer));
+      }
       // Later changes to the same message read this state, even before it is durable.
       this.cache.pending(m);
       return new Later(this.enqueue(m, event).then(() => answer));

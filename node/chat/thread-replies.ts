@@ -1,5 +1,5 @@
 import { ApiError } from '../../common/index.ts';
-import { newMessageId, threadLogId, type NodeStore, type StoredMessage, type ThreadSummary } from '../store/index.ts';
+import { newMessageId, seqOfMessageId, threadLogId, type NodeStore, type StoredMessage, type ThreadSummary } from '../store/index.ts';
 import type { ChatWebhooks } from './change-events.ts';
 import type { ChatEvent, EventSink } from './events.ts';
 import { messageJson } from './message-json.ts';
@@ -8,6 +8,8 @@ import { messageView, type MessageView } from './views.ts';
 
 /** Participants a thread's summary names. */
 const PARTICIPANTS = 5;
+/** Replies a chat's actor keeps in memory for their next changes. */
+const RECENT_REPLIES = 256;
 
 /** What a thread's replies use of their chat's actor. */
 export interface ReplyHost {
@@ -48,6 +50,8 @@ export class ThreadReplies {
   private chain: Promise<unknown> = Promise.resolve();
   /** Keyed replies being written: a retry of one waits for it (key: sender, parent, idempotency key). */
   private readonly writing = new Map<string, Promise<ReplyResult>>();
+  /** Replies written or being written lately, in their newest state, by id: what a change reads first. */
+  private readonly recent = new Map<string, StoredMessage>();
 
   constructor(private readonly host: ReplyHost) {}
 
@@ -83,6 +87,7 @@ export class ThreadReplies {
     if (input.data !== undefined) reply.data = input.data;
     if (input.mentions?.length) reply.mentions = [...input.mentions];
     if (input.system) reply.type = 'system';
+    this.remember(reply);
     const result = this.after(parentWritten, async () => {
       reply.rev = nextParent.rev;
       const view = messageView(reply, undefined);
@@ -96,6 +101,49 @@ export class ThreadReplies {
       void result.finally(() => this.writing.delete(key)).catch(() => undefined);
     }
     return { done: result };
+  }
+
+  /**
+   * A reply of this chat by its id, or undefined: from memory when recent, else found through its
+   * parent, whose seq the id carries (thread-log.ts): one read of the parent, one of the reply.
+   */
+  async find(id: string): Promise<StoredMessage | undefined> {
+    const known = this.recent.get(id);
+    if (known) return known;
+    const parentSeq = seqOfMessageId(id);
+    if (parentSeq === undefined || parentSeq < 1) return undefined;
+    const { appId, chatId, deps } = this.host;
+    const [parent] = await deps.store.messages.afterSeq(appId, chatId, parentSeq - 1, 1);
+    if (!parent || parent.seq !== parentSeq || parent.thread === undefined) return undefined;
+    return deps.store.messages.get(appId, threadLogId(chatId, parent.id), id);
+  }
+
+  /**
+   * A reply's change (an edit, a delete, a reaction), in the chat's serial queue: its parent is
+   * written again first, fenced, with its summary as it is (so the change takes a revision of the
+   * chat, and a node that no longer writes the chat writes nothing), then the reply in its thread's
+   * log; `event` is announced once both are durable. Resolves with `done` at once.
+   */
+  async change(reply: StoredMessage, event: ChatEvent & { rev: number }): Promise<ApiError | { done: Promise<void> }> {
+    const parent = reply.parentId === undefined ? undefined : await this.host.message(reply.parentId);
+    if (!parent?.thread) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
+    const { appId, chatId, deps } = this.host;
+    const touched: StoredMessage = { ...parent };
+    const summary = { replyCount: parent.thread.replyCount, lastReplyAt: parent.thread.lastReplyAt, participants: parent.thread.participants };
+    const parentWritten = this.host.writeParent(touched, { type: 'thread.updated', chatId, seq: parent.seq, rev: 0, parentId: parent.id, thread: summary });
+    this.remember(reply);
+    const done = this.after(parentWritten, async () => {
+      reply.rev = event.rev = touched.rev ?? 0;
+      await this.write(reply, event);
+      deps.events.chatEvent(appId, event, 'message' in event ? messageJson(event.message) : undefined);
+    });
+    return { done };
+  }
+
+  private remember(reply: StoredMessage): void {
+    this.recent.delete(reply.id);
+    this.recent.set(reply.id, reply);
+    if (this.recent.size > RECENT_REPLIES) this.recent.delete(this.recent.keys().next().value!);
   }
 
   /** Runs `write` once `first` is durable and every earlier reply is written (whatever became of it). */

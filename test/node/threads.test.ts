@@ -47,6 +47,21 @@ await onBothStores(t, 'a thread of 30 replies pages back in tens with no gap or 
   const live = await sockets[1]!.waitFor((f) => f.type === 'thread.reply' && f.seq === 30);
   t.same(live.message.content, 'reply 30', 'members receive each reply (thread.reply)');
 
+  // A reply's edit, reaction and deletion: found by its id, written in its thread, announced.
+  const firstReply = replies[0];
+  const firstAuthor = authors[1]!;
+  const edited = await it.node.put(`/api/messages/${chat.chatId}/${firstReply.messageId}`, { content: 'reply 1, edited' }, firstAuthor.jwt);
+  t.same([edited.status, edited.body.message.content, edited.body.message.seq, edited.body.message.parentId], [200, 'reply 1, edited', 1, parent.messageId], 'the author edits a reply');
+  t.same((await sockets[0]!.waitFor((f) => f.type === 'message.edited' && f.message.messageId === firstReply.messageId)).message.content, 'reply 1, edited', 'announced');
+  const reacted = await it.node.post(`/api/messages/${chat.chatId}/${firstReply.messageId}/reactions`, { reaction: '👍' }, ben.jwt);
+  t.same(reacted.body.message.reactionCounts, { '👍': 1 }, 'a reply takes reactions');
+  t.equal((await sockets[2]!.waitFor((f) => f.type === 'reaction.added' && f.reaction.messageId === firstReply.messageId)).reaction.chatId, chat.chatId, 'announced with its chat');
+  const removed = await it.node.del(`/api/messages/${chat.chatId}/${replies[1].messageId}`, ann.jwt);
+  t.same([removed.status, removed.body.message.deleted], [200, true], 'the chat owner deletes a reply');
+  const page = (await it.node.get(`/api/chats/${chat.chatId}/threads/${parent.messageId}/messages?size=30`, ben.jwt)).body.messages;
+  const bySeq = new Map(page.map((m: { seq: number }) => [m.seq, m]));
+  t.same([(bySeq.get(1) as { content: string }).content, (bySeq.get(2) as { deleted: boolean }).deleted, page.length], ['reply 1, edited', true, 30], 'the thread shows the edit and the tombstone, still 30 replies');
+
   const nested = await post({ content: 'deeper', parentId: replies[0].messageId }, ben.jwt);
   t.same([nested.status, nested.body.errors?.[0]?.path], [404, '/body/parentId'], 'a reply is not a parent: no nesting');
   await it.node.del(`/api/messages/${chat.chatId}/${parent.messageId}`, ann.jwt);
