@@ -4,10 +4,12 @@ import { ChatModerationCalls } from './chat-moderation.ts';
 import { request, type RequestOptions } from './http.ts';
 import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
 import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Pin, Pinned, Reaction, Role, User, UserSession } from './types.ts';
+import { ThreadCalls } from './thread-calls.ts';
 import { UploadCalls, type UploadOptions } from './upload-calls.ts';
 
 export * from './errors.ts';
 export type { UploadOptions } from './upload-calls.ts';
+export type { ThreadCalls } from './thread-calls.ts';
 export { applyReaction } from './reactions.ts';
 export { CloseCode, closeAction, isRetryable, RETRYABLE_CODES, type CloseAction, type ErrorCode } from './codes.ts';
 export type * from './types.ts';
@@ -42,6 +44,8 @@ export interface SendOptions {
   data?: Record<string, unknown>;
   /** Members the message is for (1-25): each gets it counted in the chat's `mentionCount` until read. */
   mentions?: string[];
+  /** A reply in this message's thread, kept out of the chat's timeline (README, "Threads"). */
+  parentId?: string;
 }
 
 /** A v4 UUID; `randomUUID` exists only in secure contexts, `getRandomValues` everywhere. */
@@ -105,6 +109,8 @@ export class ChatClient {
   }
 
   private readonly moderation = new ChatModerationCalls((path, init) => this.call(path, init));
+  /** Threads: their replies, following them, reading them, your threads inbox (README, "Threads"). */
+  readonly threads = new ThreadCalls((path, init) => this.call(path, init));
   private readonly uploads = new UploadCalls((path, init) => this.call(path, init), (...args) => this.fetchImpl(...args));
 
   // ---- realtime -----------------------------------------------------------------------------------
@@ -257,6 +263,7 @@ export class ChatClient {
       ...(options.attachments?.length ? { attachments: options.attachments } : {}),
       ...(options.data ? { data: options.data } : {}),
       ...(options.mentions?.length ? { mentions: options.mentions } : {}),
+      ...(options.parentId ? { parentId: options.parentId } : {}),
     };
     if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') {
       return (await this.realtime.action<{ message: Message }>({ type: 'message.send', ...body })).message;

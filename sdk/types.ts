@@ -81,6 +81,34 @@ export interface ThreadSummary {
   participants: string[];
 }
 
+/** Your state in one thread (`ChatClient.threads.state`). */
+export interface ThreadState {
+  chatId: string;
+  parentId: string;
+  /** Whether its replies count for you: unread counts, your threads inbox. */
+  following: boolean;
+  /** The newest reply you have read (its seq in the thread). */
+  readSeq: number;
+  /** The thread's newest reply. */
+  lastSeq: number;
+  /** Time of the thread's newest reply (of the parent, before any); absent when you never followed it. */
+  activityAt?: string;
+  /** Replies after `readSeq`, while you follow; 0 otherwise. */
+  unreadCount: number;
+  /** Unread replies that mention you; at most 99. */
+  mentionCount: number;
+}
+
+/** A page of your threads inbox (`ChatClient.threads.inbox`). */
+export interface ThreadInbox {
+  /** Newest activity first, each with its parent message as it is now. */
+  threads: (ThreadState & { parent: Message })[];
+  /** Followed threads with unread replies, over the whole inbox. */
+  unreadThreads: number;
+  /** Pass as `cursor` for the next page; absent on the last page. */
+  nextCursor?: string;
+}
+
 /** A pinned message of a chat: which, by whom, when. */
 export interface Pin {
   messageId: string;
@@ -115,6 +143,8 @@ export interface ChatSummary extends Chat {
   unreadCount: number;
   /** Unread messages that mention you, among the chat's newest 4,096; at most 99. */
   mentionCount: number;
+  /** Unread replies of the threads you follow in the chat (apart from `unreadCount`). */
+  threadUnreadCount: number;
   lastMessage?: Message;
   /** How many members the chat has. */
   memberCount: number;
@@ -252,7 +282,11 @@ export type ChatEvent =
   | { type: 'message.unpinned'; chatId: string; messageId: string; unpinnedBy?: string }
   | { type: 'chat.deleted'; chatId: string };
 
-export type UserEvent = { type: 'presence.online'; userId: string } | { type: 'presence.offline'; userId: string };
+export type UserEvent =
+  | { type: 'presence.online'; userId: string }
+  | { type: 'presence.offline'; userId: string }
+  /** You read a thread up to `seq` (on this or another connection). */
+  | { type: 'thread.read'; chatId: string; parentId: string; seq: number };
 
 /**
  * Raised by the client itself after a reconnect when more of a chat changed while away than the

@@ -113,8 +113,8 @@ export class ChatActor {
   private readonly rows: ChatRowWrites;
   /** What a send's checks read (send-checks.ts). */
   private readonly sendChecks: SendCheckHost;
-  /** Replies in the chat's threads (thread-replies.ts). */
-  private readonly threads: ThreadReplies;
+  /** Replies in the chat's threads, and who follows them (thread-replies.ts). */
+  readonly threads: ThreadReplies;
   /** The activity time the members' chat lists were last moved to (the stored row's, at load). */
   private indexedAt: string | undefined;
   private readonly admission: AdmissionPolicy;
@@ -180,6 +180,7 @@ export class ChatActor {
       deps,
       message: (id) => this.message(id),
       publishedSeq: () => this.publishedSeq,
+      run: (op) => this.run(op),
       writeParent: (parent, event) => {
         // Later changes to the parent read this state, even before it is durable.
         this.cache.pending(parent);

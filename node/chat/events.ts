@@ -74,6 +74,7 @@ export const chatEventSchemas = {
 export const userEventSchemas = {
   'presence.online': event('presence.online', { userId: Uuid }, 'A user you share a chat with came online (first connection).'),
   'presence.offline': event('presence.offline', { userId: Uuid }, 'A user you share a chat with went offline (last connection closed).'),
+  'thread.read': event('thread.read', { chatId: Uuid, parentId: Uuid, seq: Type.Integer({ description: 'Your read mark in the thread now' }) }, 'You read a thread up to `seq` (on this or another connection).'),
 } as const;
 
 type Values<T> = T[keyof T];

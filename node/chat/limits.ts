@@ -6,6 +6,11 @@ export const CHAT_LIMITS = Object.freeze({
   attachments: 10,
   /** Pinned messages of one chat. */
   pins: 50,
+  /**
+   * Threads one user keeps a row for (followed, or unfollowed explicitly): a new one past it
+   * forgets the user's least recently active thread. Bounds the inbox's read.
+   */
+  threadFollows: 1000,
   /** Members one message mentions. */
   mentions: 25,
   /** The highest mention count a chat shows (a member's mentions among its unread messages). */

@@ -10,6 +10,7 @@ import { chatView, memberView, messageView, reactionView, type ChatView, type Me
 import { reactionPage } from './reaction-summary.ts';
 import { chatBanView, listRefusal, type ChatBanView, type ChatModeration, type Moderator, type MuteView } from './chat-moderation.ts';
 import { flagView, type FlagView } from './flag-views.ts';
+import { threadUnreadCount, type ThreadState } from './thread-follows.ts';
 
 export interface Principal {
   appId: string;
@@ -21,6 +22,8 @@ export interface ChatSummary extends ChatView {
   unreadCount: number;
   /** Unread messages that mention this member (see mentionCount). */
   mentionCount: number;
+  /** Unread replies of the threads this member follows in the chat (see threadUnreadCount). */
+  threadUnreadCount: number;
   readSeq: number;
   lastMessage?: MessageView;
   memberCount: number;
@@ -154,6 +157,21 @@ export class LocalChatOps {
       }
       return (await this.store.messages.pageBackward(p.appId, log, lastReply, size)).map((m) => messageView(m, undefined, p.userId));
     });
+  }
+
+  /** The principal follows or unfollows a message's thread (README, "Threads"). */
+  async followThread(p: Principal, chatId: string, parentId: string, following: boolean): Promise<ThreadState | ApiError> {
+    return this.withActor(p, chatId, (actor) => actor.threads.follow(p.userId, parentId, following));
+  }
+
+  /** Raises the principal's read mark in a message's thread. */
+  async markThreadRead(p: Principal, chatId: string, parentId: string, seq: number): Promise<ThreadState | ApiError> {
+    return this.withActor(p, chatId, (actor) => actor.threads.markRead(p.userId, parentId, seq));
+  }
+
+  /** The principal's state in a message's thread. */
+  async threadState(p: Principal, chatId: string, parentId: string): Promise<ThreadState | ApiError> {
+    return this.withActor(p, chatId, (actor) => actor.threads.stateOf(p.userId, parentId));
   }
 
   /** Moves the live connections of a new chat's members into its topic and tells them. */
@@ -301,6 +319,7 @@ async function summary(store: NodeStore, actor: ChatActor, userId: string): Prom
     readSeq: member.readSeq,
     unreadCount: Math.max(0, actor.publishedSeq - member.readSeq),
     mentionCount: await mentionCount(store, actor.appId, actor.chatId, userId, member.readSeq, actor.publishedSeq),
+    threadUnreadCount: await threadUnreadCount(store, actor.appId, actor.chatId, userId),
     memberCount: actor.members.size,
   };
   if (last) out.lastMessage = last;

@@ -15,6 +15,8 @@ import type { ChatBanView, ChatModeration, Moderator, MuteView } from './chat-mo
 import type { FlagView } from './flag-views.ts';
 import type { SendAdmission } from './send-admission.ts';
 import type { BeforeSendHook, BeforeSendPort } from './before-send-port.ts';
+import { threadUnreadCount, type ThreadState } from './thread-follows.ts';
+import { threadInbox, type Inbox } from './thread-inbox.ts';
 import { changeWithEvents, type ChangeEventItem, type ChatWebhooks } from './change-events.ts';
 
 export { PAGE, type ChatSummary, type Principal } from './local-ops.ts';
@@ -229,6 +231,23 @@ export class ChatService {
     return this.on(p.appId, chatId, 'thread', p, chatId, parentId, size, lastReply);
   }
 
+  followThread(p: Principal, chatId: string, parentId: string, following: boolean): Promise<ThreadState | ApiError> {
+    return this.on(p.appId, chatId, 'followThread', p, chatId, parentId, following);
+  }
+
+  markThreadRead(p: Principal, chatId: string, parentId: string, seq: number): Promise<ThreadState | ApiError> {
+    return this.on(p.appId, chatId, 'markThreadRead', p, chatId, parentId, seq);
+  }
+
+  threadState(p: Principal, chatId: string, parentId: string): Promise<ThreadState | ApiError> {
+    return this.on(p.appId, chatId, 'threadState', p, chatId, parentId);
+  }
+
+  /** The principal's threads inbox (thread-inbox.ts): read from the store on any node, no actor involved. */
+  threadInbox(p: Principal, size: number, cursor: string | undefined, unreadOnly: boolean): Promise<Inbox | ApiError> {
+    return threadInbox(this.store, p.appId, p.userId, size, cursor, unreadOnly);
+  }
+
   history(p: Principal, chatId: string, size: number, lastMessage: string | undefined): Promise<MessageView[] | ApiError> {
     return this.on(p.appId, chatId, 'history', p, chatId, size, lastMessage);
   }
@@ -401,6 +420,7 @@ export class ChatService {
       readSeq: member.readSeq,
       unreadCount: Math.max(0, lastSeq - member.readSeq),
       mentionCount: await mentionCount(this.store, p.appId, chatId, p.userId, member.readSeq, lastSeq),
+      threadUnreadCount: await threadUnreadCount(this.store, p.appId, chatId, p.userId),
       memberCount: members?.length ?? chat.memberCount ?? 0,
       ...(peer ? { peer: { userId: peer } } : {}),
     };

@@ -5,6 +5,7 @@ import type { ChatEvent, EventSink } from './events.ts';
 import { messageJson } from './message-json.ts';
 import type { SendInput } from './send-input.ts';
 import { messageView, type MessageView } from './views.ts';
+import { ThreadFollows, type ThreadState } from './thread-follows.ts';
 
 /** Participants a thread's summary names. */
 const PARTICIPANTS = 5;
@@ -20,6 +21,8 @@ export interface ReplyHost {
   message(id: string): Promise<StoredMessage | undefined>;
   /** The highest seq published in the chat: a parent must be among them. */
   publishedSeq(): number;
+  /** Runs `op` in the chat's serial queue. */
+  run<T>(op: () => T | Promise<T>): Promise<T | ApiError>;
   /**
    * Writes the parent's new state through the chat's group commit (fenced, taking the chat's next
    * revision, which it sets on the message) with its `thread.updated` event; resolves once durable.
@@ -53,7 +56,12 @@ export class ThreadReplies {
   /** Replies written or being written lately, in their newest state, by id: what a change reads first. */
   private readonly recent = new Map<string, StoredMessage>();
 
-  constructor(private readonly host: ReplyHost) {}
+  /** Who follows the chat's threads; written in this class's chain only, so one write at a time. */
+  private readonly follows: ThreadFollows;
+
+  constructor(private readonly host: ReplyHost) {
+    this.follows = new ThreadFollows(host.deps.store, host.appId, host.chatId);
+  }
 
   /**
    * A reply to `parentId` by `userId` (whose right to send the actor checked): runs in the chat's
@@ -90,6 +98,7 @@ export class ThreadReplies {
     this.remember(reply);
     const result = this.after(parentWritten, async () => {
       reply.rev = nextParent.rev;
+      await this.follows.replied(nextParent, reply);
       const view = messageView(reply, undefined);
       const event = { type: 'thread.reply' as const, chatId, parentId, seq, rev: reply.rev ?? 0, message: view };
       await this.write(reply, { type: 'message.new', chatId, seq, rev: event.rev, message: view });
@@ -138,6 +147,39 @@ export class ThreadReplies {
       deps.events.chatEvent(appId, event, 'message' in event ? messageJson(event.message) : undefined);
     });
     return { done };
+  }
+
+  /** `userId` follows or unfollows `parentId`'s thread (README, "Threads"). */
+  follow(userId: string, parentId: string, following: boolean): Promise<ThreadState | ApiError> {
+    return this.withParent(parentId, (parent) => this.after(Promise.resolve(), () => this.follows.follow(userId, parent, following)));
+  }
+
+  /** Raises `userId`'s read mark in `parentId`'s thread, and tells its other connections. */
+  markRead(userId: string, parentId: string, seq: number): Promise<ThreadState | ApiError> {
+    return this.withParent(parentId, (parent) =>
+      this.after(Promise.resolve(), async () => {
+        const before = await this.follows.stateOf(userId, parent);
+        const state = await this.follows.markRead(userId, parent, seq);
+        if (state.readSeq > before.readSeq) this.host.deps.events.userEvent(this.host.appId, userId, { type: 'thread.read', chatId: this.host.chatId, parentId, seq: state.readSeq });
+        return state;
+      }),
+    );
+  }
+
+  /** `userId`'s state in `parentId`'s thread. */
+  stateOf(userId: string, parentId: string): Promise<ThreadState | ApiError> {
+    return this.withParent(parentId, (parent) => this.follows.stateOf(userId, parent));
+  }
+
+  /** Runs `op` in the chat's queue with the thread's parent, a published top-level message of the chat. */
+  private async withParent<T>(parentId: string, op: (parent: StoredMessage) => Promise<T>): Promise<T | ApiError> {
+    const settled = await this.host.run(async (): Promise<ApiError | { parent: StoredMessage }> => {
+      const parent = await this.host.message(parentId);
+      if (!parent || parent.seq > this.host.publishedSeq()) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
+      return { parent };
+    });
+    // The queue only finds the parent: the follow writes wait in the replies' chain, not in it.
+    return settled instanceof ApiError ? settled : op(settled.parent);
   }
 
   private remember(reply: StoredMessage): void {

@@ -110,6 +110,7 @@ export const ChatSummary = Type.Object({
   readSeq: Type.Integer({ description: 'Newest seq you have read' }),
   unreadCount: Type.Integer({ description: 'lastSeq - readSeq' }),
   mentionCount: Type.Integer({ description: `Unread messages that mention you, among the chat's newest ${MENTION_WINDOW}; at most ${CHAT_LIMITS.mentionCount}` }),
+  threadUnreadCount: Type.Integer({ description: 'Unread replies of the threads you follow in the chat (apart from unreadCount)' }),
   lastMessage: Type.Optional(MessageSchema),
   memberCount: Type.Integer({ description: 'How many members the chat has' }),
   peer: Type.Optional(

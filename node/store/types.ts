@@ -3,6 +3,7 @@ import type { ChatStore } from './types/chats.ts';
 import type { ChatWriters, MessageStore } from './types/messages.ts';
 import type { FlagStore, ModerationStore } from './types/moderation.ts';
 import type { WebhookOutbox } from './types/outbox.ts';
+import type { ThreadStore } from './types/threads.ts';
 import type { UserSessionStore, UserStore } from './types/users.ts';
 
 /**
@@ -17,6 +18,7 @@ export type * from './types/chats.ts';
 export type * from './types/messages.ts';
 export type * from './types/outbox.ts';
 export type * from './types/moderation.ts';
+export type * from './types/threads.ts';
 export { BUCKET_MS, FencedError, MENTION_WINDOW } from './types/messages.ts';
 
 /** Keys that sign user JWTs and make the cluster key; shared by every node of the cluster (contract in common/jwt/key-ring.ts). */
@@ -33,6 +35,8 @@ export interface NodeStore {
   userSessions: UserSessionStore;
   chats: ChatStore;
   messages: MessageStore;
+  /** Thread follows and their read marks (see ThreadStore). */
+  threads: ThreadStore;
   writers: ChatWriters;
   signingKeys: NodeSigningKeyStore;
   close(): Promise<void>;

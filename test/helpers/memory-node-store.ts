@@ -216,6 +216,8 @@ export class MemoryNodeStore {
       chatBans: async (appId, chatId) => [...this.chatBans.values()].filter((b) => b.appId === appId && b.chatId === chatId),
     },
     flags: { flag: async () => ({ result: 'flagged', open: 1 }), open: async () => [], get: async () => undefined, resolve: async () => [], hideThreshold: async () => 0, setHideThreshold: async () => undefined },
+    // The actor tests send no replies: nobody follows a thread.
+    threads: { get: async () => undefined, put: async () => undefined, touch: async () => undefined, followers: async () => [], threadsOf: async () => [], forget: async () => undefined },
     signingKeys: new MemorySigningKeys(),
     close: async () => undefined,
   };

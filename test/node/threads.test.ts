@@ -76,3 +76,74 @@ await onBothStores(t, 'a thread of 30 replies pages back in tens with no gap or 
   const plain = await it.node.post(`/api/messages/${direct.chatId}`, { content: 'send' }, ann.jwt);
   t.same([blocked.status, blocked.body.code], [plain.status, plain.body.code], `a reply between blocked users is refused as a send is (${plain.body.code})`);
 });
+
+// Following (README, "Threads"): who follows, their unread replies and mentions, the inbox, read marks.
+await onBothStores(t, "followers' unread replies and inbox move with each reply and clear by reading the thread only", async (t, svc) => {
+  const it = await integration(svc, 'follows');
+  const [ann, ben, cat] = [await it.user('ann'), await it.user('ben'), await it.user('cat')];
+  const chat = (await it.node.post('/api/chats', { type: 'group', name: 'follows', memberIds: [ben.userId, cat.userId] }, ann.jwt)).body;
+  const post = (body: object, jwt: string) => it.node.post(`/api/messages/${chat.chatId}`, body, jwt);
+  const parent = (await post({ content: 'question' }, ann.jwt)).body.message;
+  const thread = `/api/chats/${chat.chatId}/threads/${parent.messageId}`;
+  const state = async (jwt: string) => (await it.node.get(thread, jwt)).body;
+  const inbox = async (jwt: string, query = '') => (await it.node.get(`/api/users/me/threads${query}`, jwt)).body;
+  const summary = async (jwt: string) => (await it.node.get(`/api/chats/${chat.chatId}`, jwt)).body;
+
+  t.match(await state(ann.jwt), { following: false, unreadCount: 0, lastSeq: 0 }, 'nobody follows a thread without replies');
+  const ws = await WsClient.connect(svc.nodeUrl, ann.jwt);
+  t.teardown(() => ws.close());
+
+  await post({ content: 'answer 1', parentId: parent.messageId }, ben.jwt);
+  t.match(await state(ann.jwt), { following: true, readSeq: 0, lastSeq: 1, unreadCount: 1 }, "the parent's author follows at the first reply, with it unread");
+  t.match(await state(ben.jwt), { following: true, readSeq: 1, unreadCount: 0 }, 'the replier follows, its own reply read');
+  t.match(await state(cat.jwt), { following: false, unreadCount: 0 }, 'a member who took no part does not follow');
+  await post({ content: 'answer 2, @cat', parentId: parent.messageId, mentions: [cat.userId] }, ben.jwt);
+  t.match(await state(cat.jwt), { following: true, unreadCount: 1, mentionCount: 1 }, 'the mentioned member follows, the mention unread and counted');
+  t.match(await state(ann.jwt), { unreadCount: 2, mentionCount: 0 }, 'the mention counts for the mentioned user only');
+  t.equal((await summary(ann.jwt)).threadUnreadCount, 2, "the chat's threadUnreadCount beside its own count");
+  t.equal((await summary(ann.jwt)).unreadCount, 0, 'replies are not unread messages of the chat');
+
+  const annInbox = await inbox(ann.jwt);
+  t.same([annInbox.threads.length, annInbox.unreadThreads], [1, 1], "the thread is in its author's inbox, unread");
+  t.match(annInbox.threads[0], { chatId: chat.chatId, parentId: parent.messageId, unreadCount: 2, parent: { messageId: parent.messageId, thread: { replyCount: 2 } } }, 'with its parent and summary');
+
+  await it.node.post(`/api/chats/${chat.chatId}/read`, { seq: parent.seq }, ann.jwt);
+  t.equal((await state(ann.jwt)).unreadCount, 2, "reading the chat does not clear the thread's unread replies");
+  const read = await it.node.post(`${thread}/read`, { seq: 2 }, ann.jwt);
+  t.match([read.status, read.body], [200, { readSeq: 2, unreadCount: 0 }], 'reading the thread does');
+  t.match(await ws.waitFor((f) => f.type === 'thread.read' && f.parentId === parent.messageId), { seq: 2, chatId: chat.chatId }, "the reader's connections are told");
+  t.same([(await inbox(ann.jwt)).unreadThreads, (await inbox(ann.jwt, '?unread=true')).threads.length, (await inbox(ann.jwt)).threads.length], [0, 0, 1], 'the inbox: nothing unread, the thread still followed');
+  t.equal((await summary(ann.jwt)).threadUnreadCount, 0, 'and the chat shows none');
+  t.equal((await it.node.post(`${thread}/read`, { seq: 1 }, ann.jwt)).body.readSeq, 2, 'a read mark never moves back');
+
+  const off = await it.node.del(`${thread}/follow`, cat.jwt);
+  t.match([off.status, off.body], [200, { following: false, unreadCount: 0 }], 'a member unfollows');
+  await post({ content: 'answer 3', parentId: parent.messageId }, ann.jwt);
+  t.match(await state(cat.jwt), { following: false, unreadCount: 0 }, 'and counts no new reply');
+  t.match(await state(ben.jwt), { unreadCount: 1 }, 'while a follower does');
+  t.same((await inbox(cat.jwt)).threads, [], 'nor has it in its inbox');
+  const on = await it.node.put(`${thread}/follow`, undefined, cat.jwt);
+  t.match([on.status, on.body], [200, { following: true, unreadCount: 0, lastSeq: 3 }], 'following again starts from what is there');
+
+  // The inbox pages newest activity first across chats, and leaves out chats the user left.
+  const threads = [];
+  for (let i = 0; i < 5; i++) {
+    const p = (await post({ content: `topic ${i}` }, ben.jwt)).body.message;
+    await post({ content: `re ${i}`, parentId: p.messageId }, cat.jwt);
+    threads.push(p.messageId);
+  }
+  const pages = [];
+  let cursor = '';
+  for (let page = 0; page < 4; page++) {
+    const body = await inbox(ben.jwt, `?size=2${cursor ? `&cursor=${cursor}` : ''}`);
+    pages.push(...body.threads.map((e: { parentId: string }) => e.parentId));
+    if (!body.nextCursor) break;
+    cursor = body.nextCursor;
+  }
+  t.same(pages, [...threads.reverse(), parent.messageId], "ben's six threads, newest activity first, paged in twos, each once");
+  t.equal((await it.node.get('/api/users/me/threads?cursor=nonsense', ben.jwt)).body.errors?.[0]?.path, '/query/cursor', 'a cursor it did not give is refused, naming it');
+  await it.node.del(`/api/chats/${chat.chatId}/members/${ben.userId}`, ben.jwt);
+  t.same((await inbox(ben.jwt)).threads, [], "after leaving the chat, its threads leave the inbox");
+  t.equal((await it.node.get(thread, (await it.user('out')).jwt)).status, 404, "a non-member reads no thread's state");
+  t.equal((await it.node.put(`/api/chats/${chat.chatId}/threads/${chat.chatId}/follow`, undefined, ann.jwt)).status, 404, 'no thread of a message that is not there');
+});

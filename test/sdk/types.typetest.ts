@@ -12,6 +12,8 @@ import type { ChatSchema, MemberSchema, MessageSchema, ReactionSchema } from '..
 import type { ChatEvent as ServiceChatEvent, UserEvent as ServiceUserEvent } from '../../node/chat/events.ts';
 import type { ChatBanSchema, MuteSchema } from '../../node/chat/chat-moderation.ts';
 import type { FlagSchema } from '../../node/chat/flag-views.ts';
+import type { ThreadStateSchema } from '../../node/chat/thread-follows.ts';
+import type { InboxSchema } from '../../node/chat/thread-inbox.ts';
 import type { Action as ModerationActionSchema } from '../../node/moderation/schemas.ts';
 import type { ChatSummary as ServiceChatSummary, User as ServiceUser, UserSession as ServiceUserSession } from '../../node/http/schemas.ts';
 
@@ -36,3 +38,7 @@ agree<Same<Sdk.ModerationAction, Static<typeof ModerationActionSchema>>>();
 agree<Same<SdkCodes.ErrorCode, keyof typeof errorCodes>>();
 agree<Same<(typeof SdkCodes.RETRYABLE_CODES)[number], RetryableCode>>();
 agree<Same<typeof SdkCodes.CloseCode, { readonly [K in keyof typeof closeCodes]: (typeof closeCodes)[K]['code'] }>>();
+
+// Threads: the caller's state and the inbox.
+agree<Same<Sdk.ThreadState, Static<typeof ThreadStateSchema>>>();
+agree<Same<Sdk.ThreadInbox, Static<typeof InboxSchema>>>();

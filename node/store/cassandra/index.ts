@@ -8,6 +8,7 @@ import { CassandraFlags } from './flags.ts';
 import { CassandraModeration } from './moderation.ts';
 import { PutMerger } from './put-merger.ts';
 import { CassandraOutbox, ChangeEvents } from './outbox.ts';
+import { CassandraThreads } from './threads.ts';
 import { CassandraUsers, CassandraUserSessions } from './users.ts';
 export { nodeMigrations } from './schema.ts';
 export { HOLD, type HoldTiming } from './leases.ts';
@@ -25,6 +26,7 @@ export class CassandraNodeStore implements NodeStore {
   readonly userSessions: CassandraUserSessions;
   readonly chats: CassandraChats;
   readonly messages: CassandraMessages;
+  readonly threads: CassandraThreads;
   readonly outbox: CassandraOutbox;
   readonly writers: CassandraLeases;
   /** The keys that sign user JWTs and make the cluster key, shared by every node (scope `node`). */
@@ -53,6 +55,7 @@ export class CassandraNodeStore implements NodeStore {
     this.flags = new CassandraFlags(db, keyspace);
     this.chats = new CassandraChats(db, keyspace, this.writers, events);
     this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox, new PutMerger(db));
+    this.threads = new CassandraThreads(db, keyspace);
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');
   }
 

@@ -211,6 +211,12 @@ export const nodeMigrations: Migration[] = [
       // live in their thread's log, `chat_messages` rows under the key `<chatId>:<parentId>`
       // (node/store/thread-log.ts), bounded by seq block as a chat's are.
       `ALTER TABLE {ks}.chat_messages ADD (parent_id text, thread text)`,
+      // A user's threads (followed, or unfollowed explicitly) with its read mark and the thread's
+      // newest reply: one partition per user, at most THREAD_LIMITS.follows rows (the node forgets
+      // the least recently active past it). The inbox reads the partition whole.
+      `CREATE TABLE IF NOT EXISTS {ks}.user_threads (app_id text, user_id text, chat_id text, parent_id text, following boolean, read_seq bigint, last_seq bigint, activity_at text, PRIMARY KEY ((app_id, user_id), chat_id, parent_id))`,
+      // A thread's followers: one partition per thread, at most the chat's members.
+      `CREATE TABLE IF NOT EXISTS {ks}.thread_followers (app_id text, chat_id text, parent_id text, user_id text, following boolean, PRIMARY KEY ((app_id, chat_id, parent_id), user_id))`,
     ],
   },
 ];

@@ -7,6 +7,7 @@ import { LmdbFlags } from './flags.ts';
 import { LmdbMessages } from './messages.ts';
 import { LmdbModeration } from './moderation.ts';
 import { LmdbOutbox } from './outbox.ts';
+import { LmdbThreads } from './threads.ts';
 import { values, type Key, type Tables } from './shared.ts';
 import { LmdbUserSessions, LmdbUsers } from './users.ts';
 import { LmdbWriters } from './writers.ts';
@@ -44,6 +45,7 @@ export class LmdbNodeStore implements NodeStore {
   readonly userSessions: LmdbUserSessions;
   readonly chats: LmdbChats;
   readonly messages: LmdbMessages;
+  readonly threads: LmdbThreads;
   readonly outbox: LmdbOutbox;
   readonly writers: LmdbWriters;
   readonly signingKeys: LmdbNodeSigningKeys;
@@ -64,6 +66,7 @@ export class LmdbNodeStore implements NodeStore {
     this.chats = new LmdbChats(table('chats'), this.writers, events);
     this.chats.upgrade();
     this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox);
+    this.threads = new LmdbThreads(table('threads'));
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));
   }
 
