@@ -46,6 +46,8 @@ export interface SendOptions {
   mentions?: string[];
   /** A reply in this message's thread, kept out of the chat's timeline (README, "Threads"). */
   parentId?: string;
+  /** With `parentId`: the reply is shown in the chat's timeline too. */
+  showInChat?: boolean;
 }
 
 /** A v4 UUID; `randomUUID` exists only in secure contexts, `getRandomValues` everywhere. */
@@ -264,6 +266,7 @@ export class ChatClient {
       ...(options.data ? { data: options.data } : {}),
       ...(options.mentions?.length ? { mentions: options.mentions } : {}),
       ...(options.parentId ? { parentId: options.parentId } : {}),
+      ...(options.showInChat ? { showInChat: true } : {}),
     };
     if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') {
       return (await this.realtime.action<{ message: Message }>({ type: 'message.send', ...body })).message;

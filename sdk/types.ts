@@ -62,6 +62,8 @@ export interface Message extends ReplyTo {
   attachments?: Attachment[];
   /** A reply: the message it answers (its `seq` is then its place in the thread). */
   parentId?: string;
+  /** A reply shown in the chat's timeline too: the same message in both (its `seq` is its place in the list it was read from). */
+  showInChat?: true;
   /** On a message with replies: its thread's summary. */
   thread?: ThreadSummary;
   /** The members it mentions; absent when none, and on a deleted message. */

@@ -181,10 +181,14 @@ export class ChatActor {
       message: (id) => this.message(id),
       publishedSeq: () => this.publishedSeq,
       run: (op) => this.run(op),
-      writeParent: (parent, event) => {
-        // Later changes to the parent read this state, even before it is durable.
-        this.cache.pending(parent);
-        return this.enqueue(parent, event);
+      writeInChat: (message, event) => {
+        // Later changes to the message read this state, even before it is durable.
+        this.cache.pending(message);
+        return this.enqueue(message, event);
+      },
+      appendToChat: (make) => {
+        const { message, event } = make(++this.assignedSeq);
+        return this.enqueue(message, event);
       },
     });
     this.rows = new ChatRowWrites({
@@ -386,7 +390,8 @@ export class ChatActor {
       if (outcome.event === 'message.deleted' && m.attachments?.length && this.deps.attachments) {
         await this.deps.attachments.messageDeleting(this.appId, this.chatId, m.id, m.attachments.map((a) => a.id));
       }
-      if (outcome.event === 'message.deleted' && m.parentId === undefined) await this.rows.messageDeleted(m.id);
+      // A message of the chat's log (not a reply only in its thread) may be pinned.
+      if (outcome.event === 'message.deleted' && m.chatId === this.chatId) await this.rows.messageDeleted(m.id);
       const event: ChatEvent & { rev: number } =
         outcome.event === 'reaction.added' || outcome.event === 'reaction.removed'
           ? { type: outcome.event, chatId: this.chatId, seq: m.seq, rev: 0, reaction: reactionView(m, outcome.reaction!) }

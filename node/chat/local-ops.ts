@@ -150,7 +150,7 @@ export class LocalChatOps {
   async thread(p: Principal, chatId: string, parentId: string, size: number, lastReply: string | undefined): Promise<MessageView[] | ApiError> {
     return this.withActor(p, chatId, async (actor) => {
       const parent = await actor.messageOf(parentId);
-      if (!parent || parent.seq > actor.publishedSeq) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
+      if (!parent || parent.seq > actor.publishedSeq || parent.parentId !== undefined) return new ApiError('MESSAGE_NOT_FOUND', 'no such thread in this chat');
       const log = threadLogId(chatId, parentId);
       if (lastReply !== undefined && !(await this.store.messages.get(p.appId, log, lastReply))) {
         return new ApiError('VALIDATION_FAILED', 'lastReply names no reply of this thread', { errors: [{ path: '/query/lastReply', message: 'unknown reply' }] });

@@ -82,6 +82,7 @@ export const MessageSchema = Type.Object({
   attachments: Type.Optional(Type.Array(AttachmentSchema, { description: 'Files sent with the message; absent when it has none, and on a deleted or hidden message' })),
   type: MessageType,
   parentId: Type.Optional(Uuid),
+  showInChat: Type.Optional(Type.Literal(true, { description: "A reply shown in the chat's timeline too: the same message in both (its seq is its place in the list it is read from)" })),
   thread: Type.Optional(ThreadSummarySchema),
   mentions: Type.Optional(Type.Array(Uuid, { description: 'The members it mentions; absent when none, and on a deleted message' })),
   data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Your application's own data, as sent; absent when none, and on a deleted or hidden message" })),

@@ -1,4 +1,4 @@
-import type { ApiError } from '../../common/index.ts';
+import { ApiError } from '../../common/index.ts';
 import { customDataProblem, storedData, type CustomData } from './custom-data.ts';
 import { emptySendProblem } from './schemas.ts';
 
@@ -17,6 +17,8 @@ export interface SendInput {
   mentions?: readonly string[];
   /** A reply: the message of the chat it answers, in whose thread it is stored (thread-replies.ts). */
   parentId?: string;
+  /** A reply shown in the chat's timeline too (thread-replies.ts). */
+  showInChat?: boolean;
 }
 
 /** A send's fields as both transports take them (a REST body, a WebSocket frame), past their schema. */
@@ -28,6 +30,7 @@ export interface SendFields {
   data?: CustomData | undefined;
   mentions?: string[] | undefined;
   parentId?: string | undefined;
+  showInChat?: boolean | undefined;
 }
 
 /**
@@ -44,6 +47,10 @@ export function sendInputOf(fields: SendFields, prefix: string): SendInput | Api
   if (fields.idempotencyKey !== undefined) input.clientKey = fields.idempotencyKey;
   if (fields.mentions !== undefined) input.mentions = fields.mentions;
   if (fields.parentId !== undefined) input.parentId = fields.parentId;
+  if (fields.showInChat === true) {
+    if (fields.parentId === undefined) return ApiError.field('VALIDATION_FAILED', `${prefix}/showInChat`, 'only a reply (with parentId) is shown in the chat too');
+    input.showInChat = true;
+  }
   const data = storedData(fields.data);
   if (data !== undefined) input.data = data;
   return input;

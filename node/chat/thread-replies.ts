@@ -24,10 +24,13 @@ export interface ReplyHost {
   /** Runs `op` in the chat's serial queue. */
   run<T>(op: () => T | Promise<T>): Promise<T | ApiError>;
   /**
-   * Writes the parent's new state through the chat's group commit (fenced, taking the chat's next
-   * revision, which it sets on the message) with its `thread.updated` event; resolves once durable.
+   * Writes a message of the chat's log (a parent's new state, the chat's copy of a reply shown in
+   * the chat) through the chat's group commit: fenced, taking the chat's next revision, which it
+   * sets on the message, with its event; resolves once durable.
    */
-  writeParent(parent: StoredMessage, event: ChatEvent & { rev: number }): Promise<void>;
+  writeInChat(message: StoredMessage, event: ChatEvent & { rev: number }): Promise<void>;
+  /** A new message of the chat's log with the chat's next seq, as `make` builds it, written as a send is. */
+  appendToChat(make: (seq: number) => { message: StoredMessage; event: ChatEvent & { rev: number } }): Promise<void>;
 }
 
 /** A reply written, or the one an idempotency key found. */
@@ -53,6 +56,8 @@ export class ThreadReplies {
   private chain: Promise<unknown> = Promise.resolve();
   /** Keyed replies being written: a retry of one waits for it (key: sender, parent, idempotency key). */
   private readonly writing = new Map<string, Promise<ReplyResult>>();
+  /** The newest reply id made here, by parent (at most RECENT_REPLIES parents): see replyId. */
+  private readonly lastIds = new Map<string, string>();
   /** Replies written or being written lately, in their newest state, by id: what a change reads first. */
   private readonly recent = new Map<string, StoredMessage>();
 
@@ -76,6 +81,7 @@ export class ThreadReplies {
     if (pending) return { done: pending.then((r) => ({ ...r, created: false })) };
     const parent = await this.host.message(parentId);
     if (!parent || parent.seq > this.host.publishedSeq()) return field('/parentId', 'names no message of this chat', 'MESSAGE_NOT_FOUND');
+    if (parent.parentId !== undefined) return field('/parentId', 'names a reply: threads do not nest', 'VALIDATION_FAILED');
     if (parent.deletedAt !== undefined) return field('/parentId', 'names a deleted message', 'MESSAGE_DELETED');
     if (input.clientKey !== undefined) {
       const stored = await deps.store.messages.byClientKey(appId, log, userId, input.clientKey);
@@ -88,20 +94,33 @@ export class ThreadReplies {
     const thread: ThreadSummary = { lastSeq: seq, replyCount: before.replyCount + 1, lastReplyAt: now, participants };
     const nextParent: StoredMessage = { ...parent, thread };
     const summary = { replyCount: thread.replyCount, lastReplyAt: thread.lastReplyAt, participants: thread.participants };
-    const parentWritten = this.host.writeParent(nextParent, { type: 'thread.updated', chatId, seq: parent.seq, rev: 0, parentId, thread: summary });
-    // The reply's id carries its parent's seq: an id alone leads to its thread (thread-log.ts).
-    const reply: StoredMessage = { appId, chatId: log, id: newMessageId(parent.seq), seq, senderId: userId, content: input.content, createdAt: now, reactions: [], parentId };
-    if (input.clientKey !== undefined) reply.clientKey = input.clientKey;
+    const parentWritten = this.host.writeInChat(nextParent, { type: 'thread.updated', chatId, seq: parent.seq, rev: 0, parentId, thread: summary });
+    // The reply's id carries its parent's seq, so the id alone leads to its thread (thread-log.ts);
+    // one shown in the chat too carries its seq in the chat, where it is found first.
+    const reply: StoredMessage = { appId, chatId: log, id: '', seq, senderId: userId, content: input.content, createdAt: now, reactions: [], parentId };
     if (input.data !== undefined) reply.data = input.data;
     if (input.mentions?.length) reply.mentions = [...input.mentions];
     if (input.system) reply.type = 'system';
+    let inChat: Promise<void> | undefined;
+    if (input.showInChat) {
+      // The chat's copy: a message of the chat with its own seq, written as a send is (its event
+      // `message.new` and its webhooks are the reply's in the chat). The thread's copy follows.
+      inChat = this.host.appendToChat((chatSeq) => {
+        reply.id = this.replyId(parentId, chatSeq);
+        reply.copySeq = chatSeq;
+        const { clientKey: _key, ...fields } = reply;
+        const copy: StoredMessage = { ...fields, chatId, seq: chatSeq, copySeq: seq };
+        return { message: copy, event: { type: 'message.new', chatId, seq: chatSeq, rev: 0, message: messageView(copy, undefined) } };
+      });
+    } else reply.id = this.replyId(parentId, parent.seq);
+    if (input.clientKey !== undefined) reply.clientKey = input.clientKey;
     this.remember(reply);
-    const result = this.after(parentWritten, async () => {
+    const result = this.after(inChat ? Promise.all([parentWritten, inChat]).then(() => undefined) : parentWritten, async () => {
       reply.rev = nextParent.rev;
       await this.follows.replied(nextParent, reply);
       const view = messageView(reply, undefined);
       const event = { type: 'thread.reply' as const, chatId, parentId, seq, rev: reply.rev ?? 0, message: view };
-      await this.write(reply, { type: 'message.new', chatId, seq, rev: event.rev, message: view });
+      await this.write(reply, inChat ? undefined : { type: 'message.new', chatId, seq, rev: event.rev, message: view });
       deps.events.chatEvent(appId, event, messageJson(view));
       return { message: view, created: true };
     });
@@ -134,12 +153,13 @@ export class ThreadReplies {
    * log; `event` is announced once both are durable. Resolves with `done` at once.
    */
   async change(reply: StoredMessage, event: ChatEvent & { rev: number }): Promise<ApiError | { done: Promise<void> }> {
+    if (reply.chatId === this.host.chatId) return { done: this.changeShownInChat(reply, event) };
     const parent = reply.parentId === undefined ? undefined : await this.host.message(reply.parentId);
     if (!parent?.thread) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
     const { appId, chatId, deps } = this.host;
     const touched: StoredMessage = { ...parent };
     const summary = { replyCount: parent.thread.replyCount, lastReplyAt: parent.thread.lastReplyAt, participants: parent.thread.participants };
-    const parentWritten = this.host.writeParent(touched, { type: 'thread.updated', chatId, seq: parent.seq, rev: 0, parentId: parent.id, thread: summary });
+    const parentWritten = this.host.writeInChat(touched, { type: 'thread.updated', chatId, seq: parent.seq, rev: 0, parentId: parent.id, thread: summary });
     this.remember(reply);
     const done = this.after(parentWritten, async () => {
       reply.rev = event.rev = touched.rev ?? 0;
@@ -147,6 +167,22 @@ export class ThreadReplies {
       deps.events.chatEvent(appId, event, 'message' in event ? messageJson(event.message) : undefined);
     });
     return { done };
+  }
+
+  /**
+   * A change of a reply shown in the chat, made on the chat's copy (which a change finds first, by
+   * its id in the chat's log): written and announced as any message of the chat, then the thread's
+   * copy, unannounced, with the same revision (a failure there leaves the thread's copy as it was
+   * until the next change).
+   */
+  private changeShownInChat(inChat: StoredMessage, event: ChatEvent & { rev: number }): Promise<void> {
+    const written = this.host.writeInChat(inChat, event);
+    const copy: StoredMessage = { ...inChat, chatId: threadLogId(this.host.chatId, inChat.parentId!), seq: inChat.copySeq!, copySeq: inChat.seq };
+    this.remember(copy);
+    return this.after(written, async () => {
+      if (inChat.rev !== undefined) copy.rev = inChat.rev;
+      await this.write(copy, undefined);
+    });
   }
 
   /** `userId` follows or unfollows `parentId`'s thread (README, "Threads"). */
@@ -175,11 +211,26 @@ export class ThreadReplies {
   private async withParent<T>(parentId: string, op: (parent: StoredMessage) => Promise<T>): Promise<T | ApiError> {
     const settled = await this.host.run(async (): Promise<ApiError | { parent: StoredMessage }> => {
       const parent = await this.host.message(parentId);
-      if (!parent || parent.seq > this.host.publishedSeq()) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
+      if (!parent || parent.seq > this.host.publishedSeq() || parent.parentId !== undefined) return new ApiError('MESSAGE_NOT_FOUND', 'no such thread in this chat');
       return { parent };
     });
     // The queue only finds the parent: the follow writes wait in the replies' chain, not in it.
     return settled instanceof ApiError ? settled : op(settled.parent);
+  }
+
+  /**
+   * A new reply's id, carrying `seqBits` (see above), after the thread's previous reply's id: ids in
+   * the same millisecond order by their random bits, so a later reply in the same millisecond
+   * takes the next millisecond instead (the embedded store pages a log by id).
+   */
+  private replyId(parentId: string, seqBits: number): string {
+    const last = this.lastIds.get(parentId);
+    let id = newMessageId(seqBits);
+    if (last !== undefined && id <= last) id = newMessageId(seqBits, idTime(last) + 1);
+    this.lastIds.delete(parentId);
+    this.lastIds.set(parentId, id);
+    if (this.lastIds.size > RECENT_REPLIES) this.lastIds.delete(this.lastIds.keys().next().value!);
+    return id;
   }
 
   private remember(reply: StoredMessage): void {
@@ -195,10 +246,10 @@ export class ThreadReplies {
     return run;
   }
 
-  /** The reply in its thread's log, with its webhook events (in the outbox once the put resolves). */
-  private async write(reply: StoredMessage, event: ChatEvent & { rev: number }): Promise<void> {
-    const hooks = this.host.deps.webhooks;
-    const made = hooks?.messageEvents(this.host.appId, [{ message: reply, event }]) ?? [];
+  /** The reply in its thread's log, with the webhook events of `event` when given (in the outbox once the put resolves). */
+  private async write(reply: StoredMessage, event: (ChatEvent & { rev: number }) | undefined): Promise<void> {
+    const hooks = event ? this.host.deps.webhooks : undefined;
+    const made = (event && hooks?.messageEvents(this.host.appId, [{ message: reply, event }])) ?? [];
     const events = Array.isArray(made) ? made : await made;
     try {
       await this.host.deps.store.messages.put([reply], undefined, events.length > 0 ? events : undefined);
@@ -210,6 +261,9 @@ export class ThreadReplies {
   }
 }
 
-function field(path: string, message: string, code: 'MESSAGE_NOT_FOUND' | 'MESSAGE_DELETED'): ApiError {
+/** The milliseconds of a UUIDv7: its first 48 bits. */
+const idTime = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+
+function field(path: string, message: string, code: 'MESSAGE_NOT_FOUND' | 'MESSAGE_DELETED' | 'VALIDATION_FAILED'): ApiError {
   return new ApiError(code, `${path}: ${message}`, { errors: [{ path, message }] });
 }

@@ -55,11 +55,13 @@ export function messageView(m: StoredMessage, replyTo: StoredMessage | undefined
   // A deleted or hidden message shows no files, as it shows no content.
   if (m.attachments !== undefined && !deleted && m.hiddenAt === undefined) view.attachments = m.attachments;
   if (m.mentions !== undefined && !deleted) view.mentions = m.mentions;
-  // A reply is stored in its thread's log: it shows its chat, its parent, and its place in the thread as `seq`.
+  // A reply is stored in its thread's log (and, shown in the chat, in the chat's too): it shows its
+  // chat, its parent, and its place in the log it was read from as `seq`.
   if (m.parentId !== undefined) {
     view.chatId = chatOfLog(m.chatId);
     view.parentId = m.parentId;
   }
+  if (m.copySeq !== undefined) view.showInChat = true;
   if (m.thread !== undefined) view.thread = { replyCount: m.thread.replyCount, lastReplyAt: m.thread.lastReplyAt, participants: m.thread.participants };
   // Nor its data, which is the application's content too.
   if (m.data !== undefined && !deleted && m.hiddenAt === undefined) view.data = m.data;

@@ -79,6 +79,7 @@ export const SendBody = Type.Object(
     data: Type.Optional(CustomDataSchema),
     mentions: Type.Optional(Mentions),
     parentId: Type.Optional(Type.String({ format: 'uuid', description: 'A reply: the message of this chat it answers; stored in its thread, out of the chat\'s timeline (README, "Threads")' })),
+    showInChat: Type.Optional(Type.Boolean({ description: "A reply shown in the chat's timeline too (with parentId only)" })),
     senderId: Type.Optional(Type.String({ format: 'uuid', description: 'With the API key only, and then required: the member the message is from' })),
     type: Type.Optional(MessageType),
   },

@@ -17,7 +17,7 @@ const action = <T extends string, P extends Record<string, TSchema>>(type: T, pr
 export const actionSchemas = {
   'message.send': action(
     'message.send',
-    { chatId: Uuid, content: SendContent, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey), attachments: Type.Optional(AttachmentIds), data: Type.Optional(CustomDataSchema), mentions: Type.Optional(Mentions), parentId: Type.Optional(Uuid) },
+    { chatId: Uuid, content: SendContent, replyTo: Type.Optional(Uuid), idempotencyKey: Type.Optional(IdempotencyKey), attachments: Type.Optional(AttachmentIds), data: Type.Optional(CustomDataSchema), mentions: Type.Optional(Mentions), parentId: Type.Optional(Uuid), showInChat: Type.Optional(Type.Boolean()) },
     'Send a message; ack `{message}` once it is durable. `content` may be empty only with `attachments` (upload ids, README "Attachments"). `data`: your application\'s own (README "Custom data").',
   ),
   'message.edit': action(

@@ -147,3 +147,51 @@ await onBothStores(t, "followers' unread replies and inbox move with each reply 
   t.equal((await it.node.get(thread, (await it.user('out')).jwt)).status, 404, "a non-member reads no thread's state");
   t.equal((await it.node.put(`/api/chats/${chat.chatId}/threads/${chat.chatId}/follow`, undefined, ann.jwt)).status, 404, 'no thread of a message that is not there');
 });
+
+// "Also in the chat" (README, "Threads"): one reply, in the chat's timeline and in its thread.
+await onBothStores(t, 'a reply sent with showInChat is in both lists, changes in both, and a burst of replies pages in order', async (t, svc) => {
+  const it = await integration(svc, 'show-in-chat');
+  const [ann, ben] = [await it.user('ann'), await it.user('ben')];
+  const chat = (await it.node.post('/api/chats', { type: 'group', name: 'both', memberIds: [ben.userId] }, ann.jwt)).body;
+  const post = (body: object, jwt: string) => it.node.post(`/api/messages/${chat.chatId}`, body, jwt);
+  const parent = (await post({ content: 'release?' }, ann.jwt)).body.message;
+  const ws = await WsClient.connect(svc.nodeUrl, ann.jwt);
+  t.teardown(() => ws.close());
+  await post({ content: 'first, thread only', parentId: parent.messageId }, ben.jwt);
+
+  const sent = await post({ content: 'shipped!', parentId: parent.messageId, showInChat: true, idempotencyKey: 'ship' }, ben.jwt);
+  t.same([sent.status, sent.body.message.seq, sent.body.message.showInChat, sent.body.message.parentId], [201, 2, true, parent.messageId], 'the answer: the reply, second in its thread, shown in the chat');
+  const id = sent.body.message.messageId;
+  const live = await ws.waitFor((f) => f.type === 'message.new' && f.message.messageId === id);
+  t.same([live.seq, live.message.parentId, live.message.showInChat], [2, parent.messageId, true], "members get it as the chat's next message (seq 2 of the chat)");
+  t.equal((await ws.waitFor((f) => f.type === 'thread.reply' && f.message.messageId === id)).seq, 2, 'and as the thread’s reply');
+  const history = (await it.node.get(`/api/messages/getMessages/${chat.chatId}`, ann.jwt)).body.messages;
+  t.same(history.map((m: { messageId: string; seq: number }) => [m.messageId, m.seq]), [[id, 2], [parent.messageId, 1]], "the chat's timeline: the parent and the reply shown in it, not the other reply");
+  const thread = () => it.node.get(`/api/chats/${chat.chatId}/threads/${parent.messageId}/messages`, ann.jwt).then((r) => r.body.messages);
+  t.same((await thread()).map((m: { messageId: string; seq: number }) => m.seq), [2, 1], 'the thread holds both replies');
+  t.equal((await thread())[0].messageId, id, 'with the same id');
+  const retry = await post({ content: 'shipped!', parentId: parent.messageId, showInChat: true, idempotencyKey: 'ship' }, ben.jwt);
+  t.same([retry.status, retry.body.message.messageId], [200, id], 'a retry returns it');
+  t.equal((await it.node.get(`/api/chats/${chat.chatId}`, ann.jwt)).body.lastSeq, 2, 'and adds nothing to the chat');
+
+  t.equal((await it.node.put(`/api/messages/${chat.chatId}/${id}`, { content: 'shipped v2!' }, ben.jwt)).status, 200, 'its author edits it');
+  t.equal((await ws.waitFor((f) => f.type === 'message.edited' && f.message.messageId === id)).seq, 2, 'announced once, in the chat');
+  t.equal((await thread())[0].content, 'shipped v2!', 'the thread shows the edit');
+  await it.node.del(`/api/messages/${chat.chatId}/${id}`, ben.jwt);
+  const [inHistory] = (await it.node.get(`/api/messages/getMessages/${chat.chatId}`, ann.jwt)).body.messages;
+  t.same([inHistory.deleted, (await thread())[0].deleted], [true, true], 'deleted in both');
+
+  const nested = await post({ content: 'deeper', parentId: id }, ann.jwt);
+  t.same([nested.status, nested.body.errors?.[0]?.path], [400, '/body/parentId'], 'a reply shown in the chat is still a reply: no thread of its own');
+  const alone = await post({ content: 'hm', showInChat: true }, ann.jwt);
+  t.same([alone.status, alone.body.errors?.[0]?.path], [400, '/body/showInChat'], 'showInChat without parentId is refused, naming it');
+
+  // Twenty replies at once: numbered 3…22 and paged back in exactly that order.
+  const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => post({ content: `burst ${i}`, parentId: parent.messageId, ...(i % 5 === 0 ? { showInChat: true } : {}) }, i % 2 ? ann.jwt : ben.jwt)));
+  t.ok(burst.every((r) => r.status === 201), 'all taken');
+  const seqs = (await it.node.get(`/api/chats/${chat.chatId}/threads/${parent.messageId}/messages?size=30`, ann.jwt)).body.messages.map((m: { seq: number }) => m.seq);
+  t.same(seqs, Array.from({ length: 22 }, (_, i) => 22 - i), 'the thread pages newest first in its own order, whatever millisecond each took');
+  const chatSeqs = (await it.node.get(`/api/messages/getMessages/${chat.chatId}`, ann.jwt)).body.messages.map((m: { seq: number }) => m.seq);
+  t.same(chatSeqs, Array.from({ length: chatSeqs.length }, (_, i) => chatSeqs.length - i), "and the chat's timeline in its own (the parent, and each reply shown in it)");
+  t.equal(chatSeqs.length, 6, 'the parent and the five replies shown in the chat');
+});

@@ -34,6 +34,7 @@ export function readMessage(row: types.Row): MessageRow {
     mentions: mentionsOf(opt(row, 'mentions')),
     parentId: opt(row, 'parent_id'),
     thread: threadOf(opt(row, 'thread')),
+    copySeq: row.get('copy_seq') === null || row.get('copy_seq') === undefined ? undefined : num(row, 'copy_seq'),
     type: opt(row, 'type') === 'system' ? ('system' as const) : undefined,
     data: jsonOf(opt(row, 'data')),
   });
@@ -68,10 +69,10 @@ export class MessageWrites {
     // `type` and `data` (migration node-017) likewise, and `mentions` (node-018).
     const custom = rewrite || m.type !== undefined || m.data !== undefined;
     const mentions = rewrite || m.mentions !== undefined;
-    // `parent_id` and `thread` (node-019) likewise.
+    // `parent_id`, `thread` and `copy_seq` (node-019) likewise.
     const threads = rewrite || m.parentId !== undefined || m.thread !== undefined;
     return {
-      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}${files ? ', attachments' : ''}${custom ? ', type, data' : ''}${mentions ? ', mentions' : ''}${threads ? ', parent_id, thread' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''}${files ? ', ?' : ''}${custom ? ', ?, ?' : ''}${mentions ? ', ?' : ''}${threads ? ', ?, ?' : ''})`,
+      query: `INSERT INTO ${this.ks}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, edited_at, deleted_at, reply_to_id, reactions, client_key, rev, crev${hidden ? ', hidden_at' : ''}${files ? ', attachments' : ''}${custom ? ', type, data' : ''}${mentions ? ', mentions' : ''}${threads ? ', parent_id, thread, copy_seq' : ''}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${hidden ? ', ?' : ''}${files ? ', ?' : ''}${custom ? ', ?, ?' : ''}${mentions ? ', ?' : ''}${threads ? ', ?, ?, ?' : ''})`,
       params: [
         m.appId, m.chatId, blockOf(m.seq), m.seq, m.id, m.senderId, m.content, m.createdAt,
         m.editedAt ?? absent, m.deletedAt ?? absent, m.replyToId ?? absent, JSON.stringify(m.reactions), m.clientKey ?? absent, m.rev ?? absent,
@@ -80,7 +81,7 @@ export class MessageWrites {
         ...(files ? [m.attachments === undefined ? absent : JSON.stringify(m.attachments)] : []),
         ...(custom ? [m.type ?? absent, m.data === undefined ? absent : JSON.stringify(m.data)] : []),
         ...(mentions ? [m.mentions === undefined ? absent : JSON.stringify(m.mentions)] : []),
-        ...(threads ? [m.parentId ?? absent, m.thread === undefined ? absent : JSON.stringify(m.thread)] : []),
+        ...(threads ? [m.parentId ?? absent, m.thread === undefined ? absent : JSON.stringify(m.thread), m.copySeq ?? absent] : []),
       ],
     };
   }

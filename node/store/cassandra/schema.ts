@@ -207,10 +207,11 @@ export const nodeMigrations: Migration[] = [
   {
     name: 'node-019-threads',
     statements: [
-      // A reply's parent, and a parent's thread summary as JSON (see message-rows.ts). Replies
+      // A reply's parent, a parent's thread summary as JSON, and the seq of a reply's other copy
+      // when it is shown in the chat too (see message-rows.ts). Replies
       // live in their thread's log, `chat_messages` rows under the key `<chatId>:<parentId>`
       // (node/store/thread-log.ts), bounded by seq block as a chat's are.
-      `ALTER TABLE {ks}.chat_messages ADD (parent_id text, thread text)`,
+      `ALTER TABLE {ks}.chat_messages ADD (parent_id text, thread text, copy_seq bigint)`,
       // A user's threads (followed, or unfollowed explicitly) with its read mark and the thread's
       // newest reply: one partition per user, at most THREAD_LIMITS.follows rows (the node forgets
       // the least recently active past it). The inbox reads the partition whole.

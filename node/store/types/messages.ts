@@ -50,6 +50,12 @@ export interface StoredMessage {
    * thread's log (thread-log.ts): its `chatId` is that log's key and its `seq` its place there.
    */
   parentId?: string;
+  /**
+   * A reply also shown in the chat (`showInChat`) has two copies with its id, one in each log, and
+   * each names the other's seq here: the chat's copy its place in the thread, the thread's copy
+   * its place in the chat.
+   */
+  copySeq?: number;
   /** On a message that has replies: its thread's summary, rewritten with each reply's write. */
   thread?: ThreadSummary;
   /**
