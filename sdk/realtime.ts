@@ -343,7 +343,8 @@ export class Realtime {
         }
         this.lastSeq.set(chatId, event.seq);
       }
-      if ('rev' in event && !('replay' in event && event.replay)) this.lastRev.set(chatId, Math.max(this.lastRev.get(chatId) ?? 0, event.rev));
+      // A thread's summary shares its revision with the reply event behind it: that one counts.
+      if ('rev' in event && !('replay' in event && event.replay) && event.type !== 'thread.updated') this.lastRev.set(chatId, Math.max(this.lastRev.get(chatId) ?? 0, event.rev));
       if (event.type === 'chat.deleted' || (event.type === 'membership.changed' && event.change === 'removed' && event.userId === this.options.auth.userId)) {
         this.lastSeq.delete(chatId);
         this.lastRev.delete(chatId);

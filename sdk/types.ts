@@ -278,7 +278,7 @@ export type ChatEvent =
   /** A message's thread changed: its summary now (`seq` is the parent's). */
   | { type: 'thread.updated'; chatId: string; seq: number; rev: number; parentId: string; thread: ThreadSummary }
   /** A reply in a thread; `seq` is its place in the thread. */
-  | { type: 'thread.reply'; chatId: string; parentId: string; seq: number; rev: number; message: Message }
+  | { type: 'thread.reply'; chatId: string; parentId: string; seq: number; rev: number; message: Message; replay?: true }
   | { type: 'message.pinned'; chatId: string; pin: Pin }
   /** Without `unpinnedBy`: the message was deleted, which unpins it. */
   | { type: 'message.unpinned'; chatId: string; messageId: string; unpinnedBy?: string }

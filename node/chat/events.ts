@@ -58,12 +58,12 @@ export const chatEventSchemas = {
   'thread.updated': event(
     'thread.updated',
     { chatId: Uuid, seq: Type.Integer({ description: "The parent's seq" }), rev: Rev, parentId: Uuid, thread: ThreadSummarySchema },
-    "A message's thread changed (a reply was sent): its summary now. Replayed after a reconnect as the parent's `message.updated`.",
+    "A message's thread changed (a reply was sent or changed): its summary now. Its `rev` is also the one of the reply event that follows it: count it toward the revision you resume from only with that event (a client that resumes from it would not be replayed the reply). Replayed after a reconnect as the parent's `message.updated`.",
   ),
   'thread.reply': event(
     'thread.reply',
-    { chatId: Uuid, parentId: Uuid, seq: Type.Integer({ description: 'The reply’s place in its thread' }), rev: Rev, message: MessageSchema },
-    'A reply was sent in a thread (README, "Threads"); `seq` is its place in the thread, not in the chat.',
+    { chatId: Uuid, parentId: Uuid, seq: Type.Integer({ description: 'The reply’s place in its thread' }), rev: Rev, message: MessageSchema, replay: Type.Optional(Type.Literal(true)) },
+    'A reply was sent in a thread (README, "Threads"); `seq` is its place in the thread, not in the chat. With `replay`: a reply sent or changed while you were away, replayed after a reconnect in its current state (once each).',
   ),
   'message.pinned': event('message.pinned', { chatId: Uuid, pin: PinSchema }, 'A message was pinned (README, "Pins").'),
   'message.unpinned': event('message.unpinned', { chatId: Uuid, messageId: Uuid, unpinnedBy: Type.Optional(Uuid) }, 'A message was unpinned; without `unpinnedBy`, because it was deleted.'),

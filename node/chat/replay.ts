@@ -1,5 +1,6 @@
 import type { ChatActor } from './actor.ts';
 import type { ChangedMessage } from './message-reads.ts';
+import { messageView } from './views.ts';
 
 /** Where a client stands in one chat: the last seq it saw and, when it knows it, the last revision. */
 export interface ResumePoint {
@@ -53,7 +54,8 @@ function latest(...lists: ChangedMessage[][]): ChangedMessage[] {
  * is missed and nothing is sent twice.
  *
  * New messages come as `message.new` (seq order), changed ones as `message.updated` (revision
- * order), both in their current state and with `replay: true`. When more than `limit` new messages
+ * order), then the replies sent or changed in their threads as `thread.reply` (revision order),
+ * all in their current state and with `replay: true`. When more than `limit` new messages
  * were missed the client gets `resume.gap` and pages history; when more than that many seen
  * messages changed, the entry says `stale` and the client reloads what it shows.
  */
@@ -63,6 +65,8 @@ export async function prepareReplay(actor: ChatActor, userId: string, point: Res
   const reads = actor.reads;
   const read = await reads.since(point.seq, limit);
   const changed = point.rev === undefined ? undefined : await reads.changesSince(point.rev, limit);
+  // The threads whose parents changed: their replies sent or changed since (thread-replies.ts).
+  const replies = changed?.complete ? await actor.threads.replayOf(changed.changes.map((c) => c.message), point.rev!, limit) : undefined;
   return () => {
     if (actor.status === 'gone' || !actor.isMember(userId)) return { frames: [], entry: null };
     const frames: object[] = [];
@@ -79,6 +83,9 @@ export async function prepareReplay(actor: ChatActor, userId: string, point: Res
       // Messages new to the client were just sent in their current state (or will be paged so).
       const updates = stale ? [] : latest(reads.current(changed.changes), changedTail!).filter((u) => u.seq <= point.seq);
       for (const u of updates) frames.push({ type: 'message.updated', chatId, seq: u.seq, rev: u.rev, message: u.message, replay: true });
+      const missed = stale ? [] : replies?.();
+      if (missed === undefined) stale = true;
+      else for (const r of missed) frames.push({ type: 'thread.reply', chatId, parentId: r.parentId, seq: r.seq, rev: r.rev ?? 0, message: messageView(r, undefined), replay: true });
     }
     return { frames, entry: { fromSeq: point.seq + 1, toSeq, gap, toRev, stale } };
   };

@@ -56,6 +56,11 @@ export class ThreadReplies {
   private chain: Promise<unknown> = Promise.resolve();
   /** Keyed replies being written: a retry of one waits for it (key: sender, parent, idempotency key). */
   private readonly writing = new Map<string, Promise<ReplyResult>>();
+  /** Replies written or being written whose event is not announced yet (see replayOf). */
+  private readonly unannounced = new Set<string>();
+  /** The latest announcements of replies, numbered (see replayOf). */
+  private readonly announced: { n: number; reply: StoredMessage }[] = [];
+  private announcements = 0;
   /** The newest reply id made here, by parent (at most RECENT_REPLIES parents): see replyId. */
   private readonly lastIds = new Map<string, string>();
   /** Replies written or being written lately, in their newest state, by id: what a change reads first. */
@@ -115,15 +120,17 @@ export class ThreadReplies {
     } else reply.id = this.replyId(parentId, parent.seq);
     if (input.clientKey !== undefined) reply.clientKey = input.clientKey;
     this.remember(reply);
+    this.unannounced.add(reply.id);
     const result = this.after(inChat ? Promise.all([parentWritten, inChat]).then(() => undefined) : parentWritten, async () => {
       reply.rev = nextParent.rev;
       await this.follows.replied(nextParent, reply);
       const view = messageView(reply, undefined);
       const event = { type: 'thread.reply' as const, chatId, parentId, seq, rev: reply.rev ?? 0, message: view };
       await this.write(reply, inChat ? undefined : { type: 'message.new', chatId, seq, rev: event.rev, message: view });
-      deps.events.chatEvent(appId, event, messageJson(view));
+      this.announce(reply, event, messageJson(view));
       return { message: view, created: true };
     });
+    void result.catch(() => this.unannounced.delete(reply.id));
     if (key !== undefined) {
       this.writing.set(key, result);
       void result.finally(() => this.writing.delete(key)).catch(() => undefined);
@@ -161,11 +168,13 @@ export class ThreadReplies {
     const summary = { replyCount: parent.thread.replyCount, lastReplyAt: parent.thread.lastReplyAt, participants: parent.thread.participants };
     const parentWritten = this.host.writeInChat(touched, { type: 'thread.updated', chatId, seq: parent.seq, rev: 0, parentId: parent.id, thread: summary });
     this.remember(reply);
+    this.unannounced.add(reply.id);
     const done = this.after(parentWritten, async () => {
       reply.rev = event.rev = touched.rev ?? 0;
       await this.write(reply, event);
-      deps.events.chatEvent(appId, event, 'message' in event ? messageJson(event.message) : undefined);
+      this.announce(reply, event, 'message' in event ? messageJson(event.message) : undefined);
     });
+    void done.catch(() => this.unannounced.delete(reply.id));
     return { done };
   }
 
@@ -216,6 +225,47 @@ export class ThreadReplies {
     });
     // The queue only finds the parent: the follow writes wait in the replies' chain, not in it.
     return settled instanceof ApiError ? settled : op(settled.parent);
+  }
+
+  /** Announces a reply's event, and remembers it for replays. */
+  private announce(reply: StoredMessage, event: ChatEvent, messageText: string | undefined): void {
+    this.unannounced.delete(reply.id);
+    this.announced.push({ n: ++this.announcements, reply });
+    if (this.announced.length > RECENT_REPLIES) this.announced.shift();
+    this.host.deps.events.chatEvent(this.host.appId, event, messageText);
+  }
+
+  /**
+   * What a resuming client missed in the threads of `parents` (messages of the chat changed after
+   * `afterRev`, as a replay read them): their replies created or changed after it, read from the
+   * store; then, synchronously in the tick the socket subscribes, `finish` adds the replies
+   * announced during the read and leaves out those whose event is still to come (it arrives
+   * live). Undefined from `finish` when more than `limit` replies, or more announcements than
+   * are remembered, went by: the client reloads.
+   */
+  async replayOf(parents: readonly { messageId: string; thread?: unknown; parentId?: string }[], afterRev: number, limit: number): Promise<() => StoredMessage[] | undefined> {
+    const marker = this.announcements;
+    const { appId, chatId, deps } = this.host;
+    const read: StoredMessage[] = [];
+    let complete = true;
+    for (const p of parents) {
+      if (p.thread === undefined || p.parentId !== undefined) continue;
+      const found = await deps.store.messages.changedSince(appId, threadLogId(chatId, p.messageId), afterRev, limit + 1);
+      read.push(...found);
+      if (read.length > limit) complete = false;
+    }
+    return () => {
+      const oldest = this.announced[0]?.n ?? this.announcements + 1;
+      if (!complete || (this.announcements > marker && oldest > marker + 1)) return undefined;
+      const byId = new Map<string, StoredMessage>();
+      for (const r of [...read, ...this.announced.filter((a) => a.n > marker).map((a) => a.reply)]) {
+        if (this.unannounced.has(r.id) || (r.rev ?? 0) <= afterRev) continue;
+        const known = byId.get(r.id);
+        if (!known || (known.rev ?? 0) < (r.rev ?? 0)) byId.set(r.id, r);
+      }
+      const out = [...byId.values()].sort((a, b) => (a.rev ?? 0) - (b.rev ?? 0));
+      return out.length > limit ? undefined : out;
+    };
   }
 
   /**

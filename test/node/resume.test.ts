@@ -1,5 +1,6 @@
 import t from 'tap';
 import { integration, startService, WsClient, type Frame } from '../helpers/index.ts';
+import { onBothStores } from '../helpers/both-stores.ts';
 
 t.test('a client disconnected while 100 messages are sent receives exactly those 100 on reconnect', async (t) => {
   const svc = await startService({ USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000' });
@@ -112,4 +113,64 @@ t.test('changes to messages already seen are replayed on reconnect: current stat
   t.same(b3.frames.filter((f) => f.chatId === chatId), [], 'up to date: nothing replayed');
   // A malformed revision is refused before the upgrade.
   await t.rejects(WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: '5:x' } }), /upgrade refused: 400/);
+});
+
+// Threads (README, "Threads"): what a member missed in a thread comes once, however it raced the reconnect.
+await onBothStores(t, "a reconnect replays a thread's missed replies and its parent's summary once each, joined with live replies without a gap or a repeat", async (t, svc) => {
+  const it = await integration(svc);
+  const [alice, bob] = [await it.user('alice'), await it.user('bob')];
+  const chatId = (await it.node.post('/api/chats', { type: 'group', name: 'thread resume', memberIds: [bob.userId] }, alice.jwt)).body.chatId as string;
+  const a = await WsClient.connect(svc.nodeUrl, alice.jwt);
+  t.teardown(() => a.close());
+  const b = await WsClient.connect(svc.nodeUrl, bob.jwt);
+  const parent = (await a.request({ type: 'message.send', chatId, content: 'parent' })).result.message;
+  const reply = (content: string, extra: object = {}) => a.request({ type: 'message.send', chatId, content, parentId: parent.messageId, ...extra });
+  const r1 = (await reply('r1')).result.message;
+  const seen = await b.waitFor((f) => f.type === 'thread.reply' && f.message.messageId === r1.messageId);
+  // What a client resumes from: the reply's revision (its summary's, shared, does not count alone).
+  const from = `${parent.seq}:${seen.rev}`;
+  await b.close();
+
+  const r2 = (await reply('r2')).result.message;
+  await reply('r3');
+  await a.request({ type: 'message.edit', chatId, messageId: r1.messageId, content: 'r1 edited' });
+  await a.request({ type: 'reaction.add', chatId, messageId: r2.messageId, reaction: '👍' });
+  const shown = (await reply('r4, shown in the chat', { showInChat: true })).result.message;
+
+  // Replies keep coming while bob reconnects.
+  let sending = true;
+  const live = (async () => {
+    let n = 0;
+    while (sending && n < 30) await reply(`live ${n++}`);
+    return n;
+  })();
+  const b2 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: from } });
+  t.teardown(() => b2.close());
+  const resumed = await b2.waitFor((f) => f.type === 'resumed');
+  sending = false;
+  const liveCount = await live;
+  const total = 4 + liveCount;
+  await b2.waitFor((f) => f.type === 'thread.reply' && f.seq === total);
+  t.same(resumed.chats[chatId].stale, false, 'nothing stale');
+  const replies = b2.frames.filter((f) => f.type === 'thread.reply');
+  const seqs = replies.map((f) => f.seq as number).sort((x, y) => x - y);
+  t.same(seqs, Array.from({ length: total }, (_, i) => i + 1), `every reply once, replayed or live: r1 (changed), r2…r4 and ${liveCount} sent during the reconnect`);
+  const replayed = replies.filter((f) => f.replay === true);
+  t.ok(replayed.length >= 4, 'at least the four missed before the reconnect came as replays');
+  t.match(replayed.find((f) => f.seq === 1)!.message, { content: 'r1 edited', edited: true }, 'r1 in its current state');
+  t.same(replayed.find((f) => f.seq === 2)!.message.reactionCounts, { '👍': 1 }, 'r2 with its reaction');
+  t.equal(replayed.find((f) => f.seq === 4)!.message.messageId, shown.messageId, 'the reply shown in the chat, in its thread');
+  t.same(b2.frames.filter((f) => f.type === 'message.new' && f.replay === true).map((f) => f.message.messageId), [shown.messageId], "and as the chat's new message");
+  const summaries = b2.frames.filter((f) => f.type === 'message.updated' && f.message.messageId === parent.messageId);
+  t.equal(summaries.length, 1, "the parent's summary once");
+  t.ok(summaries[0]!.message.thread.replyCount >= 4, 'in its state at the reconnect');
+
+  // Resuming again from where the server said it stands replays nothing of the thread.
+  const upTo = Math.max(resumed.chats[chatId].toRev, ...b2.frames.filter((f) => f.type === 'thread.reply' && !f.replay).map((f) => f.rev as number));
+  const lastSeq = Math.max(parent.seq, ...b2.frames.filter((f) => f.type === 'message.new').map((f) => f.seq as number));
+  await b2.close();
+  const b3 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: `${lastSeq}:${upTo}` } });
+  t.teardown(() => b3.close());
+  await b3.waitFor((f) => f.type === 'resumed');
+  t.same(b3.frames.filter((f) => f.chatId === chatId), [], 'up to date: nothing replayed');
 });

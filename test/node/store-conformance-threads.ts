@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
-import type { NodeStore, ThreadFollow } from '../../node/store/index.ts';
+import { newMessageId, threadLogId, type NodeStore, type StoredMessage, type ThreadFollow } from '../../node/store/index.ts';
 import { LATER, NOW } from '../helpers/fixed-clock.ts';
 
 /** Thread follows (README, "Threads"): part of the node store conformance suite (see store-conformance.ts). */
@@ -35,5 +35,23 @@ export function threadConformance(withStore: (title: string, body: (t: Test, sto
     t.pass('forgetting an absent row is nothing');
     t.same(await store.threads.threadsOf(randomUUID(), ann), [], "another application's rows are never read");
     t.same(await store.threads.followers(randomUUID(), chatA, p1), [], 'nor its followers');
+  });
+}
+
+/** A thread's log, written without a fence by its chat's actor: paged, and read by revision for a replay. */
+export function threadLogConformance(withStore: (title: string, body: (t: Test, store: NodeStore) => Promise<void>) => void): void {
+  withStore("a thread's log written without a fence reports its replies created and changed since a revision", async (t, store) => {
+    const appId = randomUUID();
+    const log = threadLogId(randomUUID(), randomUUID());
+    const reply = (seq: number, rev: number): StoredMessage => ({ appId, chatId: log, id: newMessageId(1, Date.parse(NOW) + seq), seq, senderId: randomUUID(), content: `r${seq}`, createdAt: NOW, reactions: [], parentId: randomUUID(), rev });
+    // Revisions are the chat's: a thread's replies take some of them, not all.
+    for (const [seq, rev] of [[1, 3], [2, 5], [3, 9]] as const) await store.messages.put([reply(seq, rev)]);
+    t.same((await store.messages.changedSince(appId, log, 0, 10)).map((m) => m.seq), [1, 2, 3], 'all of them since revision 0');
+    t.same((await store.messages.changedSince(appId, log, 5, 10)).map((m) => m.seq), [3], 'the newer ones since a later revision');
+    const [first] = await store.messages.afterSeq(appId, log, 0, 1);
+    await store.messages.put([{ ...first!, content: 'edited', editedAt: LATER, rev: 12 }]);
+    t.same((await store.messages.changedSince(appId, log, 9, 10)).map((m) => [m.seq, m.content]), [[1, 'edited']], 'an edit later moves the reply to its new revision');
+    t.same((await store.messages.changedSince(appId, log, 12, 10)), [], 'and nothing is newer than the newest');
+    t.same((await store.messages.pageBackward(appId, log, undefined, 10)).map((m) => m.seq), [3, 2, 1], 'paged newest first');
   });
 }

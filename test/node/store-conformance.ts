@@ -8,7 +8,7 @@ import { changeEventsConformance } from './store-conformance-change-events.ts';
 import { moderationConformance } from './store-conformance-moderation.ts';
 import { chatModerationConformance } from './store-conformance-chat-moderation.ts';
 import { conversationConformance } from './store-conformance-conversation.ts';
-import { threadConformance } from './store-conformance-threads.ts';
+import { threadConformance, threadLogConformance } from './store-conformance-threads.ts';
 import { outboxConformance } from './store-conformance-outbox.ts';
 
 /**
@@ -665,4 +665,5 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
   chatModerationConformance(withStore);
   conversationConformance(withStore);
   threadConformance(withStore);
+  threadLogConformance(withStore);
 }

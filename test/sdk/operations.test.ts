@@ -169,7 +169,7 @@ function checkMessage(t: Test, m: Message, expected: Partial<Message>, label: st
 }
 
 function checkSummary(t: Test, c: ChatSummary, expected: Partial<ChatSummary>, label: string): void {
-  checkKeys(t, c, ['chatId', 'type', 'createdBy', 'createdAt', 'updatedAt', 'lastSeq', 'lastActivityAt', 'role', 'readSeq', 'unreadCount', 'mentionCount', 'memberCount'], ['name', 'lastMessage', 'peer', 'data'], label);
+  checkKeys(t, c, ['chatId', 'type', 'createdBy', 'createdAt', 'updatedAt', 'lastSeq', 'lastActivityAt', 'role', 'readSeq', 'unreadCount', 'mentionCount', 'threadUnreadCount', 'memberCount'], ['name', 'lastMessage', 'peer', 'data'], label);
   t.match(c.chatId, UUID, `${label}: chatId`);
   t.match(c.createdAt, ISO, `${label}: createdAt`);
   t.match(c.updatedAt, ISO, `${label}: updatedAt`);
