@@ -44,8 +44,11 @@ Scenarios:
   attachments  uploads of 1 MB files (ask, PUT, finalize: uploads/s and MB/s), then persisted
                sends over HTTP with no attachment and with one finalized attachment each,
                alternating in one run: CPU per send as a ratio (this service only)
+  threads      GET /api/users/me/threads (the threads inbox) for a user following 500 threads
+               against a user following one, on the embedded store and on Cassandra with 3
+               nodes: p50 and p99 (goal: p99 < 20 ms) (this service only)
   all          connections, fanout, sends, history, chatlist, flood, cluster, webhooks,
-               blocklist and attachments, in that order
+               blocklist, attachments and threads, in that order
   report       only render RESULTS.md and the charts from the results in --out
 
 Common options:
@@ -117,6 +120,11 @@ chatlist:
   --sizes LIST         page sizes (default 1,20)
   --stores LIST        of embedded,cassandra (default: both; --smoke: embedded)
   --concurrency N      requests in flight (default 16)
+threads:
+  --threads N          threads the busy user follows (default 500)
+  --size N             inbox page size (default 20)
+  --stores LIST        of embedded,cassandra (default: both; --smoke: embedded)
+  --concurrency N      requests in flight (default 4)
 flood:
   --sockets N          sockets of the flooding tenant, one per user (default 1000)
   --rate R             the quiet tenant's msgs/s in all (default 100)
@@ -166,6 +174,8 @@ const OPTIONS = {
   uploads: { type: 'string' },
   uploaders: { type: 'string' },
   'file-mb': { type: 'string' },
+  threads: { type: 'string' },
+  size: { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is

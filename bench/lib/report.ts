@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { barChart, lineChart } from './charts.ts';
 import type { Row, ScenarioResult } from './output.ts';
 
-const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'cluster-ha', 'webhooks', 'blocklist', 'attachments'];
+const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'cluster-ha', 'webhooks', 'blocklist', 'attachments', 'threads'];
 const PEERS = ['uws', 'socketio'];
 
 const fmt = (v: unknown): string => {
@@ -255,6 +255,13 @@ const SECTIONS: Record<string, Section> = {
       table(sends, [['round', 'round'], ['mode', 'send'], ['sendsPerSecond', 'sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['sends', 'sends'], ['errors', 'errors']]),
       `With one attachment ÷ without: server CPU per send ${ratios?.cpuPerSend ?? '–'}× (goal ≤ 1.5×), sends/s ${ratios?.sendsPerSecond ?? '–'}× (means of the rounds).\n`,
       await chart('attachments', barChart(sends.map((x) => ({ ...x, bar: `${x.mode}, round ${x.round}` })), { title: 'Server CPU per send over HTTP, without and with one finalized attachment', y: 'serverCpuUsPerSend', yTitle: 'server CPU µs / send', x: 'bar' })),
+    ].join('\n');
+  },
+  threads: async (r, chart) => {
+    const bars = r.rows.map((x) => ({ ...x, bar: Number(x.followed) === 1 ? '1 thread' : `${x.followed} threads`, panel: String(x.store) }));
+    return [
+      table(r.rows, [['store', 'store'], ['followed', 'threads followed'], ['size', 'page size'], ['requestsPerSecond', 'inboxes/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p50VsOne', 'p50 vs one thread'], ['errors', 'errors']]),
+      await chart('threads', barChart(bars, { title: 'GET /api/users/me/threads: p99 by the threads the user follows', y: 'p99Ms', yTitle: 'p99 ms', group: 'panel', x: 'bar' })),
     ].join('\n');
   },
   chatlist: async (r, chart) => {

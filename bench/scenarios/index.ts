@@ -10,6 +10,7 @@ import { sends } from './sends.ts';
 import { webhooks } from './webhooks.ts';
 import { blocklist } from './blocklist.ts';
 import { attachments } from './attachments.ts';
+import { threads } from './threads.ts';
 
 export type { ScenarioOptions, ScenarioOutput } from './options.ts';
 
@@ -60,6 +61,7 @@ export const SCENARIOS = {
   webhooks,
   blocklist,
   attachments,
+  threads,
 } satisfies Record<string, (ctx: Context, o: ScenarioOptions) => Promise<ScenarioOutput>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;

@@ -8,6 +8,8 @@ import { ChatList } from './views/chat-list.ts';
 import { Conversation } from './views/conversation.ts';
 import { NewChat } from './views/new-chat.ts';
 import { SignIn } from './views/sign-in.ts';
+import { ThreadPane } from './views/thread.ts';
+import { ThreadsInbox } from './views/threads-inbox.ts';
 
 /** Signed out: the sign-in form. Signed in: one ChatState for the session, and the chat views. */
 export function App() {
@@ -62,12 +64,19 @@ function Shell({ state, onSignOut }: { state: ChatState; onSignOut: (why?: strin
       </div>
       ${startError ? html`<p class="error" role="alert">Could not connect: ${startError}</p>` : null}
       ${creating ? html`<${NewChat} state=${state} onDone=${() => setCreating(false)} />` : null}
-      <${ChatList} state=${state} />
+      <div class="tabs" role="tablist" aria-label="Show">
+        <button type="button" role="tab" class="tab" aria-selected=${state.sidebar === 'chats'} onClick=${() => state.showSidebar('chats')}>Chats</button>
+        <button type="button" role="tab" class="tab threads-tab" aria-selected=${state.sidebar === 'threads'} onClick=${() => state.showSidebar('threads')}>
+          Threads${state.inbox.unreadThreads ? html` <span class="badge" aria-label=${`${state.inbox.unreadThreads} with unread replies`}>${state.inbox.unreadThreads}</span>` : null}
+        </button>
+      </div>
+      ${state.sidebar === 'chats' ? html`<${ChatList} state=${state} />` : html`<${ThreadsInbox} state=${state} />`}
     </aside>
-    <main class="conversation-pane">
+    <main class=${`conversation-pane${state.thread ? ' with-thread' : ''}`}>
       ${state.open
         ? html`<${Conversation} key=${state.open.chatId} state=${state} conversation=${state.open} />`
         : html`<div class="empty"><p>Pick a chat, or start one with <b>New chat</b>.</p></div>`}
+      ${state.thread ? html`<${ThreadPane} key=${state.thread.parentId} state=${state} thread=${state.thread} />` : null}
     </main>
     <${ConnectionBanner} state=${state} />
   </div>`;

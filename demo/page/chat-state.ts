@@ -1,6 +1,7 @@
 import { ChatApiError, ChatClient, ChatNetworkError, ChatTimeoutError, type ChatSummary, type ConnectionStatus, type Message } from '../../sdk/client.ts';
 import { listUsers, saveSession, type DemoUser, type SignedIn } from './backend.ts';
 import { OpenConversation } from './conversation-state.ts';
+import { InboxState, OpenThread } from './thread-state.ts';
 
 /** How many users one presence query asks about (the service's limit). */
 const PRESENCE_BATCH = 100;
@@ -25,6 +26,12 @@ export class ChatState {
   private readonly askedNames = new Set<string>();
   directory: DemoUser[] = [];
   open: OpenConversation | undefined;
+  /** The thread open beside the chat, if any. */
+  thread: OpenThread | undefined;
+  /** The threads inbox (README, "Threads"): the sidebar shows it instead of the chats when asked. */
+  readonly inbox: InboxState;
+  sidebar: 'chats' | 'threads' = 'chats';
+  private chatsTimer: ReturnType<typeof setTimeout> | undefined;
   status: ConnectionStatus = 'idle';
   /** Shown for a moment after a reconnect: "back online". */
   reconnected = false;
@@ -46,6 +53,7 @@ export class ChatState {
       },
     });
     this.client.setAuth(me);
+    this.inbox = new InboxState(this.client, this.changed);
     this.names.set(me.userId, me.displayName);
     this.listen();
   }
@@ -53,7 +61,7 @@ export class ChatState {
   /** Connects, then loads the chat list (and who of its people is online) and the directory. */
   async start(): Promise<void> {
     await this.client.connect();
-    await Promise.all([this.loadChats(), this.loadDirectory()]);
+    await Promise.all([this.loadChats(), this.loadDirectory(), this.inbox.load()]);
   }
 
   subscribe(listener: () => void): () => void {
@@ -166,9 +174,47 @@ export class ChatState {
   }
 
   closeChat(): void {
+    this.closeThread();
     this.open?.close();
     this.open = undefined;
     this.changed();
+  }
+
+  /** Opens a message's thread beside its chat (opening the chat first when another is open). */
+  async openThread(chatId: string, parent: Message): Promise<void> {
+    if (this.open?.chatId !== chatId) await this.openChat(chatId);
+    this.thread?.close();
+    const thread = new OpenThread(chatId, parent, this.client, this.changed);
+    this.thread = thread;
+    this.changed();
+    await thread.load();
+    this.inbox.refreshSoon();
+    this.refreshChatsSoon();
+  }
+
+  closeThread(): void {
+    this.thread?.close();
+    this.thread = undefined;
+    this.changed();
+  }
+
+  showSidebar(which: 'chats' | 'threads'): void {
+    this.sidebar = which;
+    if (which === 'threads') void this.inbox.load();
+    this.changed();
+  }
+
+  /** Reads the chat list again soon (its thread unread counts moved): one read for a burst. */
+  private refreshChatsSoon(): void {
+    clearTimeout(this.chatsTimer);
+    this.chatsTimer = setTimeout(() => void this.loadChats(), 300);
+  }
+
+  /** A thread event: the parent shown in the chat and in its open thread takes its new summary. */
+  private threadMoved(chatId: string, parentId: string, thread: NonNullable<Message['thread']>): void {
+    const shown = this.open?.chatId === chatId ? this.open.messages.find((m) => m.message.messageId === parentId) : undefined;
+    if (shown) this.open!.upsert({ ...shown.message, thread });
+    if (this.thread?.parentId === parentId) this.thread.parentChanged({ ...this.thread.parent, thread });
   }
 
   /** Marks the open chat read up to its newest message, when the reader can see it. */
@@ -212,6 +258,9 @@ export class ChatState {
 
   signOut(): void {
     document.removeEventListener('visibilitychange', this.onVisible);
+    clearTimeout(this.chatsTimer);
+    this.inbox.close();
+    this.thread?.close();
     this.open?.close();
     this.open = undefined;
     this.client.close();
@@ -252,7 +301,9 @@ export class ChatState {
   private messageChanged(message: Message): void {
     const chat = this.chats.find((c) => c.chatId === message.chatId);
     if (chat?.lastMessage?.messageId === message.messageId) chat.lastMessage = message;
-    if (this.open?.chatId === message.chatId) this.open.upsert(message);
+    // A reply kept in its thread is not in the chat's timeline.
+    if (this.open?.chatId === message.chatId && (message.parentId === undefined || message.showInChat)) this.open.upsert(message);
+    if (this.thread?.chatId === message.chatId) this.thread.upsert(message);
     this.changed();
   }
 
@@ -275,8 +326,20 @@ export class ChatState {
     });
     c.on('message.new', (e) => this.messageArrived(e.message));
     for (const type of ['message.edited', 'message.deleted', 'message.updated', 'message.hidden', 'message.restored'] as const) c.on(type, (e) => this.messageChanged(e.message));
-    c.on('reaction.added', (e) => this.open?.chatId === e.chatId && this.open.react(e.reaction, true));
-    c.on('reaction.removed', (e) => this.open?.chatId === e.chatId && this.open.react(e.reaction, false));
+    c.on('reaction.added', (e) => (this.open?.chatId === e.chatId && this.open.react(e.reaction, true), this.thread?.react(e.reaction, true)));
+    c.on('reaction.removed', (e) => (this.open?.chatId === e.chatId && this.open.react(e.reaction, false), this.thread?.react(e.reaction, false)));
+    c.on('thread.updated', (e) => this.threadMoved(e.chatId, e.parentId, e.thread));
+    c.on('thread.reply', (e) => {
+      if (this.thread?.chatId === e.chatId) this.thread.upsert(e.message);
+      if (e.message.senderId !== this.me.userId) {
+        this.inbox.refreshSoon();
+        this.refreshChatsSoon();
+      }
+    });
+    c.on('thread.read', () => {
+      this.inbox.refreshSoon();
+      this.refreshChatsSoon();
+    });
     c.on('typing.started', (e) => this.open?.chatId === e.chatId && this.open.typingChanged(e.userId, true));
     c.on('typing.stopped', (e) => this.open?.chatId === e.chatId && this.open.typingChanged(e.userId, false));
     c.on('read.updated', (e) => {
@@ -325,5 +388,6 @@ export class ChatState {
   /** Coming back to the tab reads what arrived in the open chat while it was hidden. */
   private readonly onVisible = (): void => {
     if (this.open) this.markRead(this.open.chatId);
+    this.thread?.markRead();
   };
 }

@@ -28,6 +28,7 @@ function ChatRow({ state, chat }: { state: ChatState; chat: ChatSummary }) {
       </span>
       <span class="chat-side">
         ${last ? html`<time class="muted small">${shortTime(last.timeStamp)}</time>` : null}
+        ${chat.threadUnreadCount ? html`<span class="badge thread" aria-label=${`${chat.threadUnreadCount} unread in threads`}>🧵${chat.threadUnreadCount}</span>` : null}
         ${chat.mentionCount ? html`<span class="badge mention" aria-label=${`${chat.mentionCount} ${chat.mentionCount === 1 ? 'mention' : 'mentions'}`}>@${chat.mentionCount}</span>` : null}
         ${chat.unreadCount ? html`<span class="badge" aria-label=${`${chat.unreadCount} unread`}>${chat.unreadCount > 999 ? '999+' : chat.unreadCount}</span>` : null}
       </span>

@@ -64,6 +64,10 @@ export function MessageItem({ state, conversation, shown, onReply, onEdit, seen 
       : shown.file && pending === 'failed'
         ? html`<p class="text muted small">${shown.file.name} (${fileSize(shown.file.size)})</p>`
         : null}
+    ${m.thread
+      ? html`<button type="button" class="link thread-summary small" onClick=${() => void state.openThread(chatId, m)}>💬 ${m.thread.replyCount} ${m.thread.replyCount === 1 ? 'reply' : 'replies'} · last ${shortTime(m.thread.lastReplyAt)}</button>`
+      : null}
+    ${m.parentId ? html`<p class="muted small in-thread">replied in a thread</p>` : null}
     ${counts.size
       ? html`<div class="reactions">
           ${[...counts].map(([reaction, c]) => html`<button type="button" class="chip" aria-pressed=${c.mine} disabled=${!live} title=${c.mine ? 'Take back your reaction' : 'React the same'} onClick=${() => toggle(reaction)}>${reaction} ${c.n}</button>`)}
@@ -72,6 +76,7 @@ export function MessageItem({ state, conversation, shown, onReply, onEdit, seen 
     ${live
       ? html`<div class="actions small">
           <button type="button" class="link reply" onClick=${() => onReply(m)}>Reply</button>
+          ${m.parentId === undefined && m.type !== 'system' ? html`<button type="button" class="link open-thread" onClick=${() => void state.openThread(chatId, m)}>Thread</button>` : null}
           <button type="button" class="link react" aria-expanded=${picking} onClick=${() => setPicking(!picking)}>React</button>
           ${mine && m.type !== 'system' ? html`<button type="button" class="link edit" onClick=${() => onEdit(m)}>Edit</button>` : null}
           ${mayPin ? html`<button type="button" class="link pin" onClick=${() => void conversation.pin(m.messageId, !pinned)}>${pinned ? 'Unpin' : 'Pin'}</button>` : null}
