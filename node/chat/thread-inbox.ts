@@ -31,11 +31,14 @@ export async function threadInbox(store: NodeStore, appId: string, userId: strin
   const listed = (unreadOnly ? followed.filter((r) => r.lastSeq > r.readSeq) : followed).sort(newestFirst);
   const from = after === undefined ? 0 : listed.findIndex((r) => newestFirst(r, after) > 0);
   const page = from < 0 ? [] : listed.slice(from, from + size);
-  const threads = [];
-  for (const row of page) {
-    const parent = await store.messages.get(appId, row.chatId, row.parentId);
-    if (parent) threads.push({ ...(await threadState(store, row)), parent: messageView(parent, undefined, userId) });
-  }
+  // The page's parents and mention counts, read at once (one round trip's wait on Cassandra, not one per thread).
+  const entries = await Promise.all(
+    page.map(async (row) => {
+      const [parent, state] = await Promise.all([store.messages.get(appId, row.chatId, row.parentId), threadState(store, row)]);
+      return parent ? { ...state, parent: messageView(parent, undefined, userId) } : undefined;
+    }),
+  );
+  const threads = entries.filter((e) => e !== undefined);
   const last = page.at(-1);
   const more = from >= 0 && listed.length > from + size && last;
   return { threads, unreadThreads, ...(more ? { nextCursor: Buffer.from(JSON.stringify([last.activityAt, last.chatId, last.parentId])).toString('base64url') } : {}) };
