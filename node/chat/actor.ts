@@ -415,9 +415,9 @@ export class ChatActor {
     return this.change(undefined, messageId, false, (m) => moderated(m, outcome, this.deps.now().toISOString()));
   }
 
-  /** A message of this chat, from memory when recent, else one store read. */
-  messageOf(id: string): Promise<StoredMessage | undefined> {
-    return this.message(id);
+  /** A message of this chat or a reply in one of its threads, from memory when recent, else from the store. */
+  async messageOf(id: string): Promise<StoredMessage | undefined> {
+    return (await this.message(id)) ?? (await this.threads.find(id));
   }
 
   private async message(id: string): Promise<StoredMessage | undefined> {

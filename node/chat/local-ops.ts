@@ -33,6 +33,9 @@ export interface ChatSummary extends ChatView {
 
 export const PAGE = Object.freeze({ defaultSize: 50, maxSize: 100 });
 
+/** A message of the chat's log whose seq is not published yet (a reply's seq is its place in its thread). */
+const unpublished = (actor: ChatActor, m: StoredMessage) => m.chatId === actor.chatId && m.seq > actor.publishedSeq;
+
 const notFound = () => new ApiError('CHAT_NOT_FOUND', 'no such chat, or you are not a member');
 
 /**
@@ -75,7 +78,7 @@ export class LocalChatOps {
   async reactions(p: Principal, chatId: string, messageId: string, query: { after?: string; limit: number; reaction?: string }): Promise<{ reactions: ReactionView[]; next?: string } | ApiError> {
     return this.withActor(p, chatId, async (actor) => {
       const m = await actor.messageOf(messageId);
-      if (!m || m.seq > actor.publishedSeq) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
+      if (!m || unpublished(actor, m)) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
       const page = reactionPage(m, query);
       const reactions = page.reactions.map((r) => reactionView(m, r));
       return page.next === undefined ? { reactions } : { reactions, next: page.next };
@@ -267,7 +270,7 @@ export class LocalChatOps {
   async flag(p: Principal, chatId: string, messageId: string, reason: string, id: string, now: string): Promise<{ flag: FlagView; hidden: boolean } | ApiError> {
     return this.withActor(p, chatId, async (actor) => {
       const message = await actor.messageOf(messageId);
-      if (!message || message.seq > actor.publishedSeq) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
+      if (!message || unpublished(actor, message)) return new ApiError('MESSAGE_NOT_FOUND', 'no such message in this chat');
       if (message.deletedAt) return new ApiError('MESSAGE_DELETED', 'a deleted message cannot be flagged');
       if (message.senderId === p.userId) return new ApiError('NOT_ALLOWED', 'you cannot flag your own message');
       const flag = { appId: p.appId, id, chatId, messageId, senderId: message.senderId, flaggedBy: p.userId, reason, createdAt: now };

@@ -145,12 +145,7 @@ export class ThreadReplies {
   async find(id: string): Promise<StoredMessage | undefined> {
     const known = this.recent.get(id);
     if (known) return known;
-    const parentSeq = seqOfMessageId(id);
-    if (parentSeq === undefined || parentSeq < 1) return undefined;
-    const { appId, chatId, deps } = this.host;
-    const [parent] = await deps.store.messages.afterSeq(appId, chatId, parentSeq - 1, 1);
-    if (!parent || parent.seq !== parentSeq || parent.thread === undefined) return undefined;
-    return deps.store.messages.get(appId, threadLogId(chatId, parent.id), id);
+    return storedReply(this.host.deps.store, this.host.appId, this.host.chatId, id);
   }
 
   /**
@@ -309,6 +304,18 @@ export class ThreadReplies {
     }
     hooks?.written(events, true);
   }
+}
+
+/**
+ * A reply kept in its thread, by its id alone, as stored: the id carries its parent's seq
+ * (thread-log.ts), so one read of the parent and one of the reply. Undefined for any other id.
+ */
+export async function storedReply(store: NodeStore, appId: string, chatId: string, id: string): Promise<StoredMessage | undefined> {
+  const parentSeq = seqOfMessageId(id);
+  if (parentSeq === undefined || parentSeq < 1) return undefined;
+  const [parent] = await store.messages.afterSeq(appId, chatId, parentSeq - 1, 1);
+  if (!parent || parent.seq !== parentSeq || parent.thread === undefined) return undefined;
+  return store.messages.get(appId, threadLogId(chatId, parent.id), id);
 }
 
 /** The milliseconds of a UUIDv7: its first 48 bits. */

@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, DisplayText, defineRoute, type AnyRoute } from '../../common/index.ts';
 import { FlagSchema, flagView } from '../chat/index.ts';
+import { storedReply } from '../chat/thread-replies.ts';
 import type { NodeContext } from '../context.ts';
 import { futureTime } from './chat-routes.ts';
 import { banUser } from './routes.ts';
@@ -53,7 +54,8 @@ export function flagRoutes(ctx: NodeContext): AnyRoute[] {
         const keys = [...new Set(page.map((f) => `${f.chatId}/${f.messageId}`))];
         const messages = new Map(await Promise.all(keys.map(async (k) => {
           const [chatId, messageId] = k.split('/') as [string, string];
-          return [k, await ctx.store.messages.get(auth.appId, chatId, messageId)] as const;
+          // A flagged reply is kept in its thread: found through its parent.
+          return [k, (await ctx.store.messages.get(auth.appId, chatId, messageId)) ?? (await storedReply(ctx.store, auth.appId, chatId, messageId))] as const;
         })));
         const views = page.map((f) => {
           const m = messages.get(`${f.chatId}/${f.messageId}`);

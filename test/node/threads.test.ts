@@ -56,6 +56,21 @@ await onBothStores(t, 'a thread of 30 replies pages back in tens with no gap or 
   const reacted = await it.node.post(`/api/messages/${chat.chatId}/${firstReply.messageId}/reactions`, { reaction: '👍' }, ben.jwt);
   t.same(reacted.body.message.reactionCounts, { '👍': 1 }, 'a reply takes reactions');
   t.equal((await sockets[2]!.waitFor((f) => f.type === 'reaction.added' && f.reaction.messageId === firstReply.messageId)).reaction.chatId, chat.chatId, 'announced with its chat');
+  const listed = await it.node.get(`/api/messages/${chat.chatId}/${firstReply.messageId}/reactions`, cat.jwt);
+  t.same([listed.status, listed.body.reactions?.map((r: { reaction: string }) => r.reaction)], [200, ['👍']], "a reply's reactions page from their route");
+
+  // Moderation: a reply is flagged, hidden at the threshold, and listed for review with its content.
+  await it.node.put('/api/moderation/settings', { flagHideThreshold: 1 }, it.apiKey);
+  const flagged = replies[3];
+  const flag = await it.node.post(`/api/messages/${chat.chatId}/${flagged.messageId}/flags`, { reason: 'spam' }, ann.jwt);
+  t.same([flag.status, flag.body.messageHidden], [201, true], 'a member flags a reply; at the threshold it is hidden');
+  t.match((await sockets[1]!.waitFor((f) => f.type === 'message.hidden' && f.message.messageId === flagged.messageId)).message, { hidden: true, content: '' }, 'announced as hidden');
+  const queued = (await it.node.get('/api/moderation/flags', it.apiKey)).body.flags.find((f: { messageId: string }) => f.messageId === flagged.messageId);
+  t.match(queued, { chatId: chat.chatId, message: { content: flagged.content, hidden: true } }, 'the review queue shows the reply as stored');
+  const reviewed = await it.node.post(`/api/moderation/flags/${queued.flagId}/resolve`, { action: 'dismiss' }, it.apiKey);
+  t.equal(reviewed.status, 200, 'a review dismisses it');
+  t.equal((await sockets[1]!.waitFor((f) => f.type === 'message.restored' && f.message.messageId === flagged.messageId)).message.content, flagged.content, 'restored');
+  await it.node.put('/api/moderation/settings', { flagHideThreshold: 0 }, it.apiKey);
   const removed = await it.node.del(`/api/messages/${chat.chatId}/${replies[1].messageId}`, ann.jwt);
   t.same([removed.status, removed.body.message.deleted], [200, true], 'the chat owner deletes a reply');
   const page = (await it.node.get(`/api/chats/${chat.chatId}/threads/${parent.messageId}/messages?size=30`, ben.jwt)).body.messages;
