@@ -209,6 +209,7 @@ export class ChatActor {
       chat: () => this.chat,
       publishedSeq: () => this.publishedSeq,
       activityInFlight: () => this.activity.inFlight(),
+      left: (userId) => this.threads.memberLeft(userId),
     });
   }
 

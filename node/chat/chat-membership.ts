@@ -23,6 +23,8 @@ export interface MembershipHost {
   publishedSeq(): number;
   /** Resolves once the chat row's activity write in flight, if any, has landed. */
   activityInFlight(): Promise<void>;
+  /** A member was removed (or left): what it followed in the chat's threads goes. */
+  left(userId: string): Promise<void>;
 }
 
 /**
@@ -109,6 +111,9 @@ export class ChatMembership {
     deps.events.chatEvent(appId, { type: 'membership.changed', chatId, userId, change: 'removed' });
     deps.events.membershipMoved(appId, chatId, userId, false);
     await this.counted();
+    // Not awaited: it waits for the replies being written, which the queue need not. The inbox
+    // leaves out chats its user is not in, so rows a failure leaves behind show nowhere.
+    void this.host.left(userId).catch(() => undefined);
   }
 
   async setRole(byUserId: string, userId: string, role: MemberRole): Promise<Member | ApiError> {

@@ -40,7 +40,7 @@ export class ThreadFollows {
    * After `reply` was numbered in `parent`'s thread and before it is written: a crash between
    * leaves followers counting a reply that never came (a gap), never missing one that did.
    */
-  async replied(parent: StoredMessage, reply: StoredMessage): Promise<void> {
+  async replied(parent: StoredMessage, reply: StoredMessage, previousAt: string): Promise<void> {
     const { appId, chatId } = this;
     const at = reply.createdAt;
     const wanted = new Map<string, number>([[reply.senderId, reply.seq]]);
@@ -57,7 +57,7 @@ export class ThreadFollows {
     }
     await this.store.threads.put(rows);
     const others = (await this.store.threads.followers(appId, chatId, parent.id)).filter((id) => !rows.some((r) => r.userId === id));
-    await this.store.threads.touch(appId, chatId, parent.id, others, reply.seq, at);
+    await this.store.threads.touch(appId, chatId, parent.id, others, reply.seq, at, previousAt);
   }
 
   /** `userId` follows or unfollows the thread: its row, with nothing unread when it starts following. */
@@ -67,7 +67,8 @@ export class ThreadFollows {
     const lastSeq = parent.thread?.lastSeq ?? 0;
     if (row?.following === following) return this.state(row);
     if (!row) await this.makeRoom(userId);
-    const next: ThreadFollow = { appId, userId, chatId, parentId: parent.id, following, readSeq: following ? lastSeq : (row?.readSeq ?? 0), lastSeq, activityAt: row?.activityAt ?? parent.thread?.lastReplyAt ?? parent.createdAt };
+    // The thread's activity now: what every followed row of it carries (see ThreadStore).
+    const next: ThreadFollow = { appId, userId, chatId, parentId: parent.id, following, readSeq: following ? lastSeq : (row?.readSeq ?? 0), lastSeq, activityAt: activityOf(parent) };
     await this.store.threads.put([next]);
     return this.state(next);
   }
@@ -83,6 +84,11 @@ export class ThreadFollows {
     const next = { ...row, readSeq: target };
     await this.store.threads.put([next]);
     return this.state(next);
+  }
+
+  /** `userId` left the chat: its rows of the chat's threads go (its inbox and unread counts with them). */
+  async forgetUser(userId: string): Promise<void> {
+    for (const row of await this.store.threads.threadsOf(this.appId, userId, this.chatId)) await this.store.threads.forget(this.appId, userId, row.chatId, row.parentId);
   }
 
   /** The user's state in the thread. */
@@ -110,6 +116,9 @@ export async function threadState(store: NodeStore, row: ThreadFollow): Promise<
   const mentions = unread === 0 ? [] : await store.messages.mentionsBetween(row.appId, threadLogId(row.chatId, row.parentId), row.userId, Math.max(row.readSeq, row.lastSeq - MENTION_WINDOW), row.lastSeq, CHAT_LIMITS.mentionCount);
   return { chatId: row.chatId, parentId: row.parentId, following: row.following, readSeq: row.readSeq, lastSeq: row.lastSeq, activityAt: row.activityAt, unreadCount: unread, mentionCount: mentions.length };
 }
+
+/** A thread's activity: its newest reply's time, or its parent's before any reply. */
+export const activityOf = (parent: StoredMessage): string => parent.thread?.lastReplyAt ?? parent.createdAt;
 
 /** Unread replies of the threads `userId` follows in the chat: one read of its rows there. */
 export async function threadUnreadCount(store: NodeStore, appId: string, chatId: string, userId: string): Promise<number> {

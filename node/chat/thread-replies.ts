@@ -5,7 +5,7 @@ import type { ChatEvent, EventSink } from './events.ts';
 import { messageJson } from './message-json.ts';
 import type { SendInput } from './send-input.ts';
 import { messageView, type MessageView } from './views.ts';
-import { ThreadFollows, type ThreadState } from './thread-follows.ts';
+import { activityOf, ThreadFollows, type ThreadState } from './thread-follows.ts';
 
 /** Participants a thread's summary names. */
 const PARTICIPANTS = 5;
@@ -123,7 +123,7 @@ export class ThreadReplies {
     this.unannounced.add(reply.id);
     const result = this.after(inChat ? Promise.all([parentWritten, inChat]).then(() => undefined) : parentWritten, async () => {
       reply.rev = nextParent.rev;
-      await this.follows.replied(nextParent, reply);
+      await this.follows.replied(nextParent, reply, activityOf(parent));
       const view = messageView(reply, undefined);
       const event = { type: 'thread.reply' as const, chatId, parentId, seq, rev: reply.rev ?? 0, message: view };
       await this.write(reply, inChat ? undefined : { type: 'message.new', chatId, seq, rev: event.rev, message: view });
@@ -204,6 +204,11 @@ export class ThreadReplies {
         return state;
       }),
     );
+  }
+
+  /** `userId` left the chat: it no longer follows its threads. */
+  memberLeft(userId: string): Promise<void> {
+    return this.after(Promise.resolve(), () => this.follows.forgetUser(userId));
   }
 
   /** `userId`'s state in `parentId`'s thread. */

@@ -217,7 +217,7 @@ export class MemoryNodeStore {
     },
     flags: { flag: async () => ({ result: 'flagged', open: 1 }), open: async () => [], get: async () => undefined, resolve: async () => [], hideThreshold: async () => 0, setHideThreshold: async () => undefined },
     // The actor tests send no replies: nobody follows a thread.
-    threads: { get: async () => undefined, put: async () => undefined, touch: async () => undefined, followers: async () => [], threadsOf: async () => [], forget: async () => undefined },
+    threads: { get: async () => undefined, put: async () => undefined, touch: async () => undefined, followers: async () => [], threadsOf: async () => [], forget: async () => undefined, byActivity: async () => [], unread: async () => [] },
     signingKeys: new MemorySigningKeys(),
     close: async () => undefined,
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
-import { newMessageId, threadLogId, type NodeStore, type StoredMessage, type ThreadFollow } from '../../node/store/index.ts';
+import { newMessageId, threadLogId, type InboxPosition, type NodeStore, type StoredMessage, type ThreadFollow } from '../../node/store/index.ts';
 import { LATER, NOW } from '../helpers/fixed-clock.ts';
 
 /** Thread follows (README, "Threads"): part of the node store conformance suite (see store-conformance.ts). */
@@ -17,7 +17,7 @@ export function threadConformance(withStore: (title: string, body: (t: Test, sto
     t.same((await store.threads.followers(appId, chatA, p1)).sort(), [ann, ben].sort(), "a thread's followers: not who unfollowed");
     t.same(await store.threads.get(appId, cat, chatA, p1), row(cat, chatA, p1, false), 'an unfollow is a row too');
 
-    await store.threads.touch(appId, chatA, p1, [ann, ben, randomUUID()], 5, LATER);
+    await store.threads.touch(appId, chatA, p1, [ann, ben, randomUUID()], 5, LATER, NOW);
     t.same(await store.threads.get(appId, ben, chatA, p1), { ...row(ben, chatA, p1), lastSeq: 5, activityAt: LATER }, 'touched: the newest reply and its time');
     t.equal(await store.threads.get(appId, cat, chatA, p1).then((r) => r?.lastSeq), 1, 'a row not named is not touched');
     t.same((await store.threads.threadsOf(appId, ann)).length, 3, 'a user with no row is not made one by a touch; ann has her three');
@@ -35,6 +35,35 @@ export function threadConformance(withStore: (title: string, body: (t: Test, sto
     t.pass('forgetting an absent row is nothing');
     t.same(await store.threads.threadsOf(randomUUID(), ann), [], "another application's rows are never read");
     t.same(await store.threads.followers(randomUUID(), chatA, p1), [], 'nor its followers');
+  });
+
+  withStore("a user's inbox indexes: followed threads by activity, paged in O(page), and the set of those with unread replies", async (t, store) => {
+    const appId = randomUUID();
+    const user = randomUUID();
+    const chat = randomUUID();
+    const at = (minute: number) => `2026-11-29T10:${String(minute).padStart(2, '0')}:00.000Z`;
+    const parents: string[] = Array.from({ length: 5 }, () => randomUUID());
+    const row = (i: number, extra: Partial<ThreadFollow> = {}): ThreadFollow => ({ appId, userId: user, chatId: chat, parentId: parents[i]!, following: true, readSeq: 1, lastSeq: 1, activityAt: at(i), ...extra });
+    await store.threads.put(parents.map((_, i) => row(i)));
+    const order = async (after?: InboxPosition, limit = 10) => (await store.threads.byActivity(appId, user, after, limit)).map((p) => parents.indexOf(p.parentId));
+    t.same(await order(), [4, 3, 2, 1, 0], 'newest activity first');
+    const [first, second] = await store.threads.byActivity(appId, user, undefined, 2);
+    t.same(await order(second), [2, 1, 0], 'paged after a position, which is not repeated');
+    t.same(await order(first, 1), [3], 'one at a time');
+    t.same(await store.threads.unread(appId, user), [], 'nothing unread yet');
+
+    await store.threads.touch(appId, chat, parents[1]!, [user], 2, at(30), at(1));
+    t.same(await order(), [1, 4, 3, 2, 0], 'a reply moves its thread to the top, once');
+    t.same(await store.threads.unread(appId, user), [{ chatId: chat, parentId: parents[1] }], 'and into the unread set');
+    await store.threads.put([row(1, { readSeq: 2, lastSeq: 2, activityAt: at(30) })]);
+    t.same(await store.threads.unread(appId, user), [], 'read: out of the unread set');
+    await store.threads.put([row(2, { following: false })]);
+    t.same(await order(), [1, 4, 3, 0], 'an unfollowed thread leaves the index');
+    await store.threads.put([row(2, { activityAt: at(40), lastSeq: 3 })]);
+    t.same([await order(), (await store.threads.unread(appId, user)).map((k) => parents.indexOf(k.parentId))], [[2, 1, 4, 3, 0], [2]], 'followed again at its activity now, unread');
+    await store.threads.forget(appId, user, chat, parents[2]!);
+    t.same([await order(), await store.threads.unread(appId, user)], [[1, 4, 3, 0], []], 'forgotten: out of both');
+    t.same(await store.threads.byActivity(randomUUID(), user, undefined, 10), [], "another application's index is never read");
   });
 }
 

@@ -157,8 +157,11 @@ await onBothStores(t, "followers' unread replies and inbox move with each reply 
   }
   t.same(pages, [...threads.reverse(), parent.messageId], "ben's six threads, newest activity first, paged in twos, each once");
   t.equal((await it.node.get('/api/users/me/threads?cursor=nonsense', ben.jwt)).body.errors?.[0]?.path, '/query/cursor', 'a cursor it did not give is refused, naming it');
+  t.equal((await inbox(ben.jwt, '?unread=true')).unreadThreads, 6, 'before leaving: six threads with unread replies');
+  t.same((await inbox(ben.jwt, '?unread=true')).threads.length, 6, 'listed as unread');
   await it.node.del(`/api/chats/${chat.chatId}/members/${ben.userId}`, ben.jwt);
-  t.same((await inbox(ben.jwt)).threads, [], "after leaving the chat, its threads leave the inbox");
+  const after = await inbox(ben.jwt);
+  t.same([after.threads, after.unreadThreads], [[], 0], 'after leaving the chat, its threads leave the inbox and its count');
   t.equal((await it.node.get(thread, (await it.user('out')).jwt)).status, 404, "a non-member reads no thread's state");
   t.equal((await it.node.put(`/api/chats/${chat.chatId}/threads/${chat.chatId}/follow`, undefined, ann.jwt)).status, 404, 'no thread of a message that is not there');
 });

@@ -220,4 +220,15 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.thread_followers (app_id text, chat_id text, parent_id text, user_id text, following boolean, PRIMARY KEY ((app_id, chat_id, parent_id), user_id))`,
     ],
   },
+  {
+    name: 'node-020-thread-inbox',
+    statements: [
+      // A user's followed threads by activity, newest first, what the threads inbox pages through
+      // (see threads.ts): one partition per user, at most its rows in user_threads (1,000) plus
+      // the entries a write that failed half-way left behind.
+      `CREATE TABLE IF NOT EXISTS {ks}.user_thread_activity (app_id text, user_id text, activity_at text, chat_id text, parent_id text, PRIMARY KEY ((app_id, user_id), activity_at, chat_id, parent_id)) WITH CLUSTERING ORDER BY (activity_at DESC, chat_id DESC, parent_id DESC)`,
+      // A user's followed threads with unread replies: one partition per user, at most its rows.
+      `CREATE TABLE IF NOT EXISTS {ks}.user_unread_threads (app_id text, user_id text, chat_id text, parent_id text, PRIMARY KEY ((app_id, user_id), chat_id, parent_id))`,
+    ],
+  },
 ];

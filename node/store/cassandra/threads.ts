@@ -1,11 +1,13 @@
 import type { types } from 'cassandra-driver';
 import { num, str, type Cql } from '../../../common/cassandra/index.ts';
-import type { ThreadFollow, ThreadStore } from '../types.ts';
+import type { InboxPosition, ThreadFollow, ThreadStore } from '../types.ts';
 
 /**
- * Thread follows on Cassandra (migration node-019): `user_threads`, a partition per user (the
- * inbox's source, at most THREAD_LIMITS.follows rows), and `thread_followers`, a partition per
- * thread (at most the chat's members). A row's two partitions are written in one logged batch.
+ * Thread follows on Cassandra (migrations node-019 and node-020): `user_threads`, a partition per
+ * user (at most CHAT_LIMITS.threadFollows rows); `thread_followers`, a partition per thread (at
+ * most the chat's members); and the user's inbox indexes, `user_thread_activity` and
+ * `user_unread_threads`. A row's writes are one logged batch, after a read of the row it replaces
+ * (`touch` reads nothing: it is told the thread's previous activity).
  * Writes are plain upserts, the chat's actor being a thread's only writer; `touch` updates columns
  * of rows it was told exist, so a row removed meanwhile may come back without `following`, which
  * reads as absent.
@@ -29,22 +31,49 @@ export class CassandraThreads implements ThreadStore {
 
   async put(rows: ThreadFollow[]): Promise<void> {
     if (rows.length === 0) return;
+    // The rows they replace: their index entries are dropped in the same batch.
+    const previous = await Promise.all(rows.map((r) => this.get(r.appId, r.userId, r.chatId, r.parentId)));
     await this.db.batch(
-      rows.flatMap((r) => [
-        {
-          query: `INSERT INTO ${this.ks}.user_threads (app_id, user_id, chat_id, parent_id, following, read_seq, last_seq, activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-          params: [r.appId, r.userId, r.chatId, r.parentId, r.following, r.readSeq, r.lastSeq, r.activityAt],
-        },
-        { query: `INSERT INTO ${this.ks}.thread_followers (app_id, chat_id, parent_id, user_id, following) VALUES (?, ?, ?, ?, ?)`, params: [r.appId, r.chatId, r.parentId, r.userId, r.following] },
-      ]),
+      rows.flatMap((r, i) => {
+        const before = previous[i];
+        const key = [r.appId, r.userId, r.chatId, r.parentId];
+        return [
+          ...(before?.following && before.activityAt !== r.activityAt ? [this.unindex(r.appId, r.userId, before.activityAt, r.chatId, r.parentId)] : []),
+          {
+            query: `INSERT INTO ${this.ks}.user_threads (app_id, user_id, chat_id, parent_id, following, read_seq, last_seq, activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+            params: [...key, r.following, r.readSeq, r.lastSeq, r.activityAt],
+          },
+          { query: `INSERT INTO ${this.ks}.thread_followers (app_id, chat_id, parent_id, user_id, following) VALUES (?, ?, ?, ?, ?)`, params: [r.appId, r.chatId, r.parentId, r.userId, r.following] },
+          r.following ? this.index(r.appId, r.userId, r.activityAt, r.chatId, r.parentId) : this.unindex(r.appId, r.userId, r.activityAt, r.chatId, r.parentId),
+          r.following && r.lastSeq > r.readSeq
+            ? { query: `INSERT INTO ${this.ks}.user_unread_threads (app_id, user_id, chat_id, parent_id) VALUES (?, ?, ?, ?)`, params: key }
+            : { query: `DELETE FROM ${this.ks}.user_unread_threads WHERE app_id = ? AND user_id = ? AND chat_id = ? AND parent_id = ?`, params: key },
+        ];
+      }),
       { logged: true },
     );
   }
 
-  async touch(appId: string, chatId: string, parentId: string, userIds: string[], lastSeq: number, at: string): Promise<void> {
+  private index(appId: string, userId: string, at: string, chatId: string, parentId: string) {
+    return { query: `INSERT INTO ${this.ks}.user_thread_activity (app_id, user_id, activity_at, chat_id, parent_id) VALUES (?, ?, ?, ?, ?)`, params: [appId, userId, at, chatId, parentId] };
+  }
+
+  private unindex(appId: string, userId: string, at: string, chatId: string, parentId: string) {
+    return { query: `DELETE FROM ${this.ks}.user_thread_activity WHERE app_id = ? AND user_id = ? AND activity_at = ? AND chat_id = ? AND parent_id = ?`, params: [appId, userId, at, chatId, parentId] };
+  }
+
+  async touch(appId: string, chatId: string, parentId: string, userIds: string[], lastSeq: number, at: string, previousAt: string): Promise<void> {
     if (userIds.length === 0) return;
     const query = `UPDATE ${this.ks}.user_threads SET last_seq = ?, activity_at = ? WHERE app_id = ? AND user_id = ? AND chat_id = ? AND parent_id = ?`;
-    await this.db.batch(userIds.map((userId) => ({ query, params: [lastSeq, at, appId, userId, chatId, parentId] })), { logged: false });
+    await this.db.batch(
+      userIds.flatMap((userId) => [
+        { query, params: [lastSeq, at, appId, userId, chatId, parentId] },
+        ...(previousAt !== at ? [this.unindex(appId, userId, previousAt, chatId, parentId)] : []),
+        this.index(appId, userId, at, chatId, parentId),
+        { query: `INSERT INTO ${this.ks}.user_unread_threads (app_id, user_id, chat_id, parent_id) VALUES (?, ?, ?, ?)`, params: [appId, userId, chatId, parentId] },
+      ]),
+      { logged: false },
+    );
   }
 
   async followers(appId: string, chatId: string, parentId: string): Promise<string[]> {
@@ -61,12 +90,36 @@ export class CassandraThreads implements ThreadStore {
   }
 
   async forget(appId: string, userId: string, chatId: string, parentId: string): Promise<void> {
+    const row = await this.get(appId, userId, chatId, parentId);
     await this.db.batch(
       [
+        ...(row?.following ? [this.unindex(appId, userId, row.activityAt, chatId, parentId)] : []),
         { query: `DELETE FROM ${this.ks}.user_threads WHERE app_id = ? AND user_id = ? AND chat_id = ? AND parent_id = ?`, params: [appId, userId, chatId, parentId] },
         { query: `DELETE FROM ${this.ks}.thread_followers WHERE app_id = ? AND chat_id = ? AND parent_id = ? AND user_id = ?`, params: [appId, chatId, parentId, userId] },
+        { query: `DELETE FROM ${this.ks}.user_unread_threads WHERE app_id = ? AND user_id = ? AND chat_id = ? AND parent_id = ?`, params: [appId, userId, chatId, parentId] },
       ],
       { logged: true },
     );
+  }
+
+  async byActivity(appId: string, userId: string, after: InboxPosition | undefined, limit: number): Promise<InboxPosition[]> {
+    const rows = after
+      ? (
+          await this.db.execute(`SELECT activity_at, chat_id, parent_id FROM ${this.ks}.user_thread_activity WHERE app_id = ? AND user_id = ? AND (activity_at, chat_id, parent_id) < (?, ?, ?) LIMIT ?`, [
+            appId,
+            userId,
+            after.activityAt,
+            after.chatId,
+            after.parentId,
+            limit,
+          ])
+        ).rows
+      : (await this.db.execute(`SELECT activity_at, chat_id, parent_id FROM ${this.ks}.user_thread_activity WHERE app_id = ? AND user_id = ? LIMIT ?`, [appId, userId, limit])).rows;
+    return rows.map((r) => ({ activityAt: str(r, 'activity_at'), chatId: str(r, 'chat_id'), parentId: str(r, 'parent_id') }));
+  }
+
+  async unread(appId: string, userId: string): Promise<{ chatId: string; parentId: string }[]> {
+    const rows = (await this.db.execute(`SELECT chat_id, parent_id FROM ${this.ks}.user_unread_threads WHERE app_id = ? AND user_id = ?`, [appId, userId])).rows;
+    return rows.map((r) => ({ chatId: str(r, 'chat_id'), parentId: str(r, 'parent_id') }));
   }
 }
