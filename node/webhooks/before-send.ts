@@ -110,6 +110,9 @@ export class BeforeSendHooks implements BeforeSendPort {
       ...(input.attachments !== undefined ? { attachments: input.attachments } : {}),
       ...(input.data !== undefined ? { data: input.data } : {}),
       ...(input.system ? { type: 'system' } : {}),
+      ...(input.mentions !== undefined ? { mentions: input.mentions } : {}),
+      ...(input.parentId !== undefined ? { parentId: input.parentId } : {}),
+      ...(input.showInChat ? { showInChat: true } : {}),
     };
     const body = JSON.stringify({ type: BEFORE_SEND_EVENT, id, timestamp: at.toISOString(), appId, data });
     const refused = webhookUrlProblem(hook.url, this.options.allowInsecure);

@@ -64,7 +64,10 @@ if (backends) {
     }
     const inbox = (await client(others[1]!.url).get('/api/users/me/threads?unread=true', ann.jwt)).body;
     t.same([inbox.unreadThreads, inbox.threads[0]?.parentId], [1, parent.messageId], "the author's inbox, from any node");
+    const annSocket = await WsClient.connect(steady.url, ann.jwt);
+    t.teardown(() => annSocket.close());
     t.match((await client(others[0]!.url).post(`/api/chats/${chatId}/threads/${parent.messageId}/read`, { seq: 15 }, ann.jwt)).body, { readSeq: 15, unreadCount: 0 }, 'read through another node');
+    t.match(await annSocket.waitFor((f) => f.type === 'thread.read'), { chatId, parentId: parent.messageId, seq: 15 }, "the reader's socket on another node is told");
     const summaries = watcher.frames.filter((f) => f.type === 'thread.updated' && f.parentId === parent.messageId).map((f) => f.thread.replyCount as number);
     t.same([...new Set(summaries)].sort((a, b) => a - b), Array.from({ length: 10 }, (_, i) => i + 6), "a member's socket saw the summary after every reply from the first move on, across the second");
   });

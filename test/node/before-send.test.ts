@@ -152,6 +152,23 @@ t.test('replace: what is stored, acknowledged and delivered is the replacement',
   t.ok(hook.calls.every((c) => c.verified));
 });
 
+t.test('a thread reply is asked about as a send is: the call names its parent, a replacement is what the thread holds, a rejection stores nothing', async (t) => {
+  const { it, alice, chatId, hook, rest } = await chatWithHook(t);
+  const parent = (await rest('the plan')).body.message;
+  hook.answer = (call, res) => {
+    const content = String(call.payload.data.content);
+    json(res, content.includes('nope') ? { action: 'reject', reason: 'not in threads' } : { action: 'replace', content: content.replace('darn', '****') });
+  };
+  const replied = await rest('darn good', { parentId: parent.messageId, showInChat: true });
+  t.same([replied.status, replied.body.message.content, replied.body.message.parentId], [201, '**** good', parent.messageId], 'the reply is stored as the hook replaced it');
+  const call = hook.calls.at(-1)!;
+  t.match(call.payload.data, { chatId, senderId: alice.userId, content: 'darn good', parentId: parent.messageId, showInChat: true }, 'the call names the parent and showInChat');
+  const refused = await rest('nope', { parentId: parent.messageId });
+  t.same([refused.status, refused.body.code], [422, 'MESSAGE_REJECTED'], 'a rejected reply is refused as a send is');
+  const thread = (await it.node.get(`/api/chats/${chatId}/threads/${parent.messageId}/messages`, alice.jwt)).body.messages as { content: string }[];
+  t.same(thread.map((m) => m.content), ['**** good'], 'the thread holds the replaced reply only');
+});
+
 t.test('timeout with policy open: the message is stored as sent, over REST and WebSocket', async (t) => {
   const { hook, b, rest, ws, history } = await chatWithHook(t, { timeoutMs: 100, failurePolicy: 'open' });
   hook.answer = (_c, res) => void setTimeout(() => json(res, { action: 'reject', reason: 'too late' }), 600);

@@ -196,3 +196,20 @@ t.test('a deleted endpoint gets nothing more: what the delivery thread holds for
   await other.until(() => other.events.size === 31, 10_000);
   t.equal(other.events.size, 31, 'the endpoint that stays gets every event, before the delete and after');
 });
+
+t.test('a thread reply is a message.new with its parentId, once; its edit a message.updated; its summary no event of the parent', async (t) => {
+  const svc = await startService(env);
+  t.teardown(() => svc.stop());
+  const { it, receiver } = await setup(t, svc, ['message.new', 'message.updated']);
+  const [alice, bob] = [await it.user('alice'), await it.user('bob')];
+  const chatId = (await it.node.post('/api/chats', { type: 'group', name: 'Threads', memberIds: [bob.userId] }, alice.jwt)).body.chatId as string;
+  const parent = (await it.node.post(`/api/messages/${chatId}`, { content: 'parent' }, alice.jwt)).body.message;
+  const reply = (await it.node.post(`/api/messages/${chatId}`, { content: 'reply', parentId: parent.messageId }, bob.jwt)).body.message;
+  await it.node.put(`/api/messages/${chatId}/${reply.messageId}`, { content: 'reply, edited' }, bob.jwt);
+  await receiver.until(() => receiver.ofType('message.updated').length === 1 && receiver.ofType('message.new').length === 2, 10_000);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const news = receiver.ofType('message.new');
+  t.equal(news.length, 2, 'the parent and the reply, once each');
+  t.match(news.find((d) => d.data.messageId === reply.messageId)!.data, { chatId, parentId: parent.messageId, content: 'reply', seq: 1 }, 'the reply names its chat and parent; seq is its place in the thread');
+  t.match(receiver.ofType('message.updated').map((d) => d.data), [{ messageId: reply.messageId, parentId: parent.messageId, content: 'reply, edited' }], "the reply's edit, once, and nothing for its parent's new summary");
+});
