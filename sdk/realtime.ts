@@ -343,8 +343,10 @@ export class Realtime {
         }
         this.lastSeq.set(chatId, event.seq);
       }
-      // A thread's summary shares its revision with the reply event behind it: that one counts.
-      if ('rev' in event && !('replay' in event && event.replay) && event.type !== 'thread.updated') this.lastRev.set(chatId, Math.max(this.lastRev.get(chatId) ?? 0, event.rev));
+      // A thread's summary, and the chat's copy of a reply shown in the chat, share their revision
+      // with the reply's event behind them: that one counts.
+      const sharesRev = event.type === 'thread.updated' || (event.type === 'message.new' && event.message.parentId !== undefined);
+      if ('rev' in event && !('replay' in event && event.replay) && !sharesRev) this.lastRev.set(chatId, Math.max(this.lastRev.get(chatId) ?? 0, event.rev));
       if (event.type === 'chat.deleted' || (event.type === 'membership.changed' && event.change === 'removed' && event.userId === this.options.auth.userId)) {
         this.lastSeq.delete(chatId);
         this.lastRev.delete(chatId);

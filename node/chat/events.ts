@@ -58,7 +58,7 @@ export const chatEventSchemas = {
   'thread.updated': event(
     'thread.updated',
     { chatId: Uuid, seq: Type.Integer({ description: "The parent's seq" }), rev: Rev, parentId: Uuid, thread: ThreadSummarySchema },
-    "A message's thread changed (a reply was sent or changed): its summary now. Its `rev` is also the one of the reply event that follows it: count it toward the revision you resume from only with that event (a client that resumes from it would not be replayed the reply). Replayed after a reconnect as the parent's `message.updated`.",
+    "A message's thread changed (a reply was sent or changed): its summary now. The reply event that follows it has this `rev` or a later one: count this one toward the revision you resume from only with that event (a client that resumes from it would not be replayed the reply); likewise a `message.new` of a reply shown in the chat (with `parentId`). Replayed after a reconnect as the parent's `message.updated`.",
   ),
   'thread.reply': event(
     'thread.reply',

@@ -107,6 +107,7 @@ export class ThreadReplies {
     if (input.mentions?.length) reply.mentions = [...input.mentions];
     if (input.system) reply.type = 'system';
     let inChat: Promise<void> | undefined;
+    let copy: StoredMessage | undefined;
     if (input.showInChat) {
       // The chat's copy: a message of the chat with its own seq, written as a send is (its event
       // `message.new` and its webhooks are the reply's in the chat). The thread's copy follows.
@@ -114,7 +115,7 @@ export class ThreadReplies {
         reply.id = this.replyId(parentId, chatSeq);
         reply.copySeq = chatSeq;
         const { clientKey: _key, ...fields } = reply;
-        const copy: StoredMessage = { ...fields, chatId, seq: chatSeq, copySeq: seq };
+        copy = { ...fields, chatId, seq: chatSeq, copySeq: seq };
         return { message: copy, event: { type: 'message.new', chatId, seq: chatSeq, rev: 0, message: messageView(copy, undefined) } };
       });
     } else reply.id = this.replyId(parentId, parent.seq);
@@ -122,7 +123,9 @@ export class ThreadReplies {
     this.remember(reply);
     this.unannounced.add(reply.id);
     const result = this.after(inChat ? Promise.all([parentWritten, inChat]).then(() => undefined) : parentWritten, async () => {
-      reply.rev = nextParent.rev;
+      // The reply takes the revision of the last write before it (the chat's copy, when there is
+      // one): a client resumes before it until it has seen the reply's own event.
+      reply.rev = Math.max(nextParent.rev ?? 0, copy?.rev ?? 0);
       await this.follows.replied(nextParent, reply, activityOf(parent));
       const view = messageView(reply, undefined);
       const event = { type: 'thread.reply' as const, chatId, parentId, seq, rev: reply.rev ?? 0, message: view };
