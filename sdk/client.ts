@@ -112,7 +112,10 @@ export class ChatClient {
 
   private readonly moderation = new ChatModerationCalls((path, init) => this.call(path, init));
   /** Threads: their replies, following them, reading them, your threads inbox (README, "Threads"). */
-  readonly threads = new ThreadCalls((path, init) => this.call(path, init));
+  readonly threads = new ThreadCalls(
+    (path, init) => this.call(path, init),
+    () => this.realtime,
+  );
   private readonly uploads = new UploadCalls((path, init) => this.call(path, init), (...args) => this.fetchImpl(...args));
 
   // ---- realtime -----------------------------------------------------------------------------------

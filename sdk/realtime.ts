@@ -3,6 +3,7 @@ import type { AuthManager } from './auth.ts';
 import { ChatApiError, ChatNetworkError, ChatStateError, ChatTimeoutError } from './errors.ts';
 import { retryAfterMsOf } from './retry-after.ts';
 import { closeAction } from './codes.ts';
+import { OpenThreads } from './open-threads.ts';
 import type { ChatEvent, Message, ServerEvent, ServerEventType, EventOf } from './types.ts';
 
 export type ConnectionStatus = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'closed';
@@ -93,6 +94,10 @@ export class Realtime {
   private wanted = false;
   private firstOpen: { resolve: () => void; reject: (e: unknown) => void } | undefined;
   private opening: Promise<void> | undefined;
+  /** Threads open on the connection, opened again with each reconnect. */
+  readonly threads = new OpenThreads();
+  /** The chats the current connection resumed (its URL named them, with their open threads). */
+  private resumed: ReadonlySet<string> = new Set();
 
   constructor(private readonly options: RealtimeOptions) {}
 
@@ -198,6 +203,9 @@ export class Realtime {
       })
       .join(',');
     if (resume) url.searchParams.set('resume', resume);
+    this.resumed = new Set(this.lastSeq.keys());
+    const threads = this.threads.param(this.resumed);
+    if (threads) url.searchParams.set('threads', threads);
     const socket = new Ctor(url.toString(), this.options.encoding === 'msgpack' ? ['msgpack'] : []);
     socket.binaryType = 'arraybuffer';
     this.socket = socket;
@@ -214,6 +222,8 @@ export class Realtime {
         this.firstOpen = undefined;
         this.opening = undefined;
         for (const p of this.pending.values()) this.transmit(p);
+        // Open threads of chats not resumed: opened again (a failure leaves them closed).
+        for (const { chatId, parentId } of this.threads.rest(this.resumed)) this.action({ type: 'thread.open', chatId, parentId }).catch(() => this.threads.delete(chatId, parentId));
         return;
       }
       this.receive(frame);

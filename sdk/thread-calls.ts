@@ -1,4 +1,5 @@
 import type { RequestOptions } from './http.ts';
+import type { Realtime } from './realtime.ts';
 import type { Message, ThreadInbox, ThreadState } from './types.ts';
 
 type Call = <T>(path: string, init?: Omit<RequestOptions, 'token'>) => Promise<T>;
@@ -10,7 +11,35 @@ const enc = encodeURIComponent;
  * ChatClient delegates here.
  */
 export class ThreadCalls {
-  constructor(private readonly call: Call) {}
+  constructor(
+    private readonly call: Call,
+    /** The client's realtime connection (made after this object, so read when needed). */
+    private readonly realtime: () => Realtime,
+  ) {}
+
+  /**
+   * Opens a thread on the realtime connection: its replies and their changes come as
+   * `thread.reply`, `message.edited`… while it is open, even when you do not follow it (a thread
+   * you follow sends them anyway), and they are replayed after a reconnect, which opens it again.
+   * Resolves with your state in it. At most 20 open (OPEN_THREAD_LIMIT_REACHED).
+   */
+  async open(chatId: string, parentId: string): Promise<ThreadState> {
+    const rt = this.realtime();
+    rt.threads.add(chatId, parentId);
+    try {
+      return (await rt.action<{ thread: ThreadState }>({ type: 'thread.open', chatId, parentId })).thread;
+    } catch (error) {
+      rt.threads.delete(chatId, parentId);
+      throw error;
+    }
+  }
+
+  /** Closes a thread `open` opened (at once when offline: the next connection does not open it). */
+  async close(chatId: string, parentId: string): Promise<void> {
+    const rt = this.realtime();
+    rt.threads.delete(chatId, parentId);
+    if (rt.status === 'open') await rt.action({ type: 'thread.close', chatId, parentId });
+  }
 
   /** One page of a thread's replies, newest first; `lastReply` is the oldest id of the previous page. */
   async replies(chatId: string, parentId: string, page: { size?: number; lastReply?: string } = {}): Promise<Message[]> {

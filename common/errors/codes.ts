@@ -48,6 +48,7 @@ export const errorCodes = {
   ATTACHMENT_NOT_FOUND: { status: 404, title: 'No such attachment in this chat' },
   ATTACHMENT_IN_USE: { status: 409, title: 'The attachment is already sent in another message' },
   PIN_LIMIT_REACHED: { status: 409, title: 'The chat has as many pinned messages as it may' },
+  OPEN_THREAD_LIMIT_REACHED: { status: 409, title: 'The connection has as many threads open as it may' },
   UPLOAD_INCOMPLETE: { status: 409, title: "The upload's bytes are missing or not the declared size" },
   FILE_TOO_LARGE: { status: 413, title: 'The file is larger than the largest attachment allowed' },
   STORAGE_QUOTA_EXCEEDED: { status: 413, title: "The file would take the application past the attachment bytes it may store" },

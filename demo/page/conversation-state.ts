@@ -29,7 +29,7 @@ const URLS_REUSE_MS = 4 * 60_000;
 const newKey = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
 
 /** What went wrong, in the service's words when it said (a problem's `detail`), else the error's. */
-const describe = (error: unknown) => {
+export const describe = (error: unknown): string => {
   const detail = (error as { problem?: { detail?: unknown } } | undefined)?.problem?.detail;
   return typeof detail === 'string' ? detail : error instanceof Error ? error.message : String(error);
 };

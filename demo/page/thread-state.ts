@@ -1,12 +1,9 @@
 import { applyReaction, type ChatClient, type Message, type Reaction, type ThreadInbox } from '../../sdk/client.ts';
+import { describe } from './conversation-state.ts';
 
 /** Replies a thread page asks for. */
 const PAGE_SIZE = 50;
 
-const describe = (error: unknown) => {
-  const detail = (error as { problem?: { detail?: unknown } } | undefined)?.problem?.detail;
-  return typeof detail === 'string' ? detail : error instanceof Error ? error.message : String(error);
-};
 
 /**
  * The thread that is open beside its chat (README, "Threads"): its parent, its replies (the
@@ -34,6 +31,9 @@ export class OpenThread {
   }
 
   async load(): Promise<void> {
+    // Open on the connection first, so its replies come live whether or not this user follows it
+    // (the page loaded next holds those that came before); offline, it opens with the next connection.
+    void this.client.threads.open(this.chatId, this.parentId).catch(() => undefined);
     try {
       const page = await this.client.threads.replies(this.chatId, this.parentId, { size: PAGE_SIZE });
       if (this.closed) return;
@@ -115,6 +115,7 @@ export class OpenThread {
 
   close(): void {
     this.closed = true;
+    void this.client.threads.close(this.chatId, this.parentId).catch(() => undefined);
   }
 }
 

@@ -58,12 +58,12 @@ export const chatEventSchemas = {
   'thread.updated': event(
     'thread.updated',
     { chatId: Uuid, seq: Type.Integer({ description: "The parent's seq" }), rev: Rev, parentId: Uuid, thread: ThreadSummarySchema },
-    "A message's thread changed (a reply was sent or changed): its summary now. The reply event that follows it has this `rev` or a later one: count this one toward the revision you resume from only with that event (a client that resumes from it would not be replayed the reply); likewise a `message.new` of a reply shown in the chat (with `parentId`). Replayed after a reconnect as the parent's `message.updated`.",
+    "A message's thread changed (a reply was sent or changed): its summary now, to every member. The reply event that follows it (to followers and to connections that have the thread open) has this `rev` or a later one: count this one toward the revision you resume from only with that event (a client that resumes from it would not be replayed the reply); likewise a `message.new` of a reply shown in the chat (with `parentId`). Replayed after a reconnect as the parent's `message.updated`.",
   ),
   'thread.reply': event(
     'thread.reply',
     { chatId: Uuid, parentId: Uuid, seq: Type.Integer({ description: 'The reply’s place in its thread' }), rev: Rev, message: MessageSchema, replay: Type.Optional(Type.Literal(true)) },
-    'A reply was sent in a thread (README, "Threads"); `seq` is its place in the thread, not in the chat. With `replay`: a reply sent or changed while you were away, replayed after a reconnect in its current state (once each).',
+    'A reply was sent in a thread you follow or have open on this connection (`thread.open`; README, "Threads"); the chat\'s other members get only `thread.updated`. `seq` is its place in the thread, not in the chat. A reply\'s edit, delete, reactions and moderation come the same way, to the same members, as `message.edited`, `message.deleted`, `reaction.added`… whose message has `parentId`. With `replay`: a reply sent or changed while you were away, replayed after a reconnect in its current state (once each).',
   ),
   'message.pinned': event('message.pinned', { chatId: Uuid, pin: PinSchema }, 'A message was pinned (README, "Pins").'),
   'message.unpinned': event('message.unpinned', { chatId: Uuid, messageId: Uuid, unpinnedBy: Type.Optional(Uuid) }, 'A message was unpinned; without `unpinnedBy`, because it was deleted.'),
@@ -98,6 +98,14 @@ export interface EventSink {
    * rather than serialising the message again.
    */
   chatEvent(appId: string, event: ChatEvent, messageText?: string): void;
+  /**
+   * An event of one thread (a reply, or a change of one): delivered, once per connection, to the
+   * connections of `followers` that are in the chat and to every connection that has the thread
+   * open (README, "Threads"); the chat's other members do not get it. Same contract as
+   * `chatEvent`, in order with the chat's events; its revision is that of the chat event before it
+   * (the parent's summary), which it shares.
+   */
+  threadEvent(appId: string, parentId: string, followers: readonly string[], event: ChatEvent, messageText?: string): void;
   userEvent(appId: string, userId: string, event: UserEvent): void;
   /** Subscribe or unsubscribe every live connection of `userId` to the chat. */
   membershipMoved(appId: string, chatId: string, userId: string, member: boolean): void;

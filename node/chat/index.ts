@@ -20,6 +20,8 @@ export { PinSchema, PinnedSchema, type PinnedView } from './chat-pins.ts';
 export { boundedQueue, countedRefusals, type AdmissionPolicy } from './admission.ts';
 export { chatEventSchemas, userEventSchemas, type ChatEvent, type EventSink, type ServerEvent, type UserEvent } from './events.ts';
 export type { Replay, ReplayDelivery, ReplayTarget, ResumeEntry, ResumePoint } from './replay.ts';
+export { ThreadStateSchema, type ThreadState } from './thread-follows.ts';
+export { INBOX_PAGE, InboxSchema } from './thread-inbox.ts';
 export { AttachmentIds, AttachmentSchema, Mentions, ChatSchema, Content, IdempotencyKey, MemberSchema, MessageSchema, MessageType, ReactionSchema, ReactionValue, ReplySchema, Role, SendContent, emptySendProblem } from './schemas.ts';
 export { CUSTOM_DATA, CustomDataSchema, customDataProblem, storedData, type CustomData } from './custom-data.ts';
 export { sendInputOf, type EditInput, type SendFields } from './send-input.ts';

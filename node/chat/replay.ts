@@ -6,6 +6,8 @@ import { messageView } from './views.ts';
 export interface ResumePoint {
   seq: number;
   rev?: number;
+  /** Threads of the chat the connection has open (their parents' ids): replayed as followed ones are. */
+  threads?: string[];
 }
 
 /** Where a replay goes: one socket of one node. */
@@ -54,7 +56,8 @@ function latest(...lists: ChangedMessage[][]): ChangedMessage[] {
  * is missed and nothing is sent twice.
  *
  * New messages come as `message.new` (seq order), changed ones as `message.updated` (revision
- * order), then the replies sent or changed in their threads as `thread.reply` (revision order),
+ * order), then the replies sent or changed in their threads, of those the user follows or the
+ * connection has open, as `thread.reply` (revision order),
  * all in their current state and with `replay: true`. When more than `limit` new messages
  * were missed the client gets `resume.gap` and pages history; when more than that many seen
  * messages changed, the entry says `stale` and the client reloads what it shows.
@@ -66,7 +69,7 @@ export async function prepareReplay(actor: ChatActor, userId: string, point: Res
   const read = await reads.since(point.seq, limit);
   const changed = point.rev === undefined ? undefined : await reads.changesSince(point.rev, limit);
   // The threads whose parents changed: their replies sent or changed since (thread-replies.ts).
-  const replies = changed?.complete ? await actor.threads.replayOf(changed.changes.map((c) => c.message), point.rev!, limit) : undefined;
+  const replies = changed?.complete ? await actor.threads.replayOf(changed.changes.map((c) => c.message), { userId, open: point.threads ?? [] }, point.rev!, limit) : undefined;
   return () => {
     if (actor.status === 'gone' || !actor.isMember(userId)) return { frames: [], entry: null };
     const frames: object[] = [];

@@ -39,25 +39,44 @@ export class ThreadFollows {
   /**
    * After `reply` was numbered in `parent`'s thread and before it is written: a crash between
    * leaves followers counting a reply that never came (a gap), never missing one that did.
+   * Resolves with the thread's followers now (those its reply event goes to).
    */
-  async replied(parent: StoredMessage, reply: StoredMessage, previousAt: string): Promise<void> {
+  async replied(parent: StoredMessage, reply: StoredMessage, previousAt: string): Promise<string[]> {
     const { appId, chatId } = this;
     const at = reply.createdAt;
     const wanted = new Map<string, number>([[reply.senderId, reply.seq]]);
     for (const userId of reply.mentions ?? []) if (!wanted.has(userId)) wanted.set(userId, reply.seq - 1);
+    const author = wanted.has(parent.senderId) ? [] : [parent.senderId];
+    const users = [...wanted.keys(), ...author];
+    // The thread's followers before this reply: the rows written below are the others.
+    const [following, ...found] = await Promise.all([this.store.threads.followers(appId, chatId, parent.id), ...users.map((userId) => this.store.threads.get(appId, userId, chatId, parent.id))]);
     const rows: ThreadFollow[] = [];
-    for (const [userId, readSeq] of wanted) {
-      const row = await this.store.threads.get(appId, userId, chatId, parent.id);
-      if (!row) await this.makeRoom(userId);
+    const starting: string[] = [];
+    users.forEach((userId, i) => {
+      const row = found[i];
+      // The parent's author follows at the first reply unless it has a row (an explicit unfollow stays).
+      if (!wanted.has(userId) && row) return;
+      if (!row) starting.push(userId);
+      const readSeq = wanted.get(userId) ?? reply.seq - 1;
       rows.push({ appId, userId, chatId, parentId: parent.id, following: true, readSeq: Math.max(readSeq, row?.readSeq ?? 0), lastSeq: reply.seq, activityAt: at });
-    }
-    if (!wanted.has(parent.senderId) && !(await this.store.threads.get(appId, parent.senderId, chatId, parent.id))) {
-      await this.makeRoom(parent.senderId);
-      rows.push({ appId, userId: parent.senderId, chatId, parentId: parent.id, following: true, readSeq: reply.seq - 1, lastSeq: reply.seq, activityAt: at });
-    }
+    });
+    await Promise.all(starting.map((userId) => this.makeRoom(userId)));
     await this.store.threads.put(rows);
-    const others = (await this.store.threads.followers(appId, chatId, parent.id)).filter((id) => !rows.some((r) => r.userId === id));
+    const written = new Set(rows.map((r) => r.userId));
+    const others = (following as string[]).filter((id) => !written.has(id));
     await this.store.threads.touch(appId, chatId, parent.id, others, reply.seq, at, previousAt);
+    return [...rows.map((r) => r.userId), ...others];
+  }
+
+  /** Users who follow the thread now (one read of its followers' partition). */
+  followers(parentId: string): Promise<string[]> {
+    return this.store.threads.followers(this.appId, this.chatId, parentId);
+  }
+
+  /** The chat's threads `userId` follows (one read of its rows in the chat). */
+  async followedBy(userId: string): Promise<Set<string>> {
+    const rows = await this.store.threads.threadsOf(this.appId, userId, this.chatId);
+    return new Set(rows.filter((r) => r.following).map((r) => r.parentId));
   }
 
   /** `userId` follows or unfollows the thread: its row, with nothing unread when it starts following. */

@@ -126,11 +126,11 @@ export class ThreadReplies {
       // The reply takes the revision of the last write before it (the chat's copy, when there is
       // one): a client resumes before it until it has seen the reply's own event.
       reply.rev = Math.max(nextParent.rev ?? 0, copy?.rev ?? 0);
-      await this.follows.replied(nextParent, reply, activityOf(parent));
+      const followers = await this.follows.replied(nextParent, reply, activityOf(parent));
       const view = messageView(reply, undefined);
       const event = { type: 'thread.reply' as const, chatId, parentId, seq, rev: reply.rev ?? 0, message: view };
       await this.write(reply, inChat ? undefined : { type: 'message.new', chatId, seq, rev: event.rev, message: view });
-      this.announce(reply, event, messageJson(view));
+      this.announce(reply, followers, event, messageJson(view));
       return { message: view, created: true };
     });
     void result.catch(() => this.unannounced.delete(reply.id));
@@ -169,8 +169,8 @@ export class ThreadReplies {
     this.unannounced.add(reply.id);
     const done = this.after(parentWritten, async () => {
       reply.rev = event.rev = touched.rev ?? 0;
-      await this.write(reply, event);
-      this.announce(reply, event, 'message' in event ? messageJson(event.message) : undefined);
+      const [followers] = await Promise.all([this.follows.followers(parent.id), this.write(reply, event)]);
+      this.announce(reply, followers, event, 'message' in event ? messageJson(event.message) : undefined);
     });
     void done.catch(() => this.unannounced.delete(reply.id));
     return { done };
@@ -230,30 +230,40 @@ export class ThreadReplies {
     return settled instanceof ApiError ? settled : op(settled.parent);
   }
 
-  /** Announces a reply's event, and remembers it for replays. */
-  private announce(reply: StoredMessage, event: ChatEvent, messageText: string | undefined): void {
+  /** Announces a reply's event to the thread's followers and openers, and remembers it for replays. */
+  private announce(reply: StoredMessage, followers: readonly string[], event: ChatEvent, messageText: string | undefined): void {
     this.unannounced.delete(reply.id);
     this.announced.push({ n: ++this.announcements, reply });
     if (this.announced.length > RECENT_REPLIES) this.announced.shift();
-    this.host.deps.events.chatEvent(this.host.appId, event, messageText);
+    this.host.deps.events.threadEvent(this.host.appId, reply.parentId!, followers, event, messageText);
   }
 
   /**
-   * What a resuming client missed in the threads of `parents` (messages of the chat changed after
-   * `afterRev`, as a replay read them): their replies created or changed after it, read from the
-   * store; then, synchronously in the tick the socket subscribes, `finish` adds the replies
-   * announced during the read and leaves out those whose event is still to come (it arrives
-   * live). Undefined from `finish` when more than `limit` replies, or more announcements than
-   * are remembered, went by: the client reloads.
+   * What a resuming client of `userId` missed in the threads of `parents` (messages of the chat
+   * changed after `afterRev`, as a replay read them) that it follows or has `open`: their replies
+   * created or changed after it, read from the store; then, synchronously in the tick the socket
+   * subscribes, `finish` adds the replies announced during the read and leaves out those whose
+   * event is still to come (it arrives live). Undefined from `finish` when more than `limit`
+   * replies, or more announcements than are remembered, went by: the client reloads.
    */
-  async replayOf(parents: readonly { messageId: string; thread?: unknown; parentId?: string }[], afterRev: number, limit: number): Promise<() => StoredMessage[] | undefined> {
+  async replayOf(
+    parents: readonly { messageId: string; thread?: unknown; parentId?: string }[],
+    audience: { userId: string; open: readonly string[] },
+    afterRev: number,
+    limit: number,
+  ): Promise<() => StoredMessage[] | undefined> {
     const marker = this.announcements;
     const { appId, chatId, deps } = this.host;
+    const threads = parents.filter((p) => p.thread !== undefined && p.parentId === undefined).map((p) => p.messageId);
+    // Whose replies this client is sent live: the threads it follows, and those it has open (a
+    // reply announced during the reads may be of a thread not among `parents`).
+    const heard = threads.length > 0 || this.announced.length > 0 ? await this.follows.followedBy(audience.userId) : new Set<string>();
+    for (const id of audience.open) heard.add(id);
     const read: StoredMessage[] = [];
     let complete = true;
-    for (const p of parents) {
-      if (p.thread === undefined || p.parentId !== undefined) continue;
-      const found = await deps.store.messages.changedSince(appId, threadLogId(chatId, p.messageId), afterRev, limit + 1);
+    for (const parentId of threads) {
+      if (!heard.has(parentId)) continue;
+      const found = await deps.store.messages.changedSince(appId, threadLogId(chatId, parentId), afterRev, limit + 1);
       read.push(...found);
       if (read.length > limit) complete = false;
     }
@@ -262,7 +272,7 @@ export class ThreadReplies {
       if (!complete || (this.announcements > marker && oldest > marker + 1)) return undefined;
       const byId = new Map<string, StoredMessage>();
       for (const r of [...read, ...this.announced.filter((a) => a.n > marker).map((a) => a.reply)]) {
-        if (this.unannounced.has(r.id) || (r.rev ?? 0) <= afterRev) continue;
+        if (this.unannounced.has(r.id) || (r.rev ?? 0) <= afterRev || !heard.has(r.parentId!)) continue;
         const known = byId.get(r.id);
         if (!known || (known.rev ?? 0) < (r.rev ?? 0)) byId.set(r.id, r);
       }

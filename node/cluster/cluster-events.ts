@@ -86,6 +86,16 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
     this.bus.publish({ kind: 'chat', appId, chatId }, encodeFrames(pending.frames, pending.rev));
   }
 
+  threadEvent(appId: string, parentId: string, followers: readonly string[], event: ChatEvent, messageText?: string): void {
+    const { chatId } = event;
+    const json = eventFrame(event, messageText);
+    const rev = revOf(event);
+    if (this.fresh(`${appId}/${chatId}`, chatId, rev, true)) this.hub.threadFrame(appId, chatId, parentId, followers, json, () => ({ v: PROTOCOL_VERSION, ...event }));
+    // After the chat's events so far, as its own bus message (it names its audience).
+    this.flushChat(appId, chatId);
+    this.bus.publish({ kind: 'chat', appId, chatId }, encodeWire({ t: 't', parentId, followers: [...followers], frame: json, ...(rev === undefined ? {} : { rev }) }));
+  }
+
   userEvent(appId: string, userId: string, event: UserEvent): void {
     this.hub.userEvent(appId, userId, event);
     this.bus.publish({ kind: 'user', appId, userId }, encodeWire({ t: 'e', e: event }));
@@ -165,11 +175,13 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
    * Whether events up to `rev` of the chat `key` (`appId/chatId`) are newer than what this node's
    * sockets in it were sent (see sentRev); records `rev` when they are. Events without a revision
    * (typing, read marks, membership) always pass. Kept only while the node is subscribed to it.
+   * A thread's event (`sharesRev`) has the revision of the chat event before it (its parent's
+   * summary, or the chat's copy of a reply shown in the chat): it passes at that revision too.
    */
-  private fresh(key: string, chatId: string, rev: number | undefined): boolean {
+  private fresh(key: string, chatId: string, rev: number | undefined, sharesRev = false): boolean {
     if (rev === undefined) return true;
     const sent = this.sentRev.get(key);
-    if (sent !== undefined && rev <= sent) {
+    if (sent !== undefined && (sharesRev ? rev < sent : rev <= sent)) {
       this.staleEvents++;
       this.log.debug({ chatId, rev, sent }, 'events older than what sockets here were sent: dropped');
       return false;
@@ -192,6 +204,10 @@ export class ClusterEvents implements EventSink, HubInterest, Replays {
       return;
     }
     if (message.t === 'e') return this.fresh(`${appId}/${chatId}`, chatId, revOf(message.e)) ? this.hub.chatEvent(appId, message.e) : undefined;
+    if (message.t === 't') {
+      if (this.fresh(`${appId}/${chatId}`, chatId, message.rev, true)) this.hub.threadFrame(appId, chatId, message.parentId, message.followers, message.frame);
+      return;
+    }
     if (message.to.nodeId === this.bus.nodeId) this.waiters.deliver(chatId, message.to, { frames: message.frames, entry: message.entry });
   }
 

@@ -1,13 +1,19 @@
 import type { ChatEvent, ReplayTarget, ResumeEntry, UserEvent } from '../chat/index.ts';
 
 /**
- * What nodes send each other on the bus, as JSON: on a chat's topic its events (`e`) and replays
+ * What nodes send each other on the bus, as JSON: on a chat's topic its events (`e`), its threads'
+ * events with who follows the thread (`t`; older nodes ignore them), and replays
  * for a resuming socket (`r`); on a user's topic the user's events, the moves of its connections
  * into or out of a chat (`m`), and the end of the user (`x`: deleted, close its sockets).
  * A replay rides the chat's topic so that it reaches the socket's node in order with the chat's
  * events: everything published before it is in the replay, everything after arrives live.
  */
-export type ChatWire = { t: 'e'; e: ChatEvent } | { t: 'f'; frames: string[]; rev?: number } | { t: 'r'; to: ReplayTarget; frames: object[]; entry: ResumeEntry | null };
+export type ChatWire =
+  | { t: 'e'; e: ChatEvent }
+  | { t: 'f'; frames: string[]; rev?: number }
+  /** A thread's event (EventSink.threadEvent): its JSON frame, for the thread's followers and openers. */
+  | { t: 't'; parentId: string; followers: string[]; frame: string; rev?: number }
+  | { t: 'r'; to: ReplayTarget; frames: object[]; entry: ResumeEntry | null };
 export type UserWire = { t: 'e'; e: UserEvent } | { t: 'm'; chatId: string; member: boolean } | { t: 'x' };
 
 export const encodeWire = (message: ChatWire | UserWire): string => JSON.stringify(message);
@@ -69,6 +75,7 @@ export function decodeChatWire(payload: Uint8Array | string): ChatWire | undefin
   }
   const m = parse(payload);
   if (m?.t === 'e' && typeof m.e === 'object' && m.e !== null) return m as ChatWire;
+  if (m?.t === 't' && typeof m.parentId === 'string' && typeof m.frame === 'string' && Array.isArray(m.followers) && m.followers.every((f) => typeof f === 'string') && (m.rev === undefined || typeof m.rev === 'number')) return m as ChatWire;
   if (m?.t === 'r' && typeof m.to === 'object' && m.to !== null && Array.isArray(m.frames)) return m as ChatWire;
   return undefined;
 }

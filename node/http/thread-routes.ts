@@ -1,8 +1,6 @@
 import Type from 'typebox';
 import { defineRoute, isApiError, type AnyRoute } from '../../common/index.ts';
-import { MessageSchema, PAGE } from '../chat/index.ts';
-import { ThreadStateSchema } from '../chat/thread-follows.ts';
-import { INBOX_PAGE, InboxSchema } from '../chat/thread-inbox.ts';
+import { INBOX_PAGE, InboxSchema, MessageSchema, PAGE, ThreadStateSchema } from '../chat/index.ts';
 import type { NodeContext } from '../context.ts';
 
 const Uuid = Type.String({ format: 'uuid' });

@@ -12,6 +12,7 @@ import type { Encoding } from './frames.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 import type { Replays } from './replays.ts';
 import { parseResume, resume } from './resume.ts';
+import { openThread, parseOpenThreads } from './open-threads.ts';
 import type { Admission } from './admission.ts';
 import { HintCooldowns, ignoresHint, jitteredHint, tokenKey, toldToWait } from './ignored-hints.ts';
 import { connectionId, nextConnection } from './connection-id.ts';
@@ -202,7 +203,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
         if (!c.closed) ws.end(code, JSON.stringify({ reason, reconnect }));
         return;
       }
-      dispatch(deps, c, action).then(
+      dispatch(deps, ws, action).then(
         (result) => (isApiError(result) ? fail(result) : hub.ack(ws, action.id, result)),
         (error: unknown) => {
           const reply = actionFailure(error);
@@ -250,6 +251,8 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       const chosen = requested.length === 0 ? '' : encoding;
       const resumeFrom = parseResume(query.get('resume'));
       if (isApiError(resumeFrom)) return refuse(res, resumeFrom);
+      const badThreads = parseOpenThreads(query.get('threads'), resumeFrom);
+      if (badThreads) return refuse(res, badThreads);
       // The hub holds this gateway's sockets only, open ones only (each leaves it as it closes).
       const sibling = siblings.values().next().value?.getUserData();
       const state = socketState(principal, { connId: nextConnection(), encoding, tokenKey: hashed, resume: resumeFrom }, sibling);
@@ -329,7 +332,8 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
   };
 }
 
-async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Promise<object | ApiError> {
+async function dispatch(deps: GatewayDeps, ws: WebSocket<SocketState>, action: Action): Promise<object | ApiError> {
+  const c = ws.getUserData();
   const p: Principal = { appId: c.appId, userId: c.userId };
   const { chats } = deps;
   switch (action.type) {
@@ -364,6 +368,11 @@ async function dispatch(deps: GatewayDeps, c: SocketState, action: Action): Prom
       const r = await chats.pin(p, action.chatId, action.messageId, action.type === 'pin.add');
       return isApiError(r) ? r : r ? { pin: r } : {};
     }
+    case 'thread.open':
+      return openThread(deps, ws, action.chatId, action.parentId);
+    case 'thread.close':
+      deps.hub.closeThread(ws, action.chatId, action.parentId);
+      return {};
     case 'read.mark': {
       const r = await chats.markRead(p, action.chatId, action.seq);
       return isApiError(r) ? r : { readSeq: r };

@@ -8,7 +8,7 @@ import { REALTIME_LIMITS } from './limits.ts';
  * What a socket carries, as the hub reads it. uWS copies the user data's own properties onto the
  * socket object itself, and V8 keeps them as fast properties only up to 15 (with 14: a 136-byte
  * array, the layout shared by every socket); past that each socket gets a dictionary of its own
- * (832 bytes with 16). The gateway's state adds to these eight fields and stays within 15.
+ * (832 bytes with 16). The gateway's state adds to these nine fields and stays within 15.
  */
 export interface Connection {
   appId: string;
@@ -22,6 +22,11 @@ export interface Connection {
    */
   chats: Set<string> | undefined;
   /**
+   * Threads this socket has open (`chatId/parentId`), each in one of its chats: their events come
+   * to it whether or not its user follows them. Undefined while there are none.
+   */
+  threads: Set<string> | undefined;
+  /**
    * Whether the socket receives its topics' events yet. Until `join`, its user and chats count
    * as interest (so a cluster node starts hearing them) but nothing is delivered to it: `ready`
    * must be the first frame a client gets.
@@ -34,6 +39,9 @@ export interface Connection {
 
 export const chatTopic = (enc: Encoding, appId: string, chatId: string) => `${enc}:c:${appId}:${chatId}`;
 export const userTopic = (enc: Encoding, appId: string, userId: string) => `${enc}:u:${appId}:${userId}`;
+export const threadTopic = (enc: Encoding, appId: string, thread: string) => `${enc}:t:${appId}:${thread}`;
+/** A thread as a socket's `threads` names it. */
+const threadKey = (chatId: string, parentId: string) => `${chatId}/${parentId}`;
 
 export interface HubCounters {
   eventOut: (n: number) => void;
@@ -121,6 +129,7 @@ export class RealtimeHub implements EventSink {
     c.joined = true;
     ws.subscribe(userTopic(c.encoding, c.appId, c.userId));
     for (const chatId of c.chats ?? []) ws.subscribe(chatTopic(c.encoding, c.appId, chatId));
+    for (const thread of c.threads ?? []) ws.subscribe(threadTopic(c.encoding, c.appId, thread));
   }
 
   remove(ws: WebSocket<Connection>): number {
@@ -131,6 +140,7 @@ export class RealtimeHub implements EventSink {
     if (!set.delete(ws)) return set.size;
     for (const chatId of c.chats ?? []) this.chatInterest(c.appId, chatId, -1);
     c.chats = undefined;
+    c.threads = undefined;
     if (set.size === 0) {
       this.byUser.delete(key);
       this.interest?.user(c.appId, c.userId, false);
@@ -153,7 +163,32 @@ export class RealtimeHub implements EventSink {
     const c = ws.getUserData();
     if (c.closed || !c.chats?.delete(chatId)) return;
     ws.unsubscribe(chatTopic(c.encoding, c.appId, chatId));
+    // Out of the chat, out of its threads.
+    for (const thread of c.threads ?? []) if (thread.startsWith(`${chatId}/`)) this.closeThread(ws, chatId, thread.slice(chatId.length + 1));
     this.chatInterest(c.appId, chatId, -1);
+  }
+
+  /**
+   * Opens a thread of one of the socket's chats on it (see Connection.threads), unless the socket
+   * is not in the chat or already has `limit` threads open.
+   */
+  openThread(ws: WebSocket<Connection>, chatId: string, parentId: string, limit: number): 'opened' | 'already' | 'full' | 'not-member' {
+    const c = ws.getUserData();
+    if (c.closed || c.slow || !c.chats?.has(chatId)) return 'not-member';
+    const key = threadKey(chatId, parentId);
+    if (c.threads?.has(key)) return 'already';
+    if ((c.threads?.size ?? 0) >= limit) return 'full';
+    (c.threads ??= new Set()).add(key);
+    if (c.joined) ws.subscribe(threadTopic(c.encoding, c.appId, key));
+    return 'opened';
+  }
+
+  closeThread(ws: WebSocket<Connection>, chatId: string, parentId: string): void {
+    const c = ws.getUserData();
+    const key = threadKey(chatId, parentId);
+    if (c.closed || !c.threads?.delete(key)) return;
+    if (c.threads.size === 0) c.threads = undefined;
+    ws.unsubscribe(threadTopic(c.encoding, c.appId, key));
   }
 
   private chatInterest(appId: string, chatId: string, delta: 1 | -1): void {
@@ -222,6 +257,38 @@ export class RealtimeHub implements EventSink {
     this.app.publish(packedTopic, data, true);
     this.counters.eventOut(packedSubscribers);
     this.sent(data);
+  }
+
+  threadEvent(appId: string, parentId: string, followers: readonly string[], event: ChatEvent, messageText?: string): void {
+    this.threadFrame(appId, event.chatId, parentId, followers, eventFrame(event, messageText), () => ({ v: PROTOCOL_VERSION, ...event }));
+  }
+
+  /**
+   * A thread's event as its JSON frame (see chatFrame): published to the sockets that have the
+   * thread open, then sent to each other socket of a follower that is in the chat, so each gets
+   * it once. A follower's sockets are a few; the openers are uWS's native fan-out.
+   */
+  threadFrame(appId: string, chatId: string, parentId: string, followers: readonly string[], json: string, event?: () => object): void {
+    const key = threadKey(chatId, parentId);
+    let packed: Buffer | string | undefined;
+    const dataFor = (enc: Encoding) => (enc === 'json' ? json : (packed ??= encode('msgpack', event ? event() : (JSON.parse(json) as object))));
+    for (const enc of ENCODINGS) {
+      const topic = threadTopic(enc, appId, key);
+      const subscribers = this.app.numSubscribers(topic);
+      if (subscribers === 0) continue;
+      const data = dataFor(enc);
+      this.app.publish(topic, data, enc === 'msgpack');
+      this.counters.eventOut(subscribers);
+      this.sent(data);
+    }
+    for (const userId of followers) {
+      for (const ws of this.sockets(appId, userId)) {
+        const c = ws.getUserData();
+        if (c.closed || c.slow || !c.joined || !c.chats?.has(chatId) || c.threads?.has(key)) continue;
+        this.sendData(ws, c, dataFor(c.encoding));
+        this.counters.eventOut(1);
+      }
+    }
   }
 
   userEvent(appId: string, userId: string, event: UserEvent): void {

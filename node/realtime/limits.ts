@@ -40,6 +40,8 @@ export const REALTIME_LIMITS = Object.freeze({
   expiryCheckMs: 1000,
   /** Messages a reconnect replays per chat before it says "page history" instead. */
   resumeMessages: 500,
+  /** Threads one connection may have open (`thread.open`, `?threads=`): past it, OPEN_THREAD_LIMIT_REACHED. */
+  openThreads: 20,
   /** Chats one resume may name (`?resume=`); more is refused VALIDATION_FAILED. */
   resumeChats: 1000,
   /** How long a resuming socket waits for a chat's replay from its owner before it is told to page history. */

@@ -50,7 +50,7 @@ export function renderProtocolDoc(): string {
 
 ## Connecting
 
-\`GET {clusterEndpoint}/ws?token=<user JWT>[&resume=<chatId>:<seq>[:<rev>],…]\`
+\`GET {clusterEndpoint}/ws?token=<user JWT>[&resume=<chatId>:<seq>[:<rev>],…][&threads=<chatId>:<parentId>,…]\`
 
 - The user JWT is checked before the upgrade; a missing, invalid or expired token gets an HTTP
   \`401\` problem response and no socket. \`Authorization: Bearer <jwt>\` works too where a client can set it.
@@ -73,6 +73,11 @@ export function renderProtocolDoc(): string {
   If more than ${REALTIME_LIMITS.resumeMessages} new messages were missed you get \`resume.gap\` instead: page history
   for that range. If more than ${REALTIME_LIMITS.resumeMessages} seen messages changed, \`resumed\` says \`stale\` for the
   chat: reload the history you show. Without \`:<rev>\` only new messages are replayed.
+  - the replies sent or changed after \`rev\` in threads you follow, or that \`threads\` names, as
+    \`thread.reply\` with \`replay: true\`, once each.
+- **Open threads**: \`threads=<chatId>:<parentId>,…\` (at most ${REALTIME_LIMITS.openThreads}, each in a chat \`resume\` names)
+  opens those threads on the new socket from the start, as \`thread.open\` does: their replies come to it
+  whether or not you follow them, and what it missed of them is replayed. Otherwise the upgrade gets \`400\`.
 
 Every server frame carries \`v: ${PROTOCOL_VERSION}\` and a \`type\`.
 

@@ -30,6 +30,12 @@ export const actionSchemas = {
   'reaction.remove': action('reaction.remove', { chatId: Uuid, messageId: Uuid, reaction: ReactionValue }, 'Remove your reaction (idempotent); ack `{message}`.'),
   'pin.add': action('pin.add', { chatId: Uuid, messageId: Uuid }, 'Pin a message (a group\'s owners and admins; either member of a direct chat); ack `{pin}` (the one already there when pinned before).'),
   'pin.remove': action('pin.remove', { chatId: Uuid, messageId: Uuid }, 'Unpin a message (idempotent); ack `{}`.'),
+  'thread.open': action(
+    'thread.open',
+    { chatId: Uuid, parentId: Uuid },
+    'Open a thread of one of your chats on this connection: its replies, and their edits, deletes and reactions, come to it as to a follower\'s, until `thread.close`, you leave the chat or the connection closes (README "Threads"; at most 20 open per connection: OPEN_THREAD_LIMIT_REACHED). Ack `{thread}`: your state in it, read after it opened. Reconnecting, name it in `?threads=` to have it open again and its missed replies replayed.',
+  ),
+  'thread.close': action('thread.close', { chatId: Uuid, parentId: Uuid }, 'Close a thread opened with `thread.open` (idempotent); ack `{}`.'),
   'read.mark': action('read.mark', { chatId: Uuid, seq: Type.Integer({ minimum: 0 }) }, 'Mark messages up to `seq` read; ack `{readSeq}`.'),
   'typing.start': action('typing.start', { chatId: Uuid }, 'Tell the other members you are typing (your own connections are not told); ack `{}`.'),
   'typing.stop': action('typing.stop', { chatId: Uuid }, 'Tell the other members you stopped typing; ack `{}`.'),

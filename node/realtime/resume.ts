@@ -76,6 +76,7 @@ function resumeChat(deps: ResumeDeps, ws: WebSocket<Connection>, chatId: string,
       // Synchronous with the owner's publication order: subscribed from here on, replayed up to here.
       if (entry && !c.closed) {
         deps.hub.subscribe(ws, chatId);
+        openThreads(deps.hub, ws, chatId, point);
         for (const frame of frames) deps.hub.send(ws, frame);
       }
       settle(entry);
@@ -99,11 +100,17 @@ function resumeChat(deps: ResumeDeps, ws: WebSocket<Connection>, chatId: string,
   });
 }
 
+/** The threads of the chat the connect URL named (`?threads=`): open as the socket joins the chat. */
+function openThreads(hub: RealtimeHub, ws: WebSocket<Connection>, chatId: string, point: ResumePoint): void {
+  for (const parentId of point.threads ?? []) hub.openThread(ws, chatId, parentId, REALTIME_LIMITS.openThreads);
+}
+
 /** Subscribes the socket and tells the client to page what it missed from history. */
 async function pageInstead(deps: ResumeDeps, ws: WebSocket<Connection>, chatId: string, point: ResumePoint): Promise<ResumeEntry | null> {
   const c = ws.getUserData();
   if (!(await deps.store.chats.member(c.appId, chatId, c.userId)) || c.closed) return null;
   deps.hub.subscribe(ws, chatId);
+  openThreads(deps.hub, ws, chatId, point);
   // What is stored, not the numbers a writer took ahead: live delivery continues after toSeq.
   const { seq: toSeq, rev: toRev } = await deps.store.messages.newest(c.appId, chatId);
   const gap = toSeq > point.seq;

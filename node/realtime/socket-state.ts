@@ -4,8 +4,8 @@ import type { HintState } from './ignored-hints.ts';
 import type { ResumePoint } from './resume.ts';
 
 /**
- * What the gateway keeps per socket, on top of the hub's fields: 14 own properties in all, within
- * the 15 that keep a uWS socket's properties fast (see Connection). An idle socket holds no object
+ * What the gateway keeps per socket, on top of the hub's fields: 15 own properties in all, the
+ * most that keep a uWS socket's properties fast (see Connection). An idle socket holds no object
  * of its own besides its properties array: what only some sockets need (a sender's limits, resume
  * points, frames sent early) is made when it is first needed and dropped when done, and every
  * number in it is a small integer (a time in milliseconds would be a boxed double each).
@@ -49,6 +49,7 @@ export function socketState(
     connId: s.connId,
     encoding: s.encoding,
     chats: undefined,
+    threads: undefined,
     joined: false,
     closed: false,
     slow: false,

@@ -68,6 +68,7 @@ function startNode(id: string, store: NodeStore, peers: Map<string, TestNode>, t
       timeline.push(e);
     },
     userEvent: () => undefined,
+    threadEvent: () => undefined,
     membershipMoved: () => undefined,
   };
   const placement = new ChatPlacement(id, membership);

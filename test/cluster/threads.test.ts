@@ -70,5 +70,8 @@ if (backends) {
     t.match(await annSocket.waitFor((f) => f.type === 'thread.read'), { chatId, parentId: parent.messageId, seq: 15 }, "the reader's socket on another node is told");
     const summaries = watcher.frames.filter((f) => f.type === 'thread.updated' && f.parentId === parent.messageId).map((f) => f.thread.replyCount as number);
     t.same([...new Set(summaries)].sort((a, b) => a - b), Array.from({ length: 10 }, (_, i) => i + 6), "a member's socket saw the summary after every reply from the first move on, across the second");
+    // Each reply's event shares its summary's revision: a node passes it on after the summary, once.
+    const replies = watcher.frames.filter((f) => f.type === 'thread.reply' && f.parentId === parent.messageId).map((f) => f.seq as number);
+    t.same(replies, Array.from({ length: 10 }, (_, i) => i + 6), "a follower's socket on a node that owns nothing got each reply from the first move on, once, in order");
   });
 }

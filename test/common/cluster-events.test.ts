@@ -2,6 +2,7 @@ import t from 'tap';
 import type { Logger } from '../../common/index.ts';
 import { channelOf, MemoryBroker, MemoryBus, type BusTopic } from '../../node/bus/index.ts';
 import { ClusterEvents } from '../../node/cluster/index.ts';
+import type { ChatEvent } from '../../node/chat/index.ts';
 import { APP_ID, fakeNode, messageNew, removed, typing } from '../helpers/fake-uws.ts';
 
 // Cluster nodes in one process: each a hub over a fake uWS app, its ClusterEvents told of the hub's
@@ -88,4 +89,32 @@ t.test("a membership from the bus widens a socket's chats only once the node's s
   await settle();
   other.app.drain();
   t.same(bob.types(), ['ready', 'message.new:2'], 'not subscribed on an unconfirmed membership; subscribed on a confirmed one; unsubscribed on a leave');
+});
+
+t.test("a thread's event crosses the bus after its summary, at the summary's revision: followers and openers there get it once, the other members only the summary", async (t) => {
+  const broker = new MemoryBroker();
+  const [owner, other] = [clusterNode(broker, 'a'), clusterNode(broker, 'b')];
+  const follower = other.connect('ann', { chats: [CHAT] });
+  const followerOpen = other.connect('ann', { chats: [CHAT] });
+  const member = other.connect('cat', { chats: [CHAT] });
+  const opener = other.connect('dan', { chats: [CHAT] });
+  const outsider = other.connect('eve');
+  t.equal(other.hub.openThread(followerOpen.ws, CHAT, 'p1', 20), 'opened', "one of ann's sockets has the thread open");
+  t.equal(other.hub.openThread(opener.ws, CHAT, 'p1', 20), 'opened', 'dan has it open');
+  t.equal(other.hub.openThread(outsider.ws, CHAT, 'p1', 20), 'not-member', 'a socket not in the chat cannot open it');
+  const { message } = messageNew(CHAT, 1) as Extract<ChatEvent, { type: 'message.new' }>;
+  const summary: ChatEvent = { type: 'thread.updated', chatId: CHAT, seq: 1, rev: 5, parentId: 'p1', thread: { replyCount: 1, lastReplyAt: message.timeStamp, participants: ['ann'] } };
+  const reply = (rev: number): ChatEvent => ({ type: 'thread.reply', chatId: CHAT, parentId: 'p1', seq: rev, rev, message: { ...message, parentId: 'p1' } });
+  owner.events.chatEvent(APP_ID, summary);
+  owner.events.threadEvent(APP_ID, 'p1', ['ann', 'eve'], reply(5));
+  // An older one (a paused writer's backlog): below what the node's sockets were sent.
+  owner.events.chatEvent(APP_ID, messageNew(CHAT, 6));
+  owner.events.threadEvent(APP_ID, 'p1', ['ann'], reply(4));
+  await settle();
+  other.app.drain();
+  t.same(follower.types(), ['ready', 'thread.updated:1', 'thread.reply:5', 'message.new:6'], 'a follower: the summary, then the reply at its revision');
+  t.same(followerOpen.types(), ['ready', 'thread.updated:1', 'thread.reply:5', 'message.new:6'], "the follower's socket with the thread open: once");
+  t.same(opener.types(), ['ready', 'thread.updated:1', 'thread.reply:5', 'message.new:6'], 'a member with the thread open');
+  t.same(member.types(), ['ready', 'thread.updated:1', 'message.new:6'], 'another member: the summary only');
+  t.same(outsider.types(), ['ready'], 'a follower the bus names whose socket is not in the chat: nothing');
 });

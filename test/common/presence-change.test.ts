@@ -28,7 +28,7 @@ t.test("a presence change reads its chats' members several at a time, and tells 
     return members(a, chatId);
   };
   const told: { userId: string; event: UserEvent }[] = [];
-  const events: EventSink = { chatEvent: () => undefined, userEvent: (_a, userId, event) => void told.push({ userId, event }), membershipMoved: () => undefined };
+  const events: EventSink = { chatEvent: () => undefined, threadEvent: () => undefined, userEvent: (_a, userId, event) => void told.push({ userId, event }), membershipMoved: () => undefined };
   const c = { appId, userId: user } as Connection;
   await presenceChanged({ store: fake.store, events, log: createLogger('silent', 'test') }, c, 'presence.online', true);
   t.equal(most, MEMBER_READS_IN_FLIGHT, `${MEMBER_READS_IN_FLIGHT} member lists read at once, no more`);

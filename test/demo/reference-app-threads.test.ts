@@ -47,6 +47,14 @@ t.test('a thread beside the chat: replies, the count on the parent, the inbox wi
   await alice.waitForFunction(() => !document.querySelector('.threads-tab .badge'));
   t.pass('opening the thread reads it: the badge goes');
 
+  // Bob stops following: his pane has the thread open, so its replies still come to it live.
+  await bob.click('.thread-pane .follow[aria-pressed="true"]');
+  await bob.waitForSelector('.thread-pane .follow[aria-pressed="false"]');
+  await alice.locator('.reply-input').fill('Friday as a backup');
+  await alice.press('.reply-input', 'Enter');
+  await bob.waitForSelector('.thread-pane .msg.reply:has-text("Friday as a backup")');
+  t.pass('a member who no longer follows the thread gets its replies live while it is open beside the chat');
+
   // A reply also sent to the chat is in both.
   await alice.locator('.reply-input').fill('Thursday it is');
   await alice.check('.also-in-chat input');

@@ -79,7 +79,7 @@ else {
   });
   const keyspace = await haSharedNodeKeyspace(admin);
 
-  const sink: EventSink = { chatEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
+  const sink: EventSink = { chatEvent: () => undefined, threadEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
   const node = (store: CassandraNodeStore) => {
     const registry = new ActorRegistry({ store, events: sink, now: () => new Date(NOW) }, { idleMs: 60_000 });
     t.teardown(() => registry.close());

@@ -196,7 +196,7 @@ export function fakeNode() {
   };
   /** A socket opened as the gateway opens one: counted, subscribed to its chats, joined, `ready`. */
   const connect = (userId: string, { encoding = 'json', chats = [], joined = true }: SocketOptions = {}): FakeSocket<Connection> => {
-    const socket = app.socket({ appId: APP_ID, userId, connId: randomUUID(), encoding, chats: new Set(), joined: false, closed: false, slow: false });
+    const socket = app.socket({ appId: APP_ID, userId, connId: randomUUID(), encoding, chats: new Set(), threads: undefined, joined: false, closed: false, slow: false });
     hub.add(socket.ws);
     for (const chatId of chats) hub.subscribe(socket.ws, chatId);
     if (joined) {

@@ -44,10 +44,12 @@ export class WsClient {
   }
 
   /** Connects and resolves after the server's `ready` frame. */
-  static async connect(nodeUrl: string, jwt: string, options: { encoding?: 'json' | 'msgpack'; resume?: Record<string, number | string> } = {}): Promise<WsClient> {
+  static async connect(nodeUrl: string, jwt: string, options: { encoding?: 'json' | 'msgpack'; resume?: Record<string, number | string>; threads?: string[] } = {}): Promise<WsClient> {
     const encoding = options.encoding ?? 'json';
     let url = `${nodeUrl.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(jwt)}`;
     if (options.resume) url += `&resume=${Object.entries(options.resume).map(([c, s]) => `${c}:${s}`).join(',')}`;
+    // Threads open from the start: `chatId:parentId` each.
+    if (options.threads) url += `&threads=${options.threads.join(',')}`;
     const socket = new WebSocket(url, encoding === 'msgpack' ? ['msgpack'] : []);
     const client = new WsClient(socket, encoding);
     const ready = client.waitFor((f) => f.type === 'ready', 5000);

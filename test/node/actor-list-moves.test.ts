@@ -17,7 +17,7 @@ function setup(listMoveMs: number | undefined) {
   const fake = new MemoryNodeStore();
   const appId = randomUUID();
   const { chat, ids } = fake.groupChat(appId, 3, new Date(Date.now() - 60_000).toISOString());
-  const sink: EventSink = { chatEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
+  const sink: EventSink = { chatEvent: () => undefined, threadEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
   const actor = new ChatActor(appId, chat.id, { store: fake.store, events: sink, now: () => new Date(), ...(listMoveMs === undefined ? {} : { listMoveMs }) });
   const started = performance.now();
   const writes: { at: number; moved: boolean; lastActivityAt: string }[] = [];

@@ -22,7 +22,7 @@ async function group(t: Test, members: number, outsiders = 0) {
   await fake.store.chats.create(chat, ids.slice(0, members).map((userId, i) => ({ appId, chatId: chat.id, userId, role: i === 0 ? 'owner' : 'member', joinedAt: joined(i), readSeq: 0 })));
   const events: ChatEvent[] = [];
   const moves: string[] = [];
-  const sink: EventSink = { chatEvent: (_a, e) => void events.push(e), userEvent: () => undefined, membershipMoved: (_a, _c, userId, member) => void moves.push(`${member ? '+' : '-'}${userId}`) };
+  const sink: EventSink = { chatEvent: (_a, e) => void events.push(e), threadEvent: () => undefined, userEvent: () => undefined, membershipMoved: (_a, _c, userId, member) => void moves.push(`${member ? '+' : '-'}${userId}`) };
   const actor = new ChatActor(appId, chat.id, { store: fake.store, events: sink, now: () => new Date(NOW) });
   t.ok(await actor.load(), 'the chat loads');
   const stored = async () => (await fake.store.chats.get(appId, chat.id))!;

@@ -19,7 +19,7 @@ function setup() {
   const [owner, admin, member] = ids as [string, string, string];
   const events: ChatEvent[] = [];
   const clock = { ms: T0 };
-  const sink: EventSink = { chatEvent: (_a, e) => void events.push(e), userEvent: () => undefined, membershipMoved: () => undefined };
+  const sink: EventSink = { chatEvent: (_a, e) => void events.push(e), threadEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
   const make = () => new ChatActor(appId, chat.id, { store: fake.store, events: sink, now: () => new Date(clock.ms) });
   return { fake, appId, chat, owner, admin, member, events, clock, make };
 }

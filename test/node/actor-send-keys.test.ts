@@ -18,7 +18,7 @@ function setup() {
   const fake = new MemoryNodeStore();
   const appId = randomUUID();
   const { chat, ids } = fake.groupChat(appId, 2, NOW);
-  const sink: EventSink = { chatEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
+  const sink: EventSink = { chatEvent: () => undefined, threadEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
   // Every write admitted: these tests queue more than a chat's default bound.
   const actor = new ChatActor(appId, chat.id, { store: fake.store, events: sink, now: () => new Date(NOW), admission: { admit: () => undefined } });
   // Each lookup by key, counted, and held while `gate` is set.

@@ -18,7 +18,7 @@ function setup(users = 2, deps: Partial<ActorDeps> = {}) {
   const appId = randomUUID();
   const { chat, ids } = fake.groupChat(appId, users, NOW);
   const events: ChatEvent[] = [];
-  const sink: EventSink = { chatEvent: (_appId, e) => void events.push(e), userEvent: () => undefined, membershipMoved: () => undefined };
+  const sink: EventSink = { chatEvent: (_appId, e) => void events.push(e), threadEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
   const actorDeps: ActorDeps = { store: fake.store, events: sink, now: () => new Date(NOW), ...deps };
   const actor = new ChatActor(appId, chat.id, actorDeps);
   return { fake, appId, chat, ids, events, actor, actorDeps };

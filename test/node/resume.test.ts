@@ -125,6 +125,8 @@ await onBothStores(t, "a reconnect replays a thread's missed replies and its par
   const b = await WsClient.connect(svc.nodeUrl, bob.jwt);
   const parent = (await a.request({ type: 'message.send', chatId, content: 'parent' })).result.message;
   const reply = (content: string, extra: object = {}) => a.request({ type: 'message.send', chatId, content, parentId: parent.messageId, ...extra });
+  // Bob follows no thread: he has this one open, on the socket and again on the next one.
+  t.match((await b.request({ type: 'thread.open', chatId, parentId: parent.messageId })).result.thread, { following: false, lastSeq: 0 }, 'bob opens the thread');
   const r1 = (await reply('r1')).result.message;
   const seen = await b.waitFor((f) => f.type === 'thread.reply' && f.message.messageId === r1.messageId);
   // What a client resumes from: the reply's revision (its summary's, shared, does not count alone).
@@ -144,7 +146,7 @@ await onBothStores(t, "a reconnect replays a thread's missed replies and its par
     while (sending && n < 30) await reply(`live ${n++}`);
     return n;
   })();
-  const b2 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: from } });
+  const b2 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: from }, threads: [`${chatId}:${parent.messageId}`] });
   t.teardown(() => b2.close());
   const resumed = await b2.waitFor((f) => f.type === 'resumed');
   sending = false;
@@ -169,8 +171,16 @@ await onBothStores(t, "a reconnect replays a thread's missed replies and its par
   const upTo = Math.max(resumed.chats[chatId].toRev, ...b2.frames.filter((f) => f.type === 'thread.reply' && !f.replay).map((f) => f.rev as number));
   const lastSeq = Math.max(parent.seq, ...b2.frames.filter((f) => f.type === 'message.new').map((f) => f.seq as number));
   await b2.close();
-  const b3 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: `${lastSeq}:${upTo}` } });
+  const b3 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: `${lastSeq}:${upTo}` }, threads: [`${chatId}:${parent.messageId}`] });
   t.teardown(() => b3.close());
   await b3.waitFor((f) => f.type === 'resumed');
   t.same(b3.frames.filter((f) => f.chatId === chatId), [], 'up to date: nothing replayed');
+
+  // Neither followed nor open: a resume from the same point replays no reply, only the parent's summary.
+  await b3.close();
+  const b4 = await WsClient.connect(svc.nodeUrl, bob.jwt, { resume: { [chatId]: from } });
+  t.teardown(() => b4.close());
+  await b4.waitFor((f) => f.type === 'resumed');
+  t.same(b4.frames.filter((f) => f.type === 'thread.reply'), [], 'a thread neither followed nor open: no reply replayed');
+  t.equal(b4.frames.filter((f) => f.type === 'message.updated' && f.message.messageId === parent.messageId).length, 1, "its parent's summary once");
 });

@@ -19,7 +19,7 @@ function setup(options: { userSends?: number; appActions?: number; shed?: boolea
   const now = new Date().toISOString();
   const chat: Chat = { appId, id: randomUUID(), kind: 'group', name: 'G', createdBy: member, createdAt: now, updatedAt: now, lastSeq: 0, lastActivityAt: now };
   void fake.store.chats.create(chat, [{ appId, chatId: chat.id, userId: member, role: 'owner', joinedAt: now, readSeq: 0 }]);
-  const sink: EventSink = { chatEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
+  const sink: EventSink = { chatEvent: () => undefined, threadEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
   const actors = new ActorRegistry({ store: fake.store, events: sink, now: () => new Date() }, { idleMs: 60_000 });
   const shedder = { begun: 0, ended: [] as boolean[], shedding: options.shed === true };
   let shed = 0;

@@ -23,7 +23,7 @@ if (!cassandra) t.plan(0, 'cassandra not running');
 else {
   const { client, keyspace } = await testKeyspace(t, cassandra, 'chat_unknown');
   await migrate(client, keyspace, nodeMigrations);
-  const sink: EventSink = { chatEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
+  const sink: EventSink = { chatEvent: () => undefined, threadEvent: () => undefined, userEvent: () => undefined, membershipMoved: () => undefined };
   const quick = { ...HOLD, ttlSeconds: 2, marginMs: 1000, minRemainingMs: 300, renewBelowMs: 500 };
 
   /**

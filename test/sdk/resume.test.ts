@@ -138,6 +138,39 @@ t.test('realtime resume', async (t) => {
     t.ok(events.some((e) => e.type === 'message.new' && e.chatId === chat.chatId && e.replay), 'delivered as replays');
   });
 
+  await t.test('a thread open on the connection: its replies arrive live, are replayed once after a reconnect, which opens it again', async (t) => {
+    const chat = await bobClient.createGroup('open thread', [alice.userId]);
+    const parent = await bobClient.send(chat.chatId, 'plan');
+    await aliceClient.getMessages(chat.chatId);
+    const replies = () => events.flatMap((e) => (e.type === 'thread.reply' && e.parentId === parent.messageId ? [e.message.content] : []));
+    // Alice follows nothing: a reply reaches her only with the thread open.
+    const first = collect(aliceClient, (e) => e.type === 'thread.updated' && e.parentId === parent.messageId, 1);
+    await bobClient.send(chat.chatId, 'unseen', { parentId: parent.messageId });
+    await first;
+    t.same(replies(), [], 'not open, not followed: only the summary');
+    t.match(await aliceClient.threads.open(chat.chatId, parent.messageId), { following: false, lastSeq: 1 }, 'open: her state in it');
+    const live = collect(aliceClient, (e) => e.type === 'thread.reply' && e.parentId === parent.messageId, 1);
+    await bobClient.send(chat.chatId, 'r2', { parentId: parent.messageId });
+    await live;
+    const missed = collect(aliceClient, (e) => e.type === 'thread.reply' && e.parentId === parent.messageId, 2);
+    await whileAliceIsAway(async () => {
+      await bobClient.send(chat.chatId, 'r3 while away', { parentId: parent.messageId });
+    });
+    // Then live again, on the new connection, without opening it by hand.
+    await collect(aliceClient, (e) => e.type === 'thread.reply' && e.message.content === 'r3 while away', 1).catch(() => undefined);
+    await bobClient.send(chat.chatId, 'r4', { parentId: parent.messageId });
+    await missed;
+    t.same(replies(), ['r2', 'r3 while away', 'r4'], 'r2 live, r3 replayed, r4 live on the reconnected socket: each once');
+    await aliceClient.threads.close(chat.chatId, parent.messageId);
+    const summary = collect(aliceClient, (e) => e.type === 'thread.updated' && e.thread.replyCount === 5, 1);
+    await bobClient.send(chat.chatId, 'r5', { parentId: parent.messageId });
+    await summary;
+    const after = collect(aliceClient, (e) => e.type === 'message.new' && e.chatId === chat.chatId, 1);
+    await bobClient.send(chat.chatId, 'marker');
+    await after;
+    t.same(replies(), ['r2', 'r3 while away', 'r4'], 'closed: r5 does not come');
+  });
+
   await t.test('connect() called twice while connecting settles both calls', async (t) => {
     const client = new ChatClient({ baseUrl: endpoint, WebSocket: WebSocket as unknown as WebSocketConstructor });
     client.setAuth(await server.signIn({ userId: bob.userId }));
