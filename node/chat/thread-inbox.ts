@@ -21,60 +21,78 @@ type Key = { chatId: string; parentId: string };
  * A user's threads inbox (README, "Threads"): the threads it follows in chats it is in, newest
  * activity first, `size` a page after `cursor`; with `unreadOnly`, those with unread replies.
  * Reads the activity index for the page (O(size)) and the unread set (O(threads with unread
- * replies)), then each listed thread's row, parent and mention count, and the membership of
- * each chat named: what a write that failed half-way left stale is checked against the rows.
+ * replies)), then the rows of both at once (one read of the user's partition) with the listed
+ * threads' parents (one read per chat and partition) and the membership of each chat named, then
+ * the mention counts of unread ones: what a write that failed half-way left stale is checked
+ * against the rows.
  */
 export async function threadInbox(store: NodeStore, appId: string, userId: string, size: number, cursor: string | undefined, unreadOnly: boolean): Promise<Inbox | ApiError> {
   const after = cursor === undefined ? undefined : positionOf(cursor);
   if (after === null) return new ApiError('VALIDATION_FAILED', '/query/cursor: not a cursor this route gave', { errors: [{ path: '/query/cursor', message: 'not a cursor this route gave' }] });
   const member = memberships(store, appId, userId);
-  // The unread set and the page are read side by side: a few round trips in all, none per thread followed.
-  const unreadRead = store.threads
-    .unread(appId, userId)
-    .then((keys) => current(store, appId, userId, keys, member))
-    .then((rows) => rows.filter((r) => r.lastSeq > r.readSeq));
-  let listed: Promise<{ rows: ThreadFollow[]; parents?: Map<string, StoredMessage | undefined>; next?: InboxPosition }>;
+  // The unread set and the page are read side by side, then every row either names at once: a
+  // few round trips in all, none per thread followed.
+  const [unreadKeys, entries] = await Promise.all([store.threads.unread(appId, userId), unreadOnly ? undefined : store.threads.byActivity(appId, userId, after, size + 1)]);
+  const positions = entries?.slice(0, size) ?? [];
+  const keys = new Map<string, Key>();
+  for (const k of [...unreadKeys, ...positions]) keys.set(keyOf(k), { chatId: k.chatId, parentId: k.parentId });
+  // The page's parents are read with the rows (those of threads the rows leave out are dropped);
+  // an unread-only page knows its threads only from the rows.
+  const [rows, pageParents] = await Promise.all([current(store, appId, userId, [...keys.values()], member), parentsOf(store, appId, positions)]);
+  const unread = unreadKeys.flatMap((k) => {
+    const row = rows.get(keyOf(k));
+    return row && row.lastSeq > row.readSeq ? [row] : [];
+  });
+  let listed: ThreadFollow[];
+  let next: InboxPosition | undefined;
   if (unreadOnly) {
-    listed = unreadRead.then((unread) => {
-      const all = unread.filter((r) => after === undefined || newestFirst(r, after) > 0).sort(newestFirst);
-      const rows = all.slice(0, size);
-      return all.length > size ? { rows, next: rows.at(-1)! } : { rows };
-    });
+    const all = unread.filter((r) => after === undefined || newestFirst(r, after) > 0).sort(newestFirst);
+    listed = all.slice(0, size);
+    if (all.length > size) next = listed.at(-1)!;
   } else {
-    listed = store.threads.byActivity(appId, userId, after, size + 1).then(async (entries) => {
-      const positions = entries.slice(0, size);
-      const parents = new Map<string, StoredMessage | undefined>();
-      // Each entry's row, chat membership and parent at once; an entry is current when its row
-      // follows at its time (see ThreadStore). The next page starts after the last entry read.
-      const rows = await current(store, appId, userId, positions, member, async (p) => void parents.set(p.parentId, await store.messages.get(appId, p.chatId, p.parentId)));
-      const kept = rows.filter((r) => positions.some((p) => p.chatId === r.chatId && p.parentId === r.parentId && p.activityAt === r.activityAt));
-      return entries.length > size ? { rows: kept, parents, next: positions.at(-1)! } : { rows: kept, parents };
+    // An entry is current when its row follows at its time (see ThreadStore). The next page
+    // starts after the last entry read.
+    listed = positions.flatMap((p) => {
+      const row = rows.get(keyOf(p));
+      return row && row.activityAt === p.activityAt ? [row] : [];
     });
+    if (entries!.length > size) next = positions.at(-1)!;
   }
-  const [unread, page] = await Promise.all([unreadRead, listed]);
+  const parents = unreadOnly ? await parentsOf(store, appId, listed) : pageParents;
   const threads = (
     await Promise.all(
-      page.rows.map(async (row) => {
-        const [parent, state] = await Promise.all([page.parents?.get(row.parentId) ?? store.messages.get(appId, row.chatId, row.parentId), threadState(store, row)]);
-        return parent ? { ...state, parent: messageView(parent, undefined, userId) } : undefined;
+      listed.map(async (row) => {
+        const parent = parents.get(row.parentId);
+        return parent ? { ...(await threadState(store, row)), parent: messageView(parent, undefined, userId) } : undefined;
       }),
     )
   ).filter((e) => e !== undefined);
-  return { threads, unreadThreads: unread.length, ...(page.next ? { nextCursor: cursorOf(page.next) } : {}) };
+  return { threads, unreadThreads: unread.length, ...(next ? { nextCursor: cursorOf(next) } : {}) };
 }
 
-/**
- * The rows of these threads that follow, in chats the user is in: each row and its chat's
- * membership read at once (with `also`, when given, for each key).
- */
-async function current(store: NodeStore, appId: string, userId: string, keys: Key[], member: (chatId: string) => Promise<boolean>, also?: (k: Key) => Promise<void>): Promise<ThreadFollow[]> {
-  const found = await Promise.all(
-    keys.map(async (k) => {
-      const [row, inChat] = await Promise.all([store.threads.get(appId, userId, k.chatId, k.parentId), member(k.chatId), also?.(k)]);
-      return row?.following === true && inChat ? row : undefined;
+const keyOf = (k: Key) => `${k.chatId}/${k.parentId}`;
+
+/** The rows of these threads that follow, in chats the user is in, by key: one read of the rows, and each chat's membership once. */
+async function current(store: NodeStore, appId: string, userId: string, keys: Key[], member: (chatId: string) => Promise<boolean>): Promise<Map<string, ThreadFollow>> {
+  const [rows, inChat] = await Promise.all([store.threads.getMany(appId, userId, keys), Promise.all(keys.map((k) => member(k.chatId)))]);
+  const out = new Map<string, ThreadFollow>();
+  rows.forEach((row, i) => {
+    if (row?.following === true && inChat[i]) out.set(keyOf(row), row);
+  });
+  return out;
+}
+
+/** The parents of these threads, by id: one read per chat (and partition) among them. */
+async function parentsOf(store: NodeStore, appId: string, rows: readonly Key[]): Promise<Map<string, StoredMessage>> {
+  const byChat = new Map<string, string[]>();
+  for (const r of rows) byChat.set(r.chatId, [...(byChat.get(r.chatId) ?? []), r.parentId]);
+  const out = new Map<string, StoredMessage>();
+  await Promise.all(
+    [...byChat].map(async ([chatId, ids]) => {
+      for (const m of await store.messages.getMany(appId, chatId, ids)) if (m) out.set(m.id, m);
     }),
   );
-  return found.filter((r) => r !== undefined);
+  return out;
 }
 
 /** Whether the user is in a chat, each chat asked once. */

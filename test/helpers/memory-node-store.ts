@@ -185,6 +185,7 @@ export class MemoryNodeStore {
         });
       },
       get: async (appId, chatId, id) => this.messageRows.get(`${appId}/${chatId}`)?.get(id),
+      getMany: async (appId, chatId, ids) => ids.map((id) => this.messageRows.get(`${appId}/${chatId}`)?.get(id)),
       pageBackward: async (appId, chatId, beforeId, limit) => {
         const all = this.list(appId, chatId).reverse();
         const before = beforeId === undefined ? undefined : all.find((m) => m.id === beforeId)?.seq;
@@ -217,7 +218,7 @@ export class MemoryNodeStore {
     },
     flags: { flag: async () => ({ result: 'flagged', open: 1 }), open: async () => [], get: async () => undefined, resolve: async () => [], hideThreshold: async () => 0, setHideThreshold: async () => undefined },
     // The actor tests send no replies: nobody follows a thread.
-    threads: { get: async () => undefined, put: async () => undefined, touch: async () => undefined, followers: async () => [], threadsOf: async () => [], forget: async () => undefined, byActivity: async () => [], unread: async () => [] },
+    threads: { get: async () => undefined, getMany: async (_a, _u, keys) => keys.map(() => undefined), put: async () => undefined, touch: async () => undefined, followers: async () => [], threadsOf: async () => [], forget: async () => undefined, byActivity: async () => [], unread: async () => [] },
     signingKeys: new MemorySigningKeys(),
     close: async () => undefined,
   };

@@ -16,6 +16,14 @@ export function threadConformance(withStore: (title: string, body: (t: Test, sto
     t.same(await store.threads.get(appId, ann, chatA, p1), row(ann, chatA, p1), 'a row read back whole');
     t.same((await store.threads.followers(appId, chatA, p1)).sort(), [ann, ben].sort(), "a thread's followers: not who unfollowed");
     t.same(await store.threads.get(appId, cat, chatA, p1), row(cat, chatA, p1, false), 'an unfollow is a row too');
+    const missing = randomUUID();
+    t.same(
+      await store.threads.getMany(appId, ann, [{ chatId: chatB, parentId: p3 }, { chatId: chatA, parentId: missing }, { chatId: chatA, parentId: p1 }]),
+      [row(ann, chatB, p3), undefined, row(ann, chatA, p1)],
+      'several rows of a user at once, in the order asked, none where there is none',
+    );
+    t.same(await store.threads.getMany(appId, ann, []), [], 'none asked: none read');
+    t.same(await store.threads.getMany(randomUUID(), ann, [{ chatId: chatA, parentId: p1 }]), [undefined], "another application's rows: none");
 
     await store.threads.touch(appId, chatA, p1, [ann, ben, randomUUID()], 5, LATER, NOW);
     t.same(await store.threads.get(appId, ben, chatA, p1), { ...row(ben, chatA, p1), lastSeq: 5, activityAt: LATER }, 'touched: the newest reply and its time');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { generateSigningKey } from '../../common/jwt/index.ts';
-import { BUCKET_MS, FencedError, type Chat, type ChatHead, type ChatUser, type Member, type NodeStore, type StoredMessage, type UserRefreshToken, type UserSessionFamily } from '../../node/store/index.ts';
+import { BUCKET_MS, FencedError, newMessageId, type Chat, type ChatHead, type ChatUser, type Member, type NodeStore, type StoredMessage, type UserRefreshToken, type UserSessionFamily } from '../../node/store/index.ts';
 import { T0, at, NOW, LATER, FAR, PAST } from '../helpers/fixed-clock.ts';
 import { changeEventsConformance } from './store-conformance-change-events.ts';
 import { moderationConformance } from './store-conformance-moderation.ts';
@@ -447,6 +447,19 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
     t.same(await store.messages.pageBackward(randomUUID(), c.id, undefined, 10), [], "another app's chat is empty");
     const otherChat = chat(c.appId);
     t.same(await store.messages.pageBackward(c.appId, otherChat.id, undefined, 10), [], 'another chat is empty');
+  });
+
+  withStore('messages: getMany reads several of a chat by id, across partitions, in the order asked', async (t, store) => {
+    const c = chat(randomUUID());
+    // Ids that carry their seq (as the service makes them), two of them a partition apart on
+    // Cassandra (1,024 seqs a block), and one that does not (found through the id index).
+    const [near, far] = [1, 1030].map((seq) => ({ ...messages(c, 1, () => T0, seq)[0]!, id: newMessageId(seq) }));
+    const plain = messages(c, 1, () => T0 + 5000, 7)[0]!;
+    await store.messages.put([near!, plain, far!]);
+    const absent = newMessageId(3);
+    t.same(await store.messages.getMany(c.appId, c.id, [far!.id, absent, plain.id, near!.id]), [far, undefined, plain, near], 'each once, in the order asked, none where there is none');
+    t.same(await store.messages.getMany(c.appId, c.id, []), [], 'none asked');
+    t.same(await store.messages.getMany(randomUUID(), c.id, [near!.id]), [undefined], "another application's chat: none");
   });
 
   withStore('messages: afterSeq, lastSeq and idempotency keys', async (t, store) => {

@@ -108,6 +108,29 @@ export class CassandraMessages implements MessageStore {
     return (await this.seqOf(appId, chatId, messageId))?.message;
   }
 
+  async getMany(appId: string, chatId: string, ids: readonly string[]): Promise<(StoredMessage | undefined)[]> {
+    // The seqs the ids carry, one read per block (partition) they fall in; an id whose row is
+    // not there (a message stored at another seq than its id says) is looked up alone.
+    const byBlock = new Map<number, Set<number>>();
+    for (const id of ids) {
+      const seq = seqOfMessageId(id);
+      if (seq === undefined) continue;
+      const seqs = byBlock.get(blockOf(seq)) ?? new Set<number>();
+      byBlock.set(blockOf(seq), seqs.add(seq));
+    }
+    const found = new Map<string, StoredMessage>();
+    await Promise.all(
+      [...byBlock].map(async ([block, seqs]) => {
+        const rows = await this.db.execute(`SELECT * FROM ${this.ks}.chat_messages WHERE app_id = ? AND chat_id = ? AND block = ? AND seq IN ?`, [appId, chatId, block, [...seqs]]);
+        for (const r of rows.rows) {
+          const { message } = readMessage(r);
+          found.set(message.id, message);
+        }
+      }),
+    );
+    return Promise.all(ids.map((id) => found.get(id) ?? (seqOfMessageId(id) === undefined ? undefined : this.get(appId, chatId, id))));
+  }
+
   /**
    * Rows of one chat with seq in [from, to] (to ≥ from: ascending; else descending from `from`
    * down to `to`), block by block, until `limit` rows or `keep` has enough. Blocks left empty by

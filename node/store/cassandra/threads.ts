@@ -1,4 +1,4 @@
-import type { types } from 'cassandra-driver';
+import cassandra, { type types } from 'cassandra-driver';
 import { num, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { InboxPosition, ThreadFollow, ThreadStore } from '../types.ts';
 
@@ -12,6 +12,9 @@ import type { InboxPosition, ThreadFollow, ThreadStore } from '../types.ts';
  * of rows it was told exist, so a row removed meanwhile may come back without `following`, which
  * reads as absent.
  */
+/** Keys one multi-key read names at most. */
+const IN_KEYS = 100;
+
 export class CassandraThreads implements ThreadStore {
   constructor(
     private readonly db: Cql,
@@ -27,6 +30,24 @@ export class CassandraThreads implements ThreadStore {
   async get(appId: string, userId: string, chatId: string, parentId: string): Promise<ThreadFollow | undefined> {
     const row = (await this.db.execute(`SELECT * FROM ${this.ks}.user_threads WHERE app_id = ? AND user_id = ? AND chat_id = ? AND parent_id = ?`, [appId, userId, chatId, parentId])).first();
     return row ? this.read(row, appId, userId) : undefined;
+  }
+
+  async getMany(appId: string, userId: string, keys: readonly { chatId: string; parentId: string }[]): Promise<(ThreadFollow | undefined)[]> {
+    if (keys.length === 0) return [];
+    // One partition (the user's): a multi-column IN on its clustering key, a read per 100 keys.
+    const found = new Map<string, ThreadFollow>();
+    const chunks = Array.from({ length: Math.ceil(keys.length / IN_KEYS) }, (_, i) => keys.slice(i * IN_KEYS, (i + 1) * IN_KEYS));
+    await Promise.all(
+      chunks.map(async (chunk) => {
+        const tuples = chunk.map((k) => new cassandra.types.Tuple(k.chatId, k.parentId));
+        const rows = (await this.db.execute(`SELECT * FROM ${this.ks}.user_threads WHERE app_id = ? AND user_id = ? AND (chat_id, parent_id) IN ?`, [appId, userId, tuples])).rows;
+        for (const r of rows) {
+          const row = this.read(r, appId, userId);
+          if (row) found.set(`${row.chatId}/${row.parentId}`, row);
+        }
+      }),
+    );
+    return keys.map((k) => found.get(`${k.chatId}/${k.parentId}`));
   }
 
   async put(rows: ThreadFollow[]): Promise<void> {

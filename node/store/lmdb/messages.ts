@@ -1,6 +1,7 @@
 import { toBufferKey } from 'ordered-binary';
 import { latestOfEach, neverWritten } from '../batches.ts';
 import { bucketOf } from '../buckets.ts';
+import { chatOfLog } from '../thread-log.ts';
 import { FencedError, type ChatHead, type HeadFence, type MessageStore, type OutboxEvent, type StoredMessage } from '../types.ts';
 import { END, type Tables } from './shared.ts';
 import type { LmdbWriters } from './writers.ts';
@@ -71,7 +72,8 @@ export class LmdbMessages implements MessageStore {
         }
         this.t.db.put(['s', chat, m.seq], [bucket, m.id]);
         if (m.clientKey !== undefined) this.t.db.put(['k', chat, m.senderId, m.clientKey], m.id);
-        for (const a of m.attachments ?? []) this.t.db.put(['u', chat, a.id], m.id);
+        // A reply's files are held in its chat's name, as a message of the chat's are (thread-log.ts).
+        for (const a of m.attachments ?? []) this.t.db.put(['u', m.chatId === chatOfLog(m.chatId) ? chat : this.chatKey(m.appId, chatOfLog(m.chatId)), a.id], m.id);
         for (const userId of m.mentions ?? []) {
           if (m.deletedAt === undefined) this.t.db.put(['n', chat, userId, m.seq], true);
           else this.t.db.remove(['n', chat, userId, m.seq]);
@@ -132,6 +134,10 @@ export class LmdbMessages implements MessageStore {
 
   async get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined> {
     return this.t.db.get(['m', appId, chatId, bucketOf(messageId), messageId]) as StoredMessage | undefined;
+  }
+
+  async getMany(appId: string, chatId: string, ids: readonly string[]): Promise<(StoredMessage | undefined)[]> {
+    return Promise.all(ids.map((id) => this.get(appId, chatId, id)));
   }
 
   async pageBackward(appId: string, chatId: string, beforeId: string | undefined, limit: number): Promise<StoredMessage[]> {

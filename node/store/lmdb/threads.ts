@@ -15,6 +15,10 @@ export class LmdbThreads implements ThreadStore {
     return this.t.db.get(['u', appId, userId, chatId, parentId]) as ThreadFollow | undefined;
   }
 
+  async getMany(appId: string, userId: string, keys: readonly { chatId: string; parentId: string }[]): Promise<(ThreadFollow | undefined)[]> {
+    return Promise.all(keys.map((k) => this.get(appId, userId, k.chatId, k.parentId)));
+  }
+
   put(rows: ThreadFollow[]): Promise<void> {
     return this.t.root.transaction(() => {
       for (const row of rows) this.write(row);

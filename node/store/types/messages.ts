@@ -191,6 +191,11 @@ export interface MessageStore {
    */
   put(messages: StoredMessage[], fence?: HeadFence, events?: OutboxEvent[]): Promise<void>;
   get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined>;
+  /**
+   * Several messages of one chat by id, in the order asked (undefined where none): on Cassandra
+   * one read per partition the ids' seqs fall in (at most `ids.length`), not one per id.
+   */
+  getMany(appId: string, chatId: string, ids: readonly string[]): Promise<(StoredMessage | undefined)[]>;
   /** Up to `limit` messages older than `beforeId` (newest first), or the newest when absent. */
   pageBackward(appId: string, chatId: string, beforeId: string | undefined, limit: number): Promise<StoredMessage[]>;
   /** Messages with seq > `afterSeq`, oldest first, up to `limit`. */
@@ -218,7 +223,8 @@ export interface MessageStore {
   /**
    * The id of the message that carries an upload (`StoredMessage.attachments[].id`), if one was
    * stored: written by the put that stores the message, in the same write, so it names a stored
-   * message or none. A tombstone keeps it.
+   * message or none. A tombstone keeps it. A reply's (a message of a thread's log) is held in its
+   * chat's name: `chatId` is the chat's, for the messages of the chat and of its threads.
    */
   attachmentHolder(appId: string, chatId: string, uploadId: string): Promise<string | undefined>;
   /**

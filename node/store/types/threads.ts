@@ -47,6 +47,8 @@ export interface InboxPosition {
 export interface ThreadStore {
   /** The user's row for the thread, if any: one key read. */
   get(appId: string, userId: string, chatId: string, parentId: string): Promise<ThreadFollow | undefined>;
+  /** The user's rows for these threads, in the order asked (undefined where none): one read of its partition. */
+  getMany(appId: string, userId: string, keys: readonly { chatId: string; parentId: string }[]): Promise<(ThreadFollow | undefined)[]>;
   /** Writes rows as given (both partitions and both indexes; the row each replaces is read first). */
   put(rows: ThreadFollow[]): Promise<void>;
   /**
