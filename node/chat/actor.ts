@@ -180,6 +180,8 @@ export class ChatActor {
       deps,
       message: (id) => this.message(id),
       publishedSeq: () => this.publishedSeq,
+      nextSeq: () => this.assignedSeq + 1,
+      files: this.files,
       run: (op) => this.run(op),
       writeInChat: (message, event) => {
         // Later changes to the message read this state, even before it is durable.
@@ -349,7 +351,6 @@ export class ChatActor {
       if (refusedSender) return refusedSender;
       const outsider = mentionRefusal(this.members, input.mentions);
       if (outsider) return outsider;
-      if (input.attachments?.length) return new ApiError('VALIDATION_FAILED', '/attachments: a reply carries no files yet', { errors: [{ path: '/attachments', message: 'a reply carries no files yet' }] });
       const result = await this.threads.reply(userId, parentId, input);
       return result instanceof ApiError ? result : new Later(result.done);
     }));

@@ -1,9 +1,10 @@
 import { ApiError } from '../../common/index.ts';
-import { newMessageId, seqOfMessageId, threadLogId, type NodeStore, type StoredMessage, type ThreadSummary } from '../store/index.ts';
+import { newMessageId, storedReply, threadLogId, uuidv7Time, type NodeStore, type StoredMessage, type ThreadSummary } from '../store/index.ts';
 import type { ChatWebhooks } from './change-events.ts';
 import type { ChatEvent, EventSink } from './events.ts';
 import { messageJson } from './message-json.ts';
 import type { SendInput } from './send-input.ts';
+import type { SendAttachments } from './send-attachments.ts';
 import { messageView, type MessageView } from './views.ts';
 import { activityOf, ThreadFollows, type ThreadState } from './thread-follows.ts';
 
@@ -21,6 +22,10 @@ export interface ReplyHost {
   message(id: string): Promise<StoredMessage | undefined>;
   /** The highest seq published in the chat: a parent must be among them. */
   publishedSeq(): number;
+  /** The seq the chat's next message takes (nothing else takes one during an operation of its queue). */
+  nextSeq(): number;
+  /** The chat's files of messages being written: a reply's are claimed there, as a send's. */
+  readonly files: SendAttachments;
   /** Runs `op` in the chat's serial queue. */
   run<T>(op: () => T | Promise<T>): Promise<T | ApiError>;
   /**
@@ -92,6 +97,12 @@ export class ThreadReplies {
       const stored = await deps.store.messages.byClientKey(appId, log, userId, input.clientKey);
       if (stored) return { done: Promise.resolve({ message: messageView(stored, undefined), created: false }) };
     }
+    // The reply's id first (see replyId): its files are claimed for it, in the chat's queue as a
+    // send's are, before anything is written. One shown in the chat carries the chat's next seq,
+    // which nothing else takes before appendToChat below (the queue runs this operation alone).
+    const id = this.replyId(parentId, input.showInChat ? this.host.nextSeq() : parent.seq);
+    const files = input.attachments?.length ? await this.host.files.claim(userId, id, input.attachments) : undefined;
+    if (files instanceof ApiError) return files;
     const now = deps.now().toISOString();
     const before: ThreadSummary = parent.thread ?? { lastSeq: 0, replyCount: 0, lastReplyAt: now, participants: [] };
     const seq = before.lastSeq + 1;
@@ -102,7 +113,8 @@ export class ThreadReplies {
     const parentWritten = this.host.writeInChat(nextParent, { type: 'thread.updated', chatId, seq: parent.seq, rev: 0, parentId, thread: summary });
     // The reply's id carries its parent's seq, so the id alone leads to its thread (thread-log.ts);
     // one shown in the chat too carries its seq in the chat, where it is found first.
-    const reply: StoredMessage = { appId, chatId: log, id: '', seq, senderId: userId, content: input.content, createdAt: now, reactions: [], parentId };
+    const reply: StoredMessage = { appId, chatId: log, id, seq, senderId: userId, content: input.content, createdAt: now, reactions: [], parentId };
+    if (files) reply.attachments = files;
     if (input.data !== undefined) reply.data = input.data;
     if (input.mentions?.length) reply.mentions = [...input.mentions];
     if (input.system) reply.type = 'system';
@@ -112,13 +124,12 @@ export class ThreadReplies {
       // The chat's copy: a message of the chat with its own seq, written as a send is (its event
       // `message.new` and its webhooks are the reply's in the chat). The thread's copy follows.
       inChat = this.host.appendToChat((chatSeq) => {
-        reply.id = this.replyId(parentId, chatSeq);
         reply.copySeq = chatSeq;
         const { clientKey: _key, ...fields } = reply;
         copy = { ...fields, chatId, seq: chatSeq, copySeq: seq };
         return { message: copy, event: { type: 'message.new', chatId, seq: chatSeq, rev: 0, message: messageView(copy, undefined) } };
       });
-    } else reply.id = this.replyId(parentId, parent.seq);
+    }
     if (input.clientKey !== undefined) reply.clientKey = input.clientKey;
     this.remember(reply);
     this.unannounced.add(reply.id);
@@ -134,6 +145,7 @@ export class ThreadReplies {
       return { message: view, created: true };
     });
     void result.catch(() => this.unannounced.delete(reply.id));
+    if (files) this.host.files.settled(result, files);
     if (key !== undefined) {
       this.writing.set(key, result);
       void result.finally(() => this.writing.delete(key)).catch(() => undefined);
@@ -148,7 +160,7 @@ export class ThreadReplies {
   async find(id: string): Promise<StoredMessage | undefined> {
     const known = this.recent.get(id);
     if (known) return known;
-    return storedReply(this.host.deps.store, this.host.appId, this.host.chatId, id);
+    return storedReply(this.host.deps.store.messages, this.host.appId, this.host.chatId, id);
   }
 
   /**
@@ -289,7 +301,7 @@ export class ThreadReplies {
   private replyId(parentId: string, seqBits: number): string {
     const last = this.lastIds.get(parentId);
     let id = newMessageId(seqBits);
-    if (last !== undefined && id <= last) id = newMessageId(seqBits, idTime(last) + 1);
+    if (last !== undefined && id <= last) id = newMessageId(seqBits, uuidv7Time(last) + 1);
     this.lastIds.delete(parentId);
     this.lastIds.set(parentId, id);
     if (this.lastIds.size > RECENT_REPLIES) this.lastIds.delete(this.lastIds.keys().next().value!);
@@ -323,21 +335,6 @@ export class ThreadReplies {
     hooks?.written(events, true);
   }
 }
-
-/**
- * A reply kept in its thread, by its id alone, as stored: the id carries its parent's seq
- * (thread-log.ts), so one read of the parent and one of the reply. Undefined for any other id.
- */
-export async function storedReply(store: NodeStore, appId: string, chatId: string, id: string): Promise<StoredMessage | undefined> {
-  const parentSeq = seqOfMessageId(id);
-  if (parentSeq === undefined || parentSeq < 1) return undefined;
-  const [parent] = await store.messages.afterSeq(appId, chatId, parentSeq - 1, 1);
-  if (!parent || parent.seq !== parentSeq || parent.thread === undefined) return undefined;
-  return store.messages.get(appId, threadLogId(chatId, parent.id), id);
-}
-
-/** The milliseconds of a UUIDv7: its first 48 bits. */
-const idTime = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 
 function field(path: string, message: string, code: 'MESSAGE_NOT_FOUND' | 'MESSAGE_DELETED' | 'VALIDATION_FAILED'): ApiError {
   return new ApiError(code, `${path}: ${message}`, { errors: [{ path, message }] });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Config, Logger } from '../../common/index.ts';
-import type { NodeStore } from '../store/index.ts';
+import { storedReply, type NodeStore } from '../store/index.ts';
 import { deploymentLimits } from '../../common/attachments/index.ts';
 import { Attachments } from './attachments.ts';
 import { FileRules, type AttachmentSettingsSource } from './file-rules.ts';
@@ -74,7 +74,8 @@ export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files:
     },
     checks: {
       message: async (appId, chatId, id) => {
-        const m = await store.messages.get(appId, chatId, id);
+        // A message of the chat, or a reply in one of its threads.
+        const m = (await store.messages.get(appId, chatId, id)) ?? (await storedReply(store.messages, appId, chatId, id));
         return !m ? 'absent' : m.deletedAt !== undefined ? 'deleted' : m.hiddenAt !== undefined ? 'hidden' : 'live';
       },
       chatExists: async (appId, chatId) => (await store.chats.get(appId, chatId)) !== undefined,

@@ -2,8 +2,8 @@ import Type from 'typebox';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, DisplayText, defineRoute, type AnyRoute } from '../../common/index.ts';
 import { FlagSchema, flagView } from '../chat/index.ts';
-import { storedReply } from '../chat/thread-replies.ts';
 import type { NodeContext } from '../context.ts';
+import { storedReply } from '../store/index.ts';
 import { futureTime } from './chat-routes.ts';
 import { banUser } from './routes.ts';
 import { ListQuery } from './schemas.ts';
@@ -55,7 +55,7 @@ export function flagRoutes(ctx: NodeContext): AnyRoute[] {
         const messages = new Map(await Promise.all(keys.map(async (k) => {
           const [chatId, messageId] = k.split('/') as [string, string];
           // A flagged reply is kept in its thread: found through its parent.
-          return [k, (await ctx.store.messages.get(auth.appId, chatId, messageId)) ?? (await storedReply(ctx.store, auth.appId, chatId, messageId))] as const;
+          return [k, (await ctx.store.messages.get(auth.appId, chatId, messageId)) ?? (await storedReply(ctx.store.messages, auth.appId, chatId, messageId))] as const;
         })));
         const views = page.map((f) => {
           const m = messages.get(`${f.chatId}/${f.messageId}`);

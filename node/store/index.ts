@@ -4,4 +4,5 @@ export { LmdbNodeStore } from './lmdb/index.ts';
 export { CassandraNodeStore, HOLD, nodeMigrations, type HoldTiming } from './cassandra/index.ts';
 export { changeLanded } from './change-check.ts';
 export { MAX_ENCODED_SEQ, newMessageId, seqOfMessageId } from './message-id.ts';
-export { chatOfLog, threadLogId } from './thread-log.ts';
+export { chatOfLog, storedReply, threadLogId } from './thread-log.ts';
+export { uuidv7Time } from './buckets.ts';

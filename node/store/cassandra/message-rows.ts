@@ -1,6 +1,7 @@
 import cassandra, { type types } from 'cassandra-driver';
 import { defined, num, opt, str, type BatchStatement } from '../../../common/cassandra/index.ts';
 import type { StoredAttachment, StoredMessage, StoredReaction, ThreadSummary } from '../types.ts';
+import { chatOfLog } from '../thread-log.ts';
 
 /** Seqs (and revisions) per partition of `chat_messages` (and `message_changes`): a partition's bound. */
 export const BLOCK = 1024;
@@ -125,7 +126,8 @@ export class MessageWrites {
       this.others.push({ query: `INSERT INTO ${this.ks}.send_keys (app_id, chat_id, sender_id, client_key, seq, id) VALUES (?, ?, ?, ?, ?, ?)`, params: [m.appId, m.chatId, m.senderId, m.clientKey, m.seq, m.id] });
     }
     for (const a of m.attachments ?? []) {
-      this.others.push({ query: `INSERT INTO ${this.ks}.attachment_holders (app_id, chat_id, upload_id, message_id) VALUES (?, ?, ?, ?)`, params: [m.appId, m.chatId, a.id, m.id] });
+      // A reply's files are held in its chat's name, as a message of the chat's are (thread-log.ts).
+      this.others.push({ query: `INSERT INTO ${this.ks}.attachment_holders (app_id, chat_id, upload_id, message_id) VALUES (?, ?, ?, ?)`, params: [m.appId, chatOfLog(m.chatId), a.id, m.id] });
     }
     this.mentions(m);
   }

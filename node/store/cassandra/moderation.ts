@@ -8,7 +8,8 @@ const MAX_TTL_SECONDS = 630_720_000;
 export const ACTION_MONTHS = 4;
 
 /** A UUIDv7's time (ms): its first 48 bits. */
-export const idTime = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+export { uuidv7Time as idTime } from '../buckets.ts';
+import { uuidv7Time as idTime } from '../buckets.ts';
 export const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
 export const monthsBack = (ms: number, n: number) => {
   const d = new Date(ms);

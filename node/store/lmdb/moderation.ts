@@ -5,7 +5,8 @@ import { END, type Tables } from './shared.ts';
 export const ACTIONS_KEPT_MS = 90 * 24 * 3600_000;
 
 /** A UUIDv7's time (ms): its first 48 bits. */
-export const uuidv7Time = (id: string) => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+export { uuidv7Time } from '../buckets.ts';
+import { uuidv7Time } from '../buckets.ts';
 
 /** The smallest UUIDv7 made at `ms` or later, as a string: ids below it were made before `ms`. */
 export function uuidv7Floor(ms: number): string {
