@@ -84,3 +84,9 @@ export const BENCH_ENV: Record<string, string> = {
   LOGIN_MAX_PER_ADDRESS: '1000000',
   USER_JWT_TTL_SECONDS: '86400',
 };
+
+/** A JSON POST as a signed-in user: its status and parsed body. */
+export async function postJson(url: string, body: unknown, jwt: string): Promise<{ status: number; body: Record<string, any> }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}

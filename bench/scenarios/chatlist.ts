@@ -1,6 +1,6 @@
 import { percentiles } from '../lib/histogram.ts';
 import type { Row } from '../lib/output.ts';
-import { inParallel, type ChatUser } from '../lib/provision.ts';
+import { inParallel, postJson as post, type ChatUser } from '../lib/provision.ts';
 import { clusterServices } from '../lib/services.ts';
 import { startSingle, startThree, type Target } from '../lib/targets.ts';
 import { round, type Context } from './context.ts';
@@ -10,11 +10,6 @@ import type { ScenarioOptions, ScenarioOutput } from './options.ts';
 const DEFAULT_CAP = 1000;
 /** The goal: listing for a user at the cap costs within this factor of a user with one chat. */
 const WITHIN = 2;
-
-async function post(url: string, body: unknown, jwt: string): Promise<{ status: number; body: Record<string, any> }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` }, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
 
 /** `count` groups of `user` alone, each with one message (so each summary has a last message to read). */
 async function fill(node: string, user: ChatUser, count: number, done: () => void): Promise<void> {

@@ -1,6 +1,6 @@
 import { percentiles } from '../lib/histogram.ts';
 import type { Row } from '../lib/output.ts';
-import { inParallel, type ChatUser } from '../lib/provision.ts';
+import { inParallel, postJson as post, type ChatUser } from '../lib/provision.ts';
 import { clusterServices } from '../lib/services.ts';
 import { startSingle, startThree, type Target } from '../lib/targets.ts';
 import { round, type Context } from './context.ts';
@@ -11,11 +11,6 @@ const FOLLOWED = 500;
 const GOAL_P99_MS = 20;
 /** Threads per chat: the followed threads are spread over chats of the user alone. */
 const PER_CHAT = 10;
-
-async function post(url: string, body: unknown, jwt: string): Promise<{ status: number; body: Record<string, any> }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` }, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
 
 /** `count` threads `user` follows: a message of its own and its reply in it (a replier follows), PER_CHAT a chat. */
 async function follow(node: string, user: ChatUser, count: number, step: () => void): Promise<void> {
