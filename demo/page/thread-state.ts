@@ -16,6 +16,8 @@ export class OpenThread {
   complete = false;
   error: string | undefined;
   sending = false;
+  /** The file being uploaded for a reply, while it is. */
+  uploading: { name: string; sent: number; total: number } | undefined;
   private closed = false;
   private readMark = 0;
 
@@ -87,6 +89,28 @@ export class OpenThread {
   parentChanged(parent: Message): void {
     this.parent = parent;
     this.changed();
+  }
+
+  /** Uploads a file, then sends it as a reply of its own (README, "Attachments"), the upload's progress shown meanwhile. */
+  async sendFile(file: File, showInChat: boolean): Promise<void> {
+    this.uploading = { name: file.name, sent: 0, total: file.size };
+    this.changed();
+    try {
+      const attachment = await this.client.uploadFile(this.chatId, file, {
+        onProgress: (sent, total) => {
+          this.uploading = { name: file.name, sent, total };
+          this.changed();
+        },
+      });
+      this.uploading = undefined;
+      this.upsert(await this.client.send(this.chatId, '', { parentId: this.parentId, attachments: [attachment.id], ...(showInChat ? { showInChat } : {}) }));
+      this.error = undefined;
+    } catch (error) {
+      this.error = `${file.name} not sent: ${describe(error)}`;
+    } finally {
+      this.uploading = undefined;
+      this.changed();
+    }
   }
 
   async send(content: string, showInChat: boolean): Promise<boolean> {

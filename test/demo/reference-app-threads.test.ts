@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 import t from 'tap';
 import { chromiumMissing, PHONE } from '../helpers/dashboard-page.ts';
 import { ARTIFACTS, demoApp, newGroup, person } from '../helpers/demo-page.ts';
@@ -54,6 +55,15 @@ t.test('a thread beside the chat: replies, the count on the parent, the inbox wi
   await alice.press('.reply-input', 'Enter');
   await bob.waitForSelector('.thread-pane .msg.reply:has-text("Friday as a backup")');
   t.pass('a member who no longer follows the thread gets its replies live while it is open beside the chat');
+
+  // A file as a reply: uploaded from the pane, its thumbnail in both panes.
+  const photo = await sharp({ create: { width: 320, height: 200, channels: 3, background: '#e94' } }).png().toBuffer();
+  await alice.setInputFiles('.thread-pane .reply-file', { name: 'venue.png', mimeType: 'image/png', buffer: photo });
+  const thumb = (page: typeof alice) =>
+    page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('.thread-pane .msg.reply .attachment.image img.thumb')).some((img) => img.complete && img.naturalWidth > 0), undefined, { timeout: 30_000 });
+  await Promise.all([thumb(alice), thumb(bob)]);
+  t.pass("a file sent as a reply from the thread pane shows its thumbnail in both members' panes");
+  await bob.screenshot({ path: `${ARTIFACTS}demo-thread-file.png` });
 
   // A reply also sent to the chat is in both.
   await alice.locator('.reply-input').fill('Thursday it is');

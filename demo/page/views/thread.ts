@@ -3,11 +3,13 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Message } from '../../../sdk/client.ts';
 import type { ChatState } from '../chat-state.ts';
 import type { OpenThread } from '../thread-state.ts';
+import { Attachments, fileSize } from './attachments.ts';
 import { preview, shortTime } from './format.ts';
 
 /**
  * A thread beside its chat: the parent, its replies (older ones on demand) and a reply box, with
- * "Also send to the chat" (showInChat). Follow and unfollow say whether its replies count for you.
+ * "Also send to the chat" (showInChat) and a file button. Follow and unfollow say whether its
+ * replies count for you.
  */
 export function ThreadPane({ state, thread }: { state: ChatState; thread: OpenThread }) {
   const [text, setText] = useState('');
@@ -53,8 +55,23 @@ export function ThreadPane({ state, thread }: { state: ChatState; thread: OpenTh
     <form class="composer thread-composer" onSubmit=${submit}>
       <div class="row">
         <input class="reply-input" aria-label="Reply in thread" placeholder="Reply in thread" autocomplete="off" value=${text} onInput=${(e: Event) => setText((e.target as HTMLInputElement).value)} />
+        <label class="attach" title="Attach a file to a reply">📎<input
+            type="file"
+            class="file-input reply-file"
+            aria-label="Attach a file to a reply"
+            onChange=${(e: Event) => {
+              const picker = e.target as HTMLInputElement;
+              const file = picker.files?.[0];
+              picker.value = '';
+              if (file) void thread.sendFile(file, alsoInChat);
+            }}
+        /></label>
         <button type="submit" disabled=${thread.sending}>Reply</button>
       </div>
+      ${thread.uploading
+        ? html`<div class="uploading small"><span>Uploading ${thread.uploading.name} (${fileSize(thread.uploading.total)})</span>
+            <progress class="upload-progress" value=${thread.uploading.sent} max=${thread.uploading.total} aria-label=${`Uploading ${thread.uploading.name}`}></progress></div>`
+        : null}
       <label class="small also-in-chat"><input type="checkbox" checked=${alsoInChat} onChange=${(e: Event) => setAlsoInChat((e.target as HTMLInputElement).checked)} /> Also send to the chat</label>
     </form>
   </section>`;
@@ -68,7 +85,8 @@ function Reply({ state, m, parent }: { state: ChatState; m: Message; parent: boo
       <time datetime=${m.timeStamp}>${shortTime(m.timeStamp)}</time>
       ${m.showInChat ? html`<span class="muted">also in the chat</span>` : null}
     </header>
-    <p class="text">${m.deleted ? html`<i>Message deleted</i>` : preview(m)}</p>
+    ${m.deleted || m.content || !m.attachments?.length ? html`<p class="text">${m.deleted ? html`<i>Message deleted</i>` : preview(m)}</p>` : null}
+    ${m.attachments?.length && !m.deleted && !m.hidden && state.open ? html`<${Attachments} conversation=${state.open} attachments=${m.attachments} />` : null}
     ${Object.keys(m.reactionCounts).length ? html`<p class="small">${Object.entries(m.reactionCounts).map(([r, n]) => `${r} ${n}`).join('  ')}</p>` : null}
   </article>`;
 }
