@@ -63,7 +63,7 @@ export class ThreadFollows {
     await Promise.all(starting.map((userId) => this.makeRoom(userId)));
     await this.store.threads.put(rows);
     const written = new Set(rows.map((r) => r.userId));
-    const others = (following as string[]).filter((id) => !written.has(id));
+    const others = following.filter((id) => !written.has(id));
     await this.store.threads.touch(appId, chatId, parent.id, others, reply.seq, at, previousAt);
     return [...rows.map((r) => r.userId), ...others];
   }
@@ -107,7 +107,8 @@ export class ThreadFollows {
 
   /** `userId` left the chat: its rows of the chat's threads go (its inbox and unread counts with them). */
   async forgetUser(userId: string): Promise<void> {
-    for (const row of await this.store.threads.threadsOf(this.appId, userId, this.chatId)) await this.store.threads.forget(this.appId, userId, row.chatId, row.parentId);
+    const rows = await this.store.threads.threadsOf(this.appId, userId, this.chatId);
+    await Promise.all(rows.map((row) => this.store.threads.forget(this.appId, userId, row.chatId, row.parentId)));
   }
 
   /** The user's state in the thread. */

@@ -1,10 +1,8 @@
 import type { WebSocket } from 'uWebSockets.js';
 import { ApiError, isApiError } from '../../common/index.ts';
-import type { ChatService, ResumePoint, ThreadState } from '../chat/index.ts';
+import type { ChatService, ThreadState } from '../chat/index.ts';
 import type { Connection, RealtimeHub } from './hub.ts';
 import { REALTIME_LIMITS } from './limits.ts';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * `thread.open` (README, "Threads"): the thread is opened on the socket first, then the user's
@@ -22,25 +20,4 @@ export async function openThread(deps: { hub: RealtimeHub; chats: Pick<ChatServi
     return thread;
   }
   return { thread };
-}
-
-/**
- * `threads=<chatId>:<parentId>,…` from the connect URL: threads open from the start, each in a chat
- * the URL's `resume` names (their missed replies are replayed with it). Added to those resume
- * points; an error names the first bad entry.
- */
-export function parseOpenThreads(value: string | null, resume: Map<string, ResumePoint> | undefined): ApiError | undefined {
-  if (!value) return undefined;
-  const parts = value.split(',');
-  const bad = (message: string) => ApiError.field('VALIDATION_FAILED', '/query/threads', message);
-  if (parts.length > REALTIME_LIMITS.openThreads) return new ApiError('OPEN_THREAD_LIMIT_REACHED', `threads names at most ${REALTIME_LIMITS.openThreads} threads`);
-  for (const part of parts) {
-    const [chatId, parentId, ...rest] = part.split(':');
-    if (!chatId || !parentId || !UUID.test(chatId) || !UUID.test(parentId) || rest.length > 0) return bad(`entries are chatId:parentId, separated by commas; bad entry ${part.slice(0, 80)}`);
-    const point = resume?.get(chatId.toLowerCase());
-    if (!point) return bad(`names a thread of chat ${chatId}, which resume does not name`);
-    const parent = parentId.toLowerCase();
-    if (!point.threads?.includes(parent)) (point.threads ??= []).push(parent);
-  }
-  return undefined;
 }

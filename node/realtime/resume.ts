@@ -43,6 +43,27 @@ export function parseResume(value: string | null): Map<string, ResumePoint> | un
 }
 
 /**
+ * `threads=<chatId>:<parentId>,…` from the connect URL: threads open from the start, each in a chat
+ * the URL's `resume` names (their missed replies are replayed with it). Added to those resume
+ * points; an error names the first bad entry.
+ */
+export function parseOpenThreads(value: string | null, resume: Map<string, ResumePoint> | undefined): ApiError | undefined {
+  if (!value) return undefined;
+  const parts = value.split(',');
+  const bad = (message: string) => ApiError.field('VALIDATION_FAILED', '/query/threads', message);
+  if (parts.length > REALTIME_LIMITS.openThreads) return new ApiError('OPEN_THREAD_LIMIT_REACHED', `threads names at most ${REALTIME_LIMITS.openThreads} threads`);
+  for (const part of parts) {
+    const [chatId, parentId, ...rest] = part.split(':');
+    if (!chatId || !parentId || !UUID.test(chatId) || !UUID.test(parentId) || rest.length > 0) return bad(`entries are chatId:parentId, separated by commas; bad entry ${part.slice(0, 80)}`);
+    const point = resume?.get(chatId.toLowerCase());
+    if (!point) return bad(`names a thread of chat ${chatId}, which resume does not name`);
+    const parent = parentId.toLowerCase();
+    if (!point.threads?.includes(parent)) (point.threads ??= []).push(parent);
+  }
+  return undefined;
+}
+
+/**
  * Replays what a reconnecting client missed, exactly once, chat by chat: the chat's owner (this
  * node or another) prepares the replay and hands it over in order with the chat's live events; the
  * socket is subscribed to the chat in the same synchronous step as the replay is sent (see

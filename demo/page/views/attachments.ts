@@ -4,6 +4,21 @@ import { thumbHashToDataURL } from 'thumbhash';
 import type { Attachment, AttachmentUrls } from '../../../sdk/client.ts';
 import type { OpenConversation } from '../conversation-state.ts';
 
+/** The 📎 button: picks one file and hands it over (the picker is cleared, so the same file can be picked again). */
+export function AttachButton({ label, inputClass, onFile }: { label: string; inputClass: string; onFile: (file: File) => void }) {
+  return html`<label class="attach" title=${label}>📎<input
+      type="file"
+      class=${inputClass}
+      aria-label=${label}
+      onChange=${(e: Event) => {
+        const picker = e.target as HTMLInputElement;
+        const file = picker.files?.[0];
+        picker.value = '';
+        if (file) onFile(file);
+      }}
+  /></label>`;
+}
+
 /** 1.2 MB, 340 KB, 12 bytes. */
 export function fileSize(bytes: number): string {
   if (bytes >= 1_000_000) return `${(bytes / 1_000_000).toFixed(1)} MB`;

@@ -4,6 +4,7 @@ import type { Message } from '../../../sdk/client.ts';
 import type { ChatState } from '../chat-state.ts';
 import type { OpenConversation } from '../conversation-state.ts';
 import { preview } from './format.ts';
+import { AttachButton } from './attachments.ts';
 
 /** What the composer writes: a new message, a reply, or an edit of one of mine. */
 export type Draft = { kind: 'new' } | { kind: 'reply'; to: Message } | { kind: 'edit'; message: Message };
@@ -116,17 +117,7 @@ export function Composer({ state, conversation, draft, setDraft }: { state: Chat
       />
       ${draft.kind === 'edit'
         ? null
-        : html`<label class="attach" title="Attach a file">📎<input
-              type="file"
-              class="file-input"
-              aria-label="Attach a file"
-              onChange=${(e: Event) => {
-                const picker = e.target as HTMLInputElement;
-                const file = picker.files?.[0];
-                picker.value = '';
-                if (file) void conversation.sendFile(state.me.userId, file);
-              }}
-          /></label>`}
+        : html`<${AttachButton} label="Attach a file" inputClass="file-input" onFile=${(file: File) => void conversation.sendFile(state.me.userId, file)} />`}
       <button type="submit">${draft.kind === 'edit' ? 'Save' : 'Send'}</button>
     </div>
   </form>`;

@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Message } from '../../../sdk/client.ts';
 import type { ChatState } from '../chat-state.ts';
 import type { OpenThread } from '../thread-state.ts';
-import { Attachments, fileSize } from './attachments.ts';
+import { AttachButton, Attachments, fileSize } from './attachments.ts';
 import { preview, shortTime } from './format.ts';
 
 /**
@@ -55,17 +55,7 @@ export function ThreadPane({ state, thread }: { state: ChatState; thread: OpenTh
     <form class="composer thread-composer" onSubmit=${submit}>
       <div class="row">
         <input class="reply-input" aria-label="Reply in thread" placeholder="Reply in thread" autocomplete="off" value=${text} onInput=${(e: Event) => setText((e.target as HTMLInputElement).value)} />
-        <label class="attach" title="Attach a file to a reply">📎<input
-            type="file"
-            class="file-input reply-file"
-            aria-label="Attach a file to a reply"
-            onChange=${(e: Event) => {
-              const picker = e.target as HTMLInputElement;
-              const file = picker.files?.[0];
-              picker.value = '';
-              if (file) void thread.sendFile(file, alsoInChat);
-            }}
-        /></label>
+        <${AttachButton} label="Attach a file to a reply" inputClass="file-input reply-file" onFile=${(file: File) => void thread.sendFile(file, alsoInChat)} />
         <button type="submit" disabled=${thread.sending}>Reply</button>
       </div>
       ${thread.uploading

@@ -1,7 +1,8 @@
 import type { types } from 'cassandra-driver';
 import { applied, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { FlagStore, MessageFlag } from '../types.ts';
-import { ACTION_MONTHS as QUEUE_MONTHS, idTime, monthOf, monthsBack } from './moderation.ts';
+import { uuidv7Time as idTime } from '../buckets.ts';
+import { ACTION_MONTHS as QUEUE_MONTHS, monthOf, monthsBack } from './moderation.ts';
 
 /** Open flags expire from the queue after 90 days (the table's TTL), as moderation actions do. */
 const QUEUE_KEPT_MS = 90 * 24 * 3600_000;

@@ -1,15 +1,13 @@
 import type { types } from 'cassandra-driver';
 import { applied, defined, opt, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { ChatBan, ModerationAction, ModerationStore, StoredBlocklist, UserBan, UserBlock } from '../types.ts';
+import { uuidv7Time as idTime } from '../buckets.ts';
 
 /** Cassandra's largest TTL (20 years). */
 const MAX_TTL_SECONDS = 630_720_000;
 /** Actions (and open flags) are kept 90 days (the tables' TTL; README, "Moderation"): four months cover them. */
 export const ACTION_MONTHS = 4;
 
-/** A UUIDv7's time (ms): its first 48 bits. */
-export { uuidv7Time as idTime } from '../buckets.ts';
-import { uuidv7Time as idTime } from '../buckets.ts';
 export const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
 export const monthsBack = (ms: number, n: number) => {
   const d = new Date(ms);

@@ -1,5 +1,6 @@
 import type { FlagStore, MessageFlag } from '../types.ts';
-import { uuidv7Floor, uuidv7Time as idTime, ACTIONS_KEPT_MS } from './moderation.ts';
+import { uuidv7Time as idTime } from '../buckets.ts';
+import { uuidv7Floor, ACTIONS_KEPT_MS } from './moderation.ts';
 import { END, type Tables } from './shared.ts';
 
 /** Open flags stay in the queue this long (as the moderation log's actions). */

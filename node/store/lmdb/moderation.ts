@@ -1,12 +1,9 @@
 import type { ChatBan, ModerationAction, ModerationStore, StoredBlocklist, UserBan, UserBlock } from '../types.ts';
+import { uuidv7Time } from '../buckets.ts';
 import { END, type Tables } from './shared.ts';
 
 /** Moderation actions are kept this long (README, "Moderation"). */
 export const ACTIONS_KEPT_MS = 90 * 24 * 3600_000;
-
-/** A UUIDv7's time (ms): its first 48 bits. */
-export { uuidv7Time } from '../buckets.ts';
-import { uuidv7Time } from '../buckets.ts';
 
 /** The smallest UUIDv7 made at `ms` or later, as a string: ids below it were made before `ms`. */
 export function uuidv7Floor(ms: number): string {
