@@ -9,6 +9,7 @@ import { CassandraModeration } from './moderation.ts';
 import { PutMerger } from './put-merger.ts';
 import { CassandraOutbox, ChangeEvents } from './outbox.ts';
 import { CassandraThreads } from './threads.ts';
+import { CassandraSearch, SearchRows } from './search.ts';
 import { CassandraUsers, CassandraUserSessions } from './users.ts';
 export { nodeMigrations } from './schema.ts';
 export { HOLD, type HoldTiming } from './leases.ts';
@@ -27,6 +28,7 @@ export class CassandraNodeStore implements NodeStore {
   readonly chats: CassandraChats;
   readonly messages: CassandraMessages;
   readonly threads: CassandraThreads;
+  readonly search: CassandraSearch;
   readonly outbox: CassandraOutbox;
   readonly writers: CassandraLeases;
   /** The keys that sign user JWTs and make the cluster key, shared by every node (scope `node`). */
@@ -54,8 +56,9 @@ export class CassandraNodeStore implements NodeStore {
     this.moderation = new CassandraModeration(db, keyspace);
     this.flags = new CassandraFlags(db, keyspace);
     this.chats = new CassandraChats(db, keyspace, this.writers, events);
-    this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox, new PutMerger(db));
+    this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox, new PutMerger(db), new SearchRows(keyspace));
     this.threads = new CassandraThreads(db, keyspace);
+    this.search = new CassandraSearch(db, keyspace);
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');
   }
 

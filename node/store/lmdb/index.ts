@@ -7,6 +7,7 @@ import { LmdbFlags } from './flags.ts';
 import { LmdbMessages } from './messages.ts';
 import { LmdbModeration } from './moderation.ts';
 import { LmdbOutbox } from './outbox.ts';
+import { LmdbSearch } from './search.ts';
 import { LmdbThreads } from './threads.ts';
 import { values, type Key, type Tables } from './shared.ts';
 import { LmdbUserSessions, LmdbUsers } from './users.ts';
@@ -46,6 +47,7 @@ export class LmdbNodeStore implements NodeStore {
   readonly chats: LmdbChats;
   readonly messages: LmdbMessages;
   readonly threads: LmdbThreads;
+  readonly search: LmdbSearch;
   readonly outbox: LmdbOutbox;
   readonly writers: LmdbWriters;
   readonly signingKeys: LmdbNodeSigningKeys;
@@ -65,7 +67,9 @@ export class LmdbNodeStore implements NodeStore {
     this.flags = new LmdbFlags(table('flags'));
     this.chats = new LmdbChats(table('chats'), this.writers, events);
     this.chats.upgrade();
-    this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox);
+    // Its own table, written in the messages' transactions (one environment).
+    this.search = new LmdbSearch(table('search'));
+    this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox, this.search);
     this.threads = new LmdbThreads(table('threads'));
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));
   }

@@ -6,6 +6,8 @@ import { FencedError, type ChatHead, type HeadFence, type MessageStore, type Out
 import { END, type Tables } from './shared.ts';
 import type { LmdbWriters } from './writers.ts';
 import type { LmdbOutbox } from './outbox.ts';
+import type { LmdbSearch } from './search.ts';
+import { indexed } from '../search-terms.ts';
 
 /** Most buckets an instance remembers as indexed (about 100 bytes each). */
 const MAX_KNOWN_BUCKETS = 50_000;
@@ -34,6 +36,7 @@ export class LmdbMessages implements MessageStore {
     private readonly t: Tables,
     private readonly writers: LmdbWriters,
     private readonly outbox: LmdbOutbox,
+    private readonly search: LmdbSearch,
   ) {
     writers.head = (appId, chatId) => this.head(appId, chatId);
   }
@@ -63,6 +66,7 @@ export class LmdbMessages implements MessageStore {
         const chat = this.chatKey(m.appId, m.chatId);
         const previous = neverWritten(m, fence) ? undefined : (this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined);
         if (previous?.rev !== undefined && previous.rev !== m.rev) this.t.db.remove(['r', chat, previous.rev]);
+        if (indexed(m, previous)) this.search.write(m);
         if (m.rev !== undefined) this.t.db.put(['r', chat, m.rev], [bucket, m.id]);
         this.t.db.put(['m', chat, bucket, m.id], m);
         const bucketKey = `${m.appId}\u0000${m.chatId}\u0000${bucket}`;

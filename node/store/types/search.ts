@@ -1,0 +1,28 @@
+/**
+ * The message search index (README, "Search"). What every store interface promises: ../types.ts.
+ */
+
+/** A message a term was found in: the log it is in (its chat's, or a thread's: thread-log.ts) and its id. */
+export interface SearchPosting {
+  logId: string;
+  messageId: string;
+}
+
+/**
+ * For each application and term (search-terms.ts), the messages whose text had that term when it
+ * was written, newest first by id (a UUIDv7: by time). The message store writes it, in the write
+ * of the message itself (a new message, or an edit that changes its text), so an acknowledged
+ * message is in it, crash or not. It is a superset: an edit adds the new text's terms and leaves
+ * the old ones, a deletion or a hide removes nothing; a reader checks each message it finds
+ * against the message as stored (chat/search.ts), which is what it shows anyway.
+ */
+export interface SearchIndex {
+  /**
+   * Messages of `term`, newest first, with ids strictly between `after` and `before` (either
+   * open), at most `limit`: O(limit) on both stores (plus, on Cassandra, one read per day of
+   * the range with none).
+   */
+  postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]>;
+  /** Terms of the application starting with `prefix` (folded), in code-unit order, at most `limit`. */
+  termsWithPrefix(appId: string, prefix: string, limit: number): Promise<string[]>;
+}
