@@ -47,6 +47,7 @@ export class LmdbMessages implements MessageStore {
     const first = messages[0]!;
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
     const buckets = new Set<string>();
+    const terms = new Set<string>();
     const written = this.t.root.transaction(() => {
       if (fence) {
         this.writers.take(first.appId, first.chatId);
@@ -66,7 +67,7 @@ export class LmdbMessages implements MessageStore {
         const chat = this.chatKey(m.appId, m.chatId);
         const previous = neverWritten(m, fence) ? undefined : (this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined);
         if (previous?.rev !== undefined && previous.rev !== m.rev) this.t.db.remove(['r', chat, previous.rev]);
-        if (indexed(m, previous)) this.search.write(m);
+        if (indexed(m, previous)) this.search.write(m, terms);
         if (m.rev !== undefined) this.t.db.put(['r', chat, m.rev], [bucket, m.id]);
         this.t.db.put(['m', chat, bucket, m.id], m);
         const bucketKey = `${m.appId}\u0000${m.chatId}\u0000${bucket}`;
@@ -94,6 +95,7 @@ export class LmdbMessages implements MessageStore {
       throw error;
     }
     // Committed: their index entries exist (an entry is never removed while its chat exists).
+    if (terms.size > 0) this.search.committed(terms);
     if (this.buckets.size + buckets.size > MAX_KNOWN_BUCKETS) this.buckets.clear();
     for (const b of buckets) this.buckets.add(b);
   }

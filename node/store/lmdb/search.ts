@@ -2,6 +2,9 @@ import type { SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
 import { termsOf } from '../search-terms.ts';
 import { END, type Tables } from './shared.ts';
 
+/** Dictionary keys remembered at most; past it they are forgotten (and written again). */
+const KNOWN_TERMS = 100_000;
+
 /** The last code point: past every string with a given prefix in UTF-8 byte order, as keys sort. */
 const LAST = '\u{10ffff}';
 
@@ -11,14 +14,30 @@ const LAST = '\u{10ffff}';
  * terms, for prefixes. Written in the transaction of the message's put (LmdbMessages.put).
  */
 export class LmdbSearch implements SearchIndex {
+  /** Dictionary keys (app and term) of committed transactions: not written again while remembered. */
+  private readonly known = new Set<string>();
+
   constructor(private readonly t: Tables) {}
 
-  /** In the message put's transaction: the postings of a message whose text is new (see `indexed`). */
-  write(m: StoredMessage): void {
+  /**
+   * In the message put's transaction: the postings of a message whose text is new (see
+   * `indexed`), and its terms in the dictionary unless known; the ones written are added to
+   * `terms`, for `committed` once the transaction is.
+   */
+  write(m: StoredMessage, terms: Set<string>): void {
     for (const term of termsOf(m.content)) {
       this.t.db.put(['q', m.appId, term, m.id, m.chatId], true);
+      const key = `${m.appId}\u0000${term}`;
+      if (this.known.has(key) || terms.has(key)) continue;
       this.t.db.put(['Q', m.appId, term], true);
+      terms.add(key);
     }
+  }
+
+  /** The dictionary keys a committed transaction wrote. */
+  committed(terms: Set<string>): void {
+    for (const key of terms) this.known.add(key);
+    if (this.known.size > KNOWN_TERMS) this.known.clear();
   }
 
   async postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
