@@ -70,6 +70,8 @@ export class MessageSearch {
     const exact = words.slice(0, -1);
     const last = words.at(-1)!;
     const { appId } = who;
+    // Every message acknowledged before this search is in the index by now.
+    await this.store.search.settled();
     const [chats, blocked, expansions] = await Promise.all([this.readable(who, filters.chatIds), this.blocked(who), this.store.search.termsWithPrefix(appId, last, SEARCH_LIMITS.prefixTerms)]);
     const lastTerms = [...new Set([last, ...expansions])];
     // The driving group: the one with the fewest postings among the newest step.

@@ -23,7 +23,12 @@ export function searchConformance(withStore: (title: string, body: (t: Test, sto
       message('東京で会議をします'),
       message('the café is closed tonight'),
     ];
-    await store.messages.put([m1!, m2!, m3!, m4!, m5!]);
+    // What a search waits for before it reads (the embedded store indexes a moment after a put).
+    const put = async (messages: StoredMessage[]) => {
+      await store.messages.put(messages);
+      await store.search.settled();
+    };
+    await put([m1!, m2!, m3!, m4!, m5!]);
     const ids = async (term: string, range: { before?: string; after?: string } = {}, limit = 10) => (await store.search.postings(appId, term, range, limit)).map((p) => p.messageId);
 
     t.same(await ids('creme'), [m1!.id], 'a word, folded: crème is creme');
@@ -47,18 +52,18 @@ export function searchConformance(withStore: (title: string, body: (t: Test, sto
     t.same(await store.search.termsWithPrefix(randomUUID(), 'c', 10), [], "not another application's terms");
 
     // An edit indexes its new text; a change that keeps the text (a reaction) indexes nothing new.
-    await store.messages.put([{ ...m1!, content: 'Pudding at the bistro', editedAt: new Date(at).toISOString(), rev: 7 }]);
+    await put([{ ...m1!, content: 'Pudding at the bistro', editedAt: new Date(at).toISOString(), rev: 7 }]);
     t.same(await ids('pudding'), [m1!.id], 'an edit: its new words are found');
-    await store.messages.put([{ ...m3!, reactions: [{ reactionId: randomUUID(), userId: 'ben', reaction: '👍', createdAt: new Date(at).toISOString() }], rev: 8 }]);
+    await put([{ ...m3!, reactions: [{ reactionId: randomUUID(), userId: 'ben', reaction: '👍', createdAt: new Date(at).toISOString() }], rev: 8 }]);
     t.same(await ids('tonight'), [m5!.id, m3!.id, m1!.id], 'a reaction changes nothing in the index');
     // A deletion adds nothing (readers check each message as stored: a tombstone has no text).
-    await store.messages.put([{ ...m5!, content: '', deletedAt: new Date(at).toISOString(), rev: 9 }]);
+    await put([{ ...m5!, content: '', deletedAt: new Date(at).toISOString(), rev: 9 }]);
     t.same(await ids('closed'), [m5!.id], 'a tombstone adds no words');
 
     // A reply, in its thread's log: found with that log.
     const log = threadLogId(chatId, m2!.id);
     const reply: StoredMessage = { appId, chatId: log, id: uuidv7({ msecs: at + 60_000 }), seq: 1, senderId: 'ben', content: 'Agenda for the meeting', createdAt: new Date(at + 60_000).toISOString(), reactions: [], parentId: m2!.id };
-    await store.messages.put([reply]);
+    await put([reply]);
     t.same(await store.search.postings(appId, 'agenda', {}, 10), [{ messageId: reply.id, logId: log }], "a reply's words, with its thread's log");
   });
 }

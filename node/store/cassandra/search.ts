@@ -95,6 +95,9 @@ export class CassandraSearch implements SearchIndex {
     }
   }
 
+  /** Written in the message's own put: nothing is pending. */
+  async settled(): Promise<void> {}
+
   async termsWithPrefix(appId: string, prefix: string, limit: number): Promise<string[]> {
     if (limit <= 0 || prefix === '') return [];
     const rows = await this.db.execute(`SELECT term FROM ${this.ks}.search_terms WHERE app_id = ? AND lead = ? AND term >= ? AND term < ? LIMIT ?`, [appId, leadOf(prefix), prefix, `${prefix}${LAST}`, limit]);

@@ -68,7 +68,7 @@ export class LmdbNodeStore implements NodeStore {
     this.chats = new LmdbChats(table('chats'), this.writers, events);
     this.chats.upgrade();
     // Its own table, written in the messages' transactions (one environment).
-    this.search = new LmdbSearch(table('search'));
+    this.search = new LmdbSearch(table('search'), (appId, logId, id) => this.messages.stored(appId, logId, id));
     this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox, this.search);
     this.threads = new LmdbThreads(table('threads'));
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));
@@ -87,6 +87,7 @@ export class LmdbNodeStore implements NodeStore {
 
   async close(): Promise<void> {
     this.writers.releaseAll();
+    await this.search.close();
     await this.root.close();
   }
 }

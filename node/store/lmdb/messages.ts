@@ -47,7 +47,6 @@ export class LmdbMessages implements MessageStore {
     const first = messages[0]!;
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
     const buckets = new Set<string>();
-    const terms = new Set<string>();
     const written = this.t.root.transaction(() => {
       if (fence) {
         this.writers.take(first.appId, first.chatId);
@@ -67,7 +66,7 @@ export class LmdbMessages implements MessageStore {
         const chat = this.chatKey(m.appId, m.chatId);
         const previous = neverWritten(m, fence) ? undefined : (this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined);
         if (previous?.rev !== undefined && previous.rev !== m.rev) this.t.db.remove(['r', chat, previous.rev]);
-        if (indexed(m, previous)) this.search.write(m, terms);
+        if (indexed(m, previous)) this.search.pending(m);
         if (m.rev !== undefined) this.t.db.put(['r', chat, m.rev], [bucket, m.id]);
         this.t.db.put(['m', chat, bucket, m.id], m);
         const bucketKey = `${m.appId}\u0000${m.chatId}\u0000${bucket}`;
@@ -95,7 +94,6 @@ export class LmdbMessages implements MessageStore {
       throw error;
     }
     // Committed: their index entries exist (an entry is never removed while its chat exists).
-    if (terms.size > 0) this.search.committed(terms);
     if (this.buckets.size + buckets.size > MAX_KNOWN_BUCKETS) this.buckets.clear();
     for (const b of buckets) this.buckets.add(b);
   }
@@ -139,6 +137,11 @@ export class LmdbMessages implements MessageStore {
   }
 
   async get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined> {
+    return this.stored(appId, chatId, messageId);
+  }
+
+  /** A message as stored, read at once (in the current transaction, when there is one). */
+  stored(appId: string, chatId: string, messageId: string): StoredMessage | undefined {
     return this.t.db.get(['m', appId, chatId, bucketOf(messageId), messageId]) as StoredMessage | undefined;
   }
 

@@ -9,10 +9,11 @@ export interface SearchPosting {
 }
 
 /**
- * For each application and term (search-terms.ts), the messages whose text had that term when it
- * was written, newest first by id (a UUIDv7: by time). The message store writes it, in the write
- * of the message itself (a new message, or an edit that changes its text), so an acknowledged
- * message is in it, crash or not. It is a superset: an edit adds the new text's terms and leaves
+ * For each application and term (search-terms.ts), the messages whose text had that term, newest
+ * first by id (a UUIDv7: by time). The message store writes it from the write of the message
+ * itself (a new message, or an edit that changes its text): Cassandra in that put, the embedded
+ * store in a batch a moment later from a record written in that put, so an acknowledged message
+ * is in it, or durably on its way, crash or not (`settled`). It is a superset: an edit adds the new text's terms and leaves
  * the old ones, a deletion or a hide removes nothing; a reader checks each message it finds
  * against the message as stored (chat/search.ts), which is what it shows anyway.
  */
@@ -23,6 +24,12 @@ export interface SearchIndex {
    * the range with none).
    */
   postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]>;
+  /**
+   * Resolves once every message whose put resolved before the call is in the index (the embedded
+   * store indexes a moment after the put; Cassandra in the put itself): what a search waits for,
+   * so it finds every message acknowledged before it began.
+   */
+  settled(): Promise<void>;
   /** Terms of the application starting with `prefix` (folded), in code-unit order, at most `limit`. */
   termsWithPrefix(appId: string, prefix: string, limit: number): Promise<string[]>;
 }
