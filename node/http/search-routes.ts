@@ -50,12 +50,13 @@ function filtersOf(query: Static<typeof SearchQuery>): SearchFilters | ApiError 
 export function searchRoutes(ctx: NodeContext): AnyRoute[] {
   const engine = new MessageSearch(ctx.store);
   const run = async (who: Searcher, query: Static<typeof SearchQuery>) => {
+    if (ctx.config.SEARCH_INDEX === 'off') return new ApiError('UNAVAILABLE', 'this deployment keeps no search index (SEARCH_INDEX=off)');
     const filters = filtersOf(query);
     if (isApiError(filters)) return filters;
     const page = await engine.search(who, query.q, filters, query.size ?? SEARCH_LIMITS.defaultSize, query.cursor);
     return isApiError(page) ? page : { status: 200 as const, body: page };
   };
-  const responses = { 200: { description: 'A page of hits', schema: SearchPageSchema }, 400: { description: 'A query with no word, too many words, or invalid filters (the error names the field)' } };
+  const responses = { 200: { description: 'A page of hits', schema: SearchPageSchema }, 400: { description: 'A query with no word, too many words, or invalid filters (the error names the field)' }, 503: { description: 'The deployment keeps no search index (SEARCH_INDEX=off: UNAVAILABLE)' } };
   return [
     defineRoute({
       method: 'GET',

@@ -26,6 +26,12 @@ export { BUCKET_MS, FencedError, MENTION_WINDOW } from './types/messages.ts';
 /** Keys that sign user JWTs and make the cluster key; shared by every node of the cluster (contract in common/jwt/key-ring.ts). */
 export type NodeSigningKeyStore = SigningKeyStore;
 
+/** How a node store is opened (besides where). */
+export interface NodeStoreOptions {
+  /** Index messages' text for search (SEARCH_INDEX): true by default. */
+  searchIndex?: boolean;
+}
+
 export interface NodeStore {
   users: UserStore;
   /** Flags and the review queue (see FlagStore). */

@@ -66,4 +66,42 @@ export function searchConformance(withStore: (title: string, body: (t: Test, sto
     await put([reply]);
     t.same(await store.search.postings(appId, 'agenda', {}, 10), [{ messageId: reply.id, logId: log }], "a reply's words, with its thread's log");
   });
+
+  withStore('search index: many messages of a word, put in several batches and out of time order, are paged newest first with none lost or doubled', async (t, store) => {
+    const appId = randomUUID();
+    const chats = [randomUUID(), randomUUID(), randomUUID()];
+    const start = Date.parse('2026-11-29T12:00:00.000Z');
+    // 400 messages 250 ms apart (blocks hold up to a second on LMDB), in 3 chats, every one with "alpha",
+    // every fifth with "beta"; put in 8 batches in a shuffled order, so older ids are indexed after newer.
+    const all = Array.from({ length: 400 }, (_, i): StoredMessage => {
+      const at = start + i * 250;
+      return { appId, chatId: chats[i % 3]!, id: uuidv7({ msecs: at }), seq: Math.floor(i / 3) + 1, senderId: 'ann', content: i % 5 === 0 ? `alpha beta ${i}` : `alpha ${i}`, createdAt: new Date(at).toISOString(), reactions: [] };
+    });
+    const order = [...all].sort((a, b) => ((Number(a.content.split(' ').at(-1)) * 7919) % 400) - ((Number(b.content.split(' ').at(-1)) * 7919) % 400));
+    for (let i = 0; i < order.length; i += 50) {
+      await store.messages.put(order.slice(i, i + 50));
+      await store.search.settled();
+    }
+    // An edit of one message, re-indexed with the same words: still found once.
+    await store.messages.put([{ ...all[100]!, content: 'alpha beta edited', editedAt: new Date().toISOString(), rev: 1 }]);
+    await store.search.settled();
+    const newest = [...all].sort((a, b) => (a.id < b.id ? 1 : -1));
+    const paged = async (term: string, size: number, range: { after?: string } = {}) => {
+      const out: string[] = [];
+      for (let before: string | undefined; ; ) {
+        const page = await store.search.postings(appId, term, { ...range, ...(before === undefined ? {} : { before }) }, size);
+        out.push(...page.map((p) => p.messageId));
+        if (page.length < size) return out;
+        before = page.at(-1)!.messageId;
+      }
+    };
+    t.same(await paged('alpha', 7), newest.map((m) => m.id), 'every message once, newest first, in pages of 7');
+    t.same(await paged('alpha', 500), newest.map((m) => m.id), 'in one page');
+    const betas = newest.filter((m) => m.content.includes('beta') || m.id === all[100]!.id);
+    t.same(await paged('beta', 9), betas.map((m) => m.id), 'a rarer word, and the edited message once');
+    const after = all[299]!.id;
+    t.same(await paged('alpha', 13, { after }), newest.filter((m) => m.id > after).map((m) => m.id), 'after an id, paged');
+    const p = (await store.search.postings(appId, 'alpha', {}, 400)).find((x) => x.messageId === all[4]!.id);
+    t.same(p, { messageId: all[4]!.id, logId: chats[1] }, 'each posting keeps its log');
+  });
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CassandraSigningKeys, cql, type Cql } from '../../../common/cassandra/index.ts';
-import type { NodeStore, WriterId } from '../types.ts';
+import type { NodeStore, NodeStoreOptions, WriterId } from '../types.ts';
 import { CassandraChats } from './chats.ts';
 import { CassandraLeases, type HoldTiming } from './leases.ts';
 import { CassandraMessages } from './messages.ts';
@@ -40,11 +40,11 @@ export class CassandraNodeStore implements NodeStore {
    * instance to the others when it holds a chat (a random id by default): each instance is a writer
    * of its own.
    */
-  static open(client: Cql, keyspace: string, writer?: WriterId, hold?: HoldTiming): CassandraNodeStore {
-    return new CassandraNodeStore(client, keyspace, writer, hold);
+  static open(client: Cql, keyspace: string, writer?: WriterId, hold?: HoldTiming, options: NodeStoreOptions = {}): CassandraNodeStore {
+    return new CassandraNodeStore(client, keyspace, writer, hold, options);
   }
 
-  constructor(client: Cql, keyspace: string, writer: WriterId = { id: randomUUID() }, hold?: HoldTiming) {
+  constructor(client: Cql, keyspace: string, writer: WriterId = { id: randomUUID() }, hold?: HoldTiming, options: NodeStoreOptions = {}) {
     // The keyspace is spliced into every statement's text (identifiers cannot be bound).
     if (!/^[a-z][a-z0-9_]{0,47}$/.test(keyspace)) throw new Error(`invalid keyspace name ${keyspace}`);
     const db = cql(client);
@@ -56,7 +56,7 @@ export class CassandraNodeStore implements NodeStore {
     this.moderation = new CassandraModeration(db, keyspace);
     this.flags = new CassandraFlags(db, keyspace);
     this.chats = new CassandraChats(db, keyspace, this.writers, events);
-    this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox, new PutMerger(db), new SearchRows(keyspace));
+    this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox, new PutMerger(db), new SearchRows(keyspace, options.searchIndex ?? true));
     this.threads = new CassandraThreads(db, keyspace);
     this.search = new CassandraSearch(db, keyspace);
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');

@@ -26,15 +26,20 @@ const KNOWN_ROWS = 50_000;
 export class SearchRows {
   private readonly known = new Set<string>();
 
-  constructor(private readonly ks: string) {}
+  constructor(
+    private readonly ks: string,
+    /** false: messages' text is not indexed (SEARCH_INDEX=off). */
+    private readonly enabled: boolean,
+  ) {}
 
   /**
    * The statements of `m`'s terms, adding to `keys` (the put's own, to pass to `landed` once it is
    * written) the rows it writes besides postings: a put writes each once.
    */
   of(m: StoredMessage, keys: Set<string>): BatchStatement[] {
-    const hour = hourOf(m.id);
     const statements: BatchStatement[] = [];
+    if (!this.enabled) return statements;
+    const hour = hourOf(m.id);
     for (const term of termsOf(m.content)) {
       statements.push({ query: `INSERT INTO ${this.ks}.search_postings (app_id, term, hour, id, log_id) VALUES (?, ?, ?, ?, ?)`, params: [m.appId, term, hour, m.id, m.chatId] });
       const hourKey = `h\u0000${m.appId}\u0000${term}\u0000${hour}`;

@@ -1,7 +1,7 @@
 import { open, type RootDatabase } from 'lmdb';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../../common/files/index.ts';
 import { KeyRotationConflict, rotatedKeys, type SigningKey } from '../../../common/jwt/index.ts';
-import type { NodeSigningKeyStore, NodeStore, OutboxEvent, WriterId } from '../types.ts';
+import type { NodeSigningKeyStore, NodeStore, NodeStoreOptions, OutboxEvent, WriterId } from '../types.ts';
 import { LmdbChats } from './chats.ts';
 import { LmdbFlags } from './flags.ts';
 import { LmdbMessages } from './messages.ts';
@@ -52,7 +52,7 @@ export class LmdbNodeStore implements NodeStore {
   readonly writers: LmdbWriters;
   readonly signingKeys: LmdbNodeSigningKeys;
 
-  private constructor(private readonly root: RootDatabase, path: string, writer?: WriterId) {
+  private constructor(private readonly root: RootDatabase, path: string, writer: WriterId | undefined, options: NodeStoreOptions) {
     const table = (name: string): Tables => ({ root, db: root.openDB<unknown, Key>({ name, encoding: 'msgpack' }) });
     this.writers = new LmdbWriters(path, writer);
     this.outbox = new LmdbOutbox(table('webhook_outbox'));
@@ -68,7 +68,7 @@ export class LmdbNodeStore implements NodeStore {
     this.chats = new LmdbChats(table('chats'), this.writers, events);
     this.chats.upgrade();
     // Its own table, written in the messages' transactions (one environment).
-    this.search = new LmdbSearch(table('search'), (appId, logId, id) => this.messages.stored(appId, logId, id));
+    this.search = new LmdbSearch(table('search'), (appId, logId, id) => this.messages.stored(appId, logId, id), options.searchIndex ?? true);
     this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox, this.search);
     this.threads = new LmdbThreads(table('threads'));
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));
@@ -76,13 +76,13 @@ export class LmdbNodeStore implements NodeStore {
 
   /** `writer` names this instance when it holds a chat another instance on the same path wants (see ChatWriters). */
   /** Opens (or creates) the environment in directory `path`: see LmdbControlStore.open for the file modes. */
-  static open(path: string, writer?: WriterId): LmdbNodeStore {
+  static open(path: string, writer?: WriterId, options: NodeStoreOptions = {}): LmdbNodeStore {
     ensurePrivateDir(path);
     // A write resolves only once it is synced to disk (lmdb's default, overlapping sync, resolves at
     // commit and syncs later): an acknowledged write survives power loss, not just a crash.
     // `permissionsMode` (the mode of data.mdb and lock.mdb) is read by lmdb but absent from its typings.
-    const options = { path, maxDbs: 16, compression: false, overlappingSync: false, permissionsMode: PRIVATE_FILE_MODE };
-    return new LmdbNodeStore(open(options), path, writer);
+    const lmdbOptions = { path, maxDbs: 16, compression: false, overlappingSync: false, permissionsMode: PRIVATE_FILE_MODE };
+    return new LmdbNodeStore(open(lmdbOptions), path, writer, options);
   }
 
   async close(): Promise<void> {

@@ -48,6 +48,7 @@ export class LmdbMessages implements MessageStore {
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
     const buckets = new Set<string>();
     const written = this.t.root.transaction(() => {
+      const toIndex: StoredMessage[] = [];
       if (fence) {
         this.writers.take(first.appId, first.chatId);
         // The head row alone, once written: every put that moves an index past it moves it too.
@@ -66,7 +67,7 @@ export class LmdbMessages implements MessageStore {
         const chat = this.chatKey(m.appId, m.chatId);
         const previous = neverWritten(m, fence) ? undefined : (this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined);
         if (previous?.rev !== undefined && previous.rev !== m.rev) this.t.db.remove(['r', chat, previous.rev]);
-        if (indexed(m, previous)) this.search.pending(m);
+        if (indexed(m, previous)) toIndex.push(m);
         if (m.rev !== undefined) this.t.db.put(['r', chat, m.rev], [bucket, m.id]);
         this.t.db.put(['m', chat, bucket, m.id], m);
         const bucketKey = `${m.appId}\u0000${m.chatId}\u0000${bucket}`;
@@ -83,6 +84,7 @@ export class LmdbMessages implements MessageStore {
           else this.t.db.remove(['n', chat, userId, m.seq]);
         }
       }
+      this.search.pending(toIndex);
       // The events of this write, in its transaction: both are durable, or neither.
       if (events?.length) this.outbox.write(this.writers.self.id, events, true);
     });

@@ -1,6 +1,8 @@
 import type { SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
 import { termsOf } from '../search-terms.ts';
-import { END, type Tables } from './shared.ts';
+import { uuidv7Time } from '../buckets.ts';
+import { END, type Key, type Tables } from './shared.ts';
+import { decodeBlock, encodeBlock, uuidBytes, type NewPosting } from './search-blocks.ts';
 
 /** Dictionary keys remembered at most; past it they are forgotten (and written again). */
 const KNOWN_TERMS = 100_000;
@@ -10,28 +12,47 @@ const LAST = '\u{10ffff}';
 
 /** How long after a message's put its text is indexed, at most (with every other message of that time). */
 const INDEX_DELAY_MS = 100;
-/** Messages indexed in one transaction, at most. */
+/** How long the text of a pending record is kept in memory at most (an aborted put's is never indexed). */
+const TEXTS_KEPT_MS = 60_000;
+/** Messages indexed in one transaction, at least when that many are pending. */
 const INDEX_BATCH = 2_000;
+/** The most time between the oldest and the newest message of a block (see LmdbSearch). */
+export const BLOCK_SPAN_MS = 1_000;
 
 /** Reads a message as stored, in the current transaction (LmdbMessages.stored). */
 export type StoredReader = (appId: string, logId: string, id: string) => StoredMessage | undefined;
 
 /**
- * The search index on LMDB (see SearchIndex). Keys: ['q', app, term, messageId, logId] → true,
- * a term's postings in id (time) order, read backward; ['Q', app, term] → true, the application's
- * terms, for prefixes; ['p', messageId, app, logId] → true, a message whose text is to be indexed.
+ * The search index on LMDB (see SearchIndex). Keys:
+ * - ['q', app, term, newestId, oldestId, blockId] → a block of the term's postings (search-blocks.ts),
+ *   the messages of one indexing batch that have the term, at most BLOCK_SPAN_MS apart;
+ * - ['Q', app, term] → true: the application's terms, for prefixes;
+ * - ['p', firstId, recordId] → [messageId, app, logId, …]: messages of a put whose text is to be indexed.
  *
- * The message's put writes its 'p' key, in its transaction (one key, appended: ids grow with
- * time), so an acknowledged message is durably on its way into the index. Within INDEX_DELAY_MS,
+ * A put of messages writes one 'p' record for them, in its transaction (appended: ids grow with
+ * time), so an acknowledged message is durably on its way into the index; the indexer takes their
+ * text from memory (as put), or reads it as stored after a restart. Within INDEX_DELAY_MS,
  * or at once when a search asks (`settled`), the pending messages are indexed together, a
- * transaction for up to INDEX_BATCH of them, from their text as stored then: a word used by many
- * messages costs one page for all of them, where a write per message cost a page per word each
- * (measured: the sends bench's CPU per send doubled). After a crash the 'p' keys left are indexed
- * at the next open's first `settled` or put.
+ * transaction for up to INDEX_BATCH of them, one key per term of the batch: a word of every
+ * message costs one write for all of them (a key per word and message doubled the sends bench's
+ * CPU per send). After a crash the 'p' records left are indexed at the next open's first `settled`
+ * or put.
+ *
+ * Blocks of a term may overlap in time (a message indexed after a newer one: a late commit, an
+ * edit), so a reader takes them newest-first by their newest id and stops at the first whose
+ * newest id is below every posting it still needs; it skips by key alone the blocks all of whose
+ * ids are out of range, and starts BLOCK_SPAN_MS past `before`, where the newest block that can
+ * hold an older id ends.
  */
 export class LmdbSearch implements SearchIndex {
   /** Dictionary keys (app and term) of committed transactions: not written again while remembered. */
   private readonly known = new Set<string>();
+  /** Makes block ids unique across the node's runs (with `blocks`). */
+  private readonly run = `${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 8)}`;
+  private blocks = 0;
+  private records = 0;
+  /** The texts of pending records put by this run, by record id. */
+  private readonly texts = new Map<string, { at: number; contents: string[] }>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The indexing under way (one at a time). */
   private running: Promise<void> = Promise.resolve();
@@ -39,11 +60,18 @@ export class LmdbSearch implements SearchIndex {
   constructor(
     private readonly t: Tables,
     private readonly stored: StoredReader,
+    /** false: messages' text is not indexed (SEARCH_INDEX=off). */
+    private readonly enabled: boolean,
   ) {}
 
-  /** In the message put's transaction: `m`'s text is to be indexed (see `indexed`). */
-  pending(m: StoredMessage): void {
-    this.t.db.put(['p', m.id, m.appId, m.chatId], true);
+  /** In a message put's transaction: the text of `messages` is to be indexed (one record for all of them). */
+  pending(messages: readonly StoredMessage[]): void {
+    if (!this.enabled || messages.length === 0) return;
+    const record = `${this.run}.${this.records++}`;
+    this.t.db.put(['p', messages[0]!.id, record], messages.flatMap((m) => [m.id, m.appId, m.chatId]));
+    // The text as put, for the indexer: no read back while it is remembered (an aborted put's stays
+    // until the next indexing clears what is older than TEXTS_KEPT_MS).
+    this.texts.set(record, { at: Date.now(), contents: messages.map((m) => m.content) });
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       void this.settled().catch(() => undefined);
@@ -66,48 +94,87 @@ export class LmdbSearch implements SearchIndex {
 
   private async indexPending(): Promise<void> {
     for (;;) {
-      const keys = [...this.t.db.getKeys({ start: ['p'], end: ['p', END], limit: INDEX_BATCH })];
-      if (keys.length === 0) return;
+      const records: { key: Key; ids: string[]; texts?: string[] }[] = [];
+      let count = 0;
+      for (const { key, value } of this.t.db.getRange({ start: ['p'], end: ['p', END] })) {
+        const ids = value as string[];
+        records.push({ key, ids, ...(this.texts.has(key[2] as string) ? { texts: this.texts.get(key[2] as string)!.contents } : {}) });
+        count += ids.length / 3;
+        if (count >= INDEX_BATCH) break;
+      }
+      if (records.length === 0) break;
       const terms = new Set<string>();
       await this.t.root.transaction(() => {
-        for (const key of keys) {
-          const [, id, appId, logId] = key as [string, string, string, string];
-          const m = this.stored(appId, logId, id);
-          if (m && m.deletedAt === undefined) this.write(m, terms);
+        // The batch's messages in id order, so each term's postings come out oldest first.
+        const batch: { posting: NewPosting; appId: string; content: string }[] = [];
+        for (const { key, ids, texts } of records) {
           this.t.db.remove(key);
+          for (let i = 0; i < ids.length; i += 3) {
+            const [messageId, appId, logId] = [ids[i]!, ids[i + 1]!, ids[i + 2]!];
+            const content = texts ? texts[i / 3] : this.stored(appId, logId, messageId)?.content;
+            if (content) batch.push({ posting: { messageId, logId, idBytes: uuidBytes(messageId), time: uuidv7Time(messageId) }, appId, content });
+          }
         }
+        batch.sort((a, b) => (a.posting.messageId < b.posting.messageId ? -1 : 1));
+        const byTerm = new Map<string, Map<string, NewPosting[]>>();
+        for (const { posting, appId, content } of batch) {
+          let app = byTerm.get(appId);
+          if (!app) byTerm.set(appId, (app = new Map()));
+          for (const term of termsOf(content)) {
+            const list = app.get(term);
+            if (list) list.push(posting);
+            else app.set(term, [posting]);
+          }
+        }
+        for (const [appId, app] of byTerm) for (const [term, postings] of app) this.write(appId, term, postings, terms);
       });
+      for (const { key } of records) this.texts.delete(key[2] as string);
       for (const key of terms) this.known.add(key);
       if (this.known.size > KNOWN_TERMS) this.known.clear();
-      if (keys.length < INDEX_BATCH) return;
+      if (count < INDEX_BATCH) break;
     }
+    const old = Date.now() - TEXTS_KEPT_MS;
+    for (const [record, { at }] of this.texts) if (at < old) this.texts.delete(record);
   }
 
-  /** In an indexing transaction: `m`'s postings, and its terms in the dictionary unless known (added to `terms`). */
-  private write(m: StoredMessage, terms: Set<string>): void {
-    for (const term of termsOf(m.content)) {
-      this.t.db.put(['q', m.appId, term, m.id, m.chatId], true);
-      const key = `${m.appId}\u0000${term}`;
-      if (this.known.has(key) || terms.has(key)) continue;
-      this.t.db.put(['Q', m.appId, term], true);
-      terms.add(key);
+  /** In an indexing transaction: a term's postings (oldest first) in blocks, and the term in the dictionary unless known (added to `terms`). */
+  private write(appId: string, term: string, postings: NewPosting[], terms: Set<string>): void {
+    let from = 0;
+    for (let i = 1; i <= postings.length; i++) {
+      if (i < postings.length && postings[i]!.time - postings[from]!.time <= BLOCK_SPAN_MS) continue;
+      const block = postings.slice(from, i).reverse();
+      this.t.db.put(['q', appId, term, block[0]!.messageId, block.at(-1)!.messageId, `${this.run}.${this.blocks++}`], encodeBlock(block));
+      from = i;
     }
+    const key = `${appId}\u0000${term}`;
+    if (this.known.has(key) || terms.has(key)) return;
+    this.t.db.put(['Q', appId, term], true);
+    terms.add(key);
   }
 
   async postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
-    const out: SearchPosting[] = [];
-    if (limit <= 0) return out;
+    if (limit <= 0) return [];
+    const { before, after } = range;
     const keys = this.t.db.getKeys({
-      // Reverse: from just below `before` (its keys sort after the bare id) down to just above `after`.
-      start: ['q', appId, term, range.before ?? END],
-      end: range.after === undefined ? ['q', appId, term] : ['q', appId, term, range.after, END],
+      // Newest block first, from the last that can hold an id below `before` down to those past `after`.
+      start: ['q', appId, term, before === undefined ? END : leastIdAt(uuidv7Time(before) + BLOCK_SPAN_MS + 1)],
+      end: after === undefined ? ['q', appId, term] : ['q', appId, term, after, END],
       reverse: true,
     });
+    const found = new Map<string, SearchPosting>();
+    let sorted: SearchPosting[] = [];
     for (const key of keys) {
-      out.push({ messageId: key[3] as string, logId: key[4] as string });
-      if (out.length >= limit) break;
+      const [newest, oldest] = [key[3] as string, key[4] as string];
+      if (before !== undefined && oldest >= before) continue;
+      // Enough, and every id of this block and the ones after it is older than the limit-th.
+      if (sorted.length >= limit && newest < sorted[limit - 1]!.messageId) break;
+      for (const p of decodeBlock(this.t.db.get(key) as Buffer)) {
+        if ((before !== undefined && p.messageId >= before) || (after !== undefined && p.messageId <= after)) continue;
+        found.set(`${p.messageId}/${p.logId}`, p);
+      }
+      sorted = [...found.values()].sort(newestFirst);
     }
-    return out;
+    return sorted.slice(0, limit);
   }
 
   async termsWithPrefix(appId: string, prefix: string, limit: number): Promise<string[]> {
@@ -120,4 +187,12 @@ export class LmdbSearch implements SearchIndex {
     }
     return out;
   }
+}
+
+const newestFirst = (a: SearchPosting, b: SearchPosting) => (a.messageId < b.messageId ? 1 : a.messageId > b.messageId ? -1 : a.logId < b.logId ? -1 : 1);
+
+/** The least UUIDv7 of a time in ms: every id made at or after it sorts at or after this one. */
+function leastIdAt(ms: number): string {
+  const hex = Math.max(0, ms).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
 }
