@@ -112,6 +112,8 @@ export interface SearchOptions {
   /** true: only replies in threads; false: no replies. */
   inThread?: boolean;
   hasAttachments?: boolean;
+  /** 'newest' (default): newest first; 'relevance': the newest 200 hits, most relevant first. */
+  order?: 'newest' | 'relevance';
   /** Hits a page, 1–50 (default 20). */
   size?: number;
   /** The previous page's `nextCursor`. */

@@ -221,7 +221,7 @@ async function sends(cmd: Extract<Command, { op: 'sends' }>): Promise<void> {
     const id = nextId++;
     const t = now();
     c.inflight.set(id, t);
-    c.ws.send(c.protocol.send(c.spec.room, id, cmd.content));
+    c.ws.send(c.protocol.send(c.spec.room, id, cmd.contents ? cmd.contents[id % cmd.contents.length]! : cmd.content));
     sent++;
     if (t >= measureFrom) measuredSent++;
   };

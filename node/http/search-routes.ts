@@ -15,6 +15,7 @@ const SearchQuery = Type.Object({
   after: Type.Optional(Type.String({ format: 'date-time', description: 'Only messages sent after this time' })),
   inThread: Type.Optional(Type.Boolean({ description: 'true: only replies in threads; false: no replies' })),
   hasAttachments: Type.Optional(Type.Boolean({ description: 'true: only messages with files; false: only without' })),
+  order: Type.Optional(Type.Union([Type.Literal('newest'), Type.Literal('relevance')], { description: `newest (the default): newest first; relevance: the newest ${SEARCH_LIMITS.relevanceCandidates} hits, most relevant first` })),
   size: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMITS.maxSize, description: `default ${SEARCH_LIMITS.defaultSize}, minimum 1, maximum ${SEARCH_LIMITS.maxSize}` })),
   cursor: Type.Optional(Type.String({ maxLength: 100, description: "The previous page's nextCursor" })),
 });
@@ -25,7 +26,7 @@ const SearchHitSchema = Type.Object({
   matches: Type.Array(Type.Tuple([Type.Integer(), Type.Integer()]), { description: "Where the query's words are in message.content: [start, end) in UTF-16 code units" }),
 });
 const SearchPageSchema = Type.Object({
-  hits: Type.Array(SearchHitSchema, { description: 'Newest first; a page may hold fewer than `size` (it reads a bounded number of index entries): follow nextCursor' }),
+  hits: Type.Array(SearchHitSchema, { description: 'Newest first (or most relevant first with order=relevance); a page may hold fewer than `size` (it reads a bounded number of index entries): follow nextCursor' }),
   nextCursor: Type.Optional(Type.String({ description: 'Present when there may be more: pass it as `cursor`' })),
 });
 
@@ -53,7 +54,7 @@ export function searchRoutes(ctx: NodeContext): AnyRoute[] {
     if (ctx.config.SEARCH_INDEX === 'off') return new ApiError('UNAVAILABLE', 'this deployment keeps no search index (SEARCH_INDEX=off)');
     const filters = filtersOf(query);
     if (isApiError(filters)) return filters;
-    const page = await engine.search(who, query.q, filters, query.size ?? SEARCH_LIMITS.defaultSize, query.cursor);
+    const page = await engine.search(who, query.q, filters, query.size ?? SEARCH_LIMITS.defaultSize, query.cursor, query.order ?? 'newest');
     return isApiError(page) ? page : { status: 200 as const, body: page };
   };
   const responses = { 200: { description: 'A page of hits', schema: SearchPageSchema }, 400: { description: 'A query with no word, too many words, or invalid filters (the error names the field)' }, 503: { description: 'The deployment keeps no search index (SEARCH_INDEX=off: UNAVAILABLE)' } };

@@ -1,4 +1,4 @@
-import { ApiError } from '../../common/index.ts';
+import { ApiError, isApiError } from '../../common/index.ts';
 import { messageView, type MessageView } from '../chat/index.ts';
 import { chatOfLog, tokens, type NodeStore, type SearchPosting, type StoredMessage } from '../store/index.ts';
 
@@ -16,6 +16,8 @@ export const SEARCH_LIMITS = Object.freeze({
   scan: 2_000,
   /** Chats a user search may name. */
   chatIds: 100,
+  /** Hits ranked by relevance: the newest this many hits (in at most `scan` postings). */
+  relevanceCandidates: 200,
   /** Hits a page holds: default and most. */
   defaultSize: 20,
   maxSize: 50,
@@ -42,6 +44,9 @@ export interface SearchHit {
   matches: [number, number][];
 }
 
+/** Newest first, or by relevance (see MessageSearch.ranked). */
+export type SearchOrder = 'newest' | 'relevance';
+
 export interface SearchPage {
   hits: SearchHit[];
   /** Present when there may be more: pass it as `cursor`. */
@@ -60,11 +65,26 @@ export interface SearchPage {
 export class MessageSearch {
   constructor(private readonly store: NodeStore) {}
 
-  async search(who: Searcher, query: string, filters: SearchFilters, size: number, cursor: string | undefined): Promise<SearchPage | ApiError> {
+  async search(who: Searcher, query: string, filters: SearchFilters, size: number, cursor: string | undefined, order: SearchOrder = 'newest'): Promise<SearchPage | ApiError> {
+    if (order === 'newest') return this.newest(who, query, filters, size, cursor);
+    const at: { anchor?: string; offset: number } | null = cursor === undefined ? { offset: 0 } : rankCursor(cursor);
+    if (at === null) return field('/query/cursor', 'not a cursor this route gave for order=relevance');
+    const found = await this.newest(who, query, filters, SEARCH_LIMITS.relevanceCandidates, undefined, at.anchor);
+    if (isApiError(found)) return found;
+    const ranked = byRelevance(found.hits, [...new Set(tokens(query).map((t) => t.term))]);
+    const page = ranked.slice(at.offset, at.offset + size);
+    const more = at.offset + size < ranked.length;
+    // The candidates are the newest hits before the first page's newest: the same set on every page.
+    const first = at.anchor ?? nextAfter(found.hits[0]?.message.messageId);
+    return { hits: page, ...(more && first !== undefined ? { nextCursor: rankCursorOf(first, at.offset + size) } : {}) };
+  }
+
+  /** Newest first; `beforeId` (exclusive) bounds the ids when given, over `filters.before`. */
+  private async newest(who: Searcher, query: string, filters: SearchFilters, size: number, cursor: string | undefined, beforeId?: string): Promise<SearchPage | ApiError> {
     const words = [...new Set(tokens(query).map((t) => t.term))];
     if (words.length === 0) return field('/query/q', 'has no word to search for');
     if (words.length > SEARCH_LIMITS.terms) return field('/query/q', `has more than ${SEARCH_LIMITS.terms} words`);
-    const before = cursor === undefined ? idAt(filters.before) : cursorId(cursor);
+    const before = beforeId ?? (cursor === undefined ? idAt(filters.before) : cursorId(cursor));
     if (before === null) return field('/query/cursor', 'not a cursor this route gave');
     const after = filters.after === undefined ? undefined : idAt(new Date(Date.parse(filters.after) + 1).toISOString());
     const exact = words.slice(0, -1);
@@ -174,6 +194,47 @@ function idAt(time: string | undefined): string | undefined {
   if (time === undefined) return undefined;
   const hex = Math.max(0, Date.parse(time)).toString(16).padStart(12, '0');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}
+
+/**
+ * Hits by relevance, most relevant first (ties: newest first): per query word, how often it is in
+ * the message (a word the last one is a prefix of counts half), weighted by how rare the word is
+ * among the hits, over the message's length in words; a word found whole beats one found as a
+ * prefix, and a shorter message with the same words ranks higher.
+ */
+function byRelevance(hits: SearchHit[], words: string[]): SearchHit[] {
+  const last = words.at(-1)!;
+  const exact = words.slice(0, -1);
+  const scored = hits.map((hit) => {
+    const terms = tokens(hit.message.content).map((t) => t.term);
+    const tf = (w: string) => terms.filter((t) => t === w).length + (w === last ? terms.filter((t) => t !== w && t.startsWith(w)).length / 2 : 0);
+    return { hit, terms, tf: new Map([...exact, last].map((w) => [w, tf(w)])) };
+  });
+  const idf = new Map([...exact, last].map((w) => [w, Math.log(1 + hits.length / Math.max(1, scored.filter((s) => s.tf.get(w)! > 0).length))]));
+  const score = (s: (typeof scored)[number]) => {
+    let sum = 0;
+    for (const [w, tf] of s.tf) sum += ((tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * s.terms.length) / 10))) * (idf.get(w) ?? 0);
+    return sum;
+  };
+  return scored
+    .map((s) => ({ hit: s.hit, score: score(s) }))
+    .sort((a, b) => b.score - a.score || (a.hit.message.messageId < b.hit.message.messageId ? 1 : -1))
+    .map((s) => s.hit);
+}
+
+/** Just past `id` (the least id greater): the newest candidate is below it. */
+function nextAfter(id: string | undefined): string | undefined {
+  if (id === undefined) return undefined;
+  const hex = id.replaceAll('-', '');
+  const next = (BigInt(`0x${hex}`) + 1n).toString(16).padStart(32, '0');
+  return `${next.slice(0, 8)}-${next.slice(8, 12)}-${next.slice(12, 16)}-${next.slice(16, 20)}-${next.slice(20)}`;
+}
+
+const rankCursorOf = (anchor: string, offset: number) => Buffer.from(`r:${anchor}:${offset}`).toString('base64url');
+function rankCursor(cursor: string): { anchor: string; offset: number } | null {
+  const [kind, anchor, offset] = Buffer.from(cursor, 'base64url').toString('utf8').split(':');
+  const n = Number(offset);
+  return kind === 'r' && anchor !== undefined && UUID.test(anchor) && Number.isInteger(n) && n > 0 && n < SEARCH_LIMITS.relevanceCandidates ? { anchor, offset: n } : null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

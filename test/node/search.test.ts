@@ -23,10 +23,14 @@ await onBothStores(t, 'a user finds any message of its chats, in any language; w
     return (r.body.hits as { message: { content: string } }[]).map((h) => h.message.content);
   };
 
+  // Times are compared to the millisecond: the filter case below needs messages a few apart.
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 3));
   const creme = await send(ab, ann, 'Crème brûlée at the CAFÉ tonight');
   await send(ab, ben, '我们明天开会');
+  await tick();
   await send(ac, ann, 'party 🎉 at the cafe tonight');
   await send(bc, ben, 'tonight is movie night');
+  await tick();
   const later = await send(ab, ann, 'Tomorrow we meet at noon');
 
   t.same(await found(ben, 'creme'), ['Crème brûlée at the CAFÉ tonight'], 'a word, folded: crème is creme');
@@ -95,4 +99,29 @@ await onBothStores(t, 'a user finds any message of its chats, in any language; w
   t.match(await search(ann, 'x'.repeat(201)), { status: 400 }, 'more than 200 characters');
   t.match(await search(ann, 'agenda', { cursor: 'not-a-cursor' }), { status: 400, body: { errors: [{ path: '/query/cursor' }] } }, 'a cursor this route did not give');
   t.match(await search(ann, 'agenda', { chatIds: 'nope' }), { status: 400, body: { errors: [{ path: '/query/chatIds' }] } }, 'chat ids that are not ids');
+
+  // Relevance: a message with the word more often, and a short one, before the newest.
+  const kayak = [
+    'we could kayak, or swim, or hike, whatever the weather and the tide let us do that day',
+    'kayak kayak kayak: the kayak trip is on',
+    'kayak?',
+    'bring a towel and some water for the kayak trip, and sunscreen, and a hat for the sun',
+  ];
+  for (const content of kayak) await send(ac, ann, content);
+  const contents = async (params: Record<string, string>) => (await search(ann, 'kayak', params)).body.hits.map((h: { message: { content: string } }) => h.message.content);
+  t.same(await contents({}), [...kayak].reverse(), 'newest first by default');
+  t.same((await contents({ order: 'relevance' })).slice(0, 2), ['kayak kayak kayak: the kayak trip is on', 'kayak?'], 'by relevance: the word most often, then the shortest message');
+  const ranked: string[] = [];
+  cursor = undefined;
+  for (let page = 0; page < 5; page++) {
+    const r = await search(ann, 'kayak', { order: 'relevance', size: '1', ...(cursor ? { cursor } : {}) });
+    ranked.push(...r.body.hits.map((h: { message: { content: string } }) => h.message.content));
+    cursor = r.body.nextCursor;
+    if (!cursor) break;
+  }
+  await send(ac, cat, 'kayak kayak kayak kayak kayak');
+  t.equal(ranked.length, kayak.length, 'paged by relevance: each once');
+  t.same(ranked, await contents({ order: 'relevance' }).then((all: string[]) => all.filter((c) => c !== 'kayak kayak kayak kayak kayak')), 'the same order as one page');
+  t.match(await search(ann, 'kayak', { order: 'relevance', cursor: Buffer.from('x').toString('base64url') }), { status: 400, body: { errors: [{ path: '/query/cursor' }] } }, 'a cursor of another order');
+  t.match(await search(ann, 'kayak', { order: 'best' }), { status: 400, body: { errors: [{ path: '/query/order' }] } }, 'an unknown order');
 });

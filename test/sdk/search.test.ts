@@ -23,4 +23,7 @@ t.test('search through the SDK: a user finds its chats’ messages with the plac
   const paged = await A.search('lunch', { size: 1 });
   t.equal(paged.hits.length, 1);
   t.same((await A.search('lunch', { size: 1, cursor: paged.nextCursor! })).hits.map((h) => h.message.content), ['Lunch at the Café Rouge?'], 'the next page from nextCursor');
+  await A.send(shared.chatId, 'café café café');
+  await A.send(shared.chatId, 'we met at that café near the station yesterday evening with some friends');
+  t.same((await B.search('cafe', { order: 'relevance' })).hits.map((h) => h.message.content).slice(0, 2), ['café café café', 'café sounds good'], 'by relevance (not newest first)');
 });

@@ -1,5 +1,6 @@
 import type { Migration } from '../../../common/cassandra/index.ts';
 import { copyFirstLayout } from './copy-first-layout.ts';
+import { backfillSearch } from './search-backfill.ts';
 import { indexUserChats } from './user-chat-index.ts';
 
 /**
@@ -245,5 +246,17 @@ export const nodeMigrations: Migration[] = [
       // application and first character, at most the application's distinct terms starting with it.
       `CREATE TABLE IF NOT EXISTS {ks}.search_terms (app_id text, lead text, term text, PRIMARY KEY ((app_id, lead), term))`,
     ],
+  },
+  {
+    // Indexes the messages written before node-021 (search-backfill.ts), going on from where an
+    // interrupted run saved its progress. It reads all of `chat_messages`: for a large keyspace,
+    // run `npm run schema` before starting the nodes of this version, rather than letting the
+    // first node to start do it (and wait for it). `npm run schema -- reindex` runs it again.
+    name: 'node-022-search-backfill',
+    statements: [
+      // The backfill's progress, one row (`chat_messages`): the token of the last partition indexed, the messages indexed.
+      `CREATE TABLE IF NOT EXISTS {ks}.search_backfill (name text PRIMARY KEY, last_token bigint, messages bigint, done boolean)`,
+    ],
+    data: (client, ks) => backfillSearch(client, ks).then(() => undefined),
   },
 ];

@@ -38,6 +38,11 @@ class LmdbNodeSigningKeys implements NodeSigningKeyStore {
   }
 }
 
+export interface LmdbNodeStoreOptions extends NodeStoreOptions {
+  /** Messages per transaction of the search backfill (BACKFILL_CHUNK by default). */
+  searchBackfillChunk?: number;
+}
+
 /** The embedded node store: one LMDB environment, a named database per table family. */
 export class LmdbNodeStore implements NodeStore {
   readonly users: LmdbUsers;
@@ -52,7 +57,7 @@ export class LmdbNodeStore implements NodeStore {
   readonly writers: LmdbWriters;
   readonly signingKeys: LmdbNodeSigningKeys;
 
-  private constructor(private readonly root: RootDatabase, path: string, writer: WriterId | undefined, options: NodeStoreOptions) {
+  private constructor(private readonly root: RootDatabase, path: string, writer: WriterId | undefined, options: LmdbNodeStoreOptions) {
     const table = (name: string): Tables => ({ root, db: root.openDB<unknown, Key>({ name, encoding: 'msgpack' }) });
     this.writers = new LmdbWriters(path, writer);
     this.outbox = new LmdbOutbox(table('webhook_outbox'));
@@ -68,15 +73,19 @@ export class LmdbNodeStore implements NodeStore {
     this.chats = new LmdbChats(table('chats'), this.writers, events);
     this.chats.upgrade();
     // Its own table, written in the messages' transactions (one environment).
-    this.search = new LmdbSearch(table('search'), (appId, logId, id) => this.messages.stored(appId, logId, id), options.searchIndex ?? true);
-    this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox, this.search);
+    const messages = table('messages');
+    this.search = new LmdbSearch(table('search'), (appId, logId, id) => this.messages.stored(appId, logId, id), options.searchIndex ?? true, messages.db, options.searchBackfillChunk);
+    this.messages = new LmdbMessages(messages, this.writers, this.outbox, this.search);
     this.threads = new LmdbThreads(table('threads'));
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));
+    // Messages stored before the index (or while it was off) are indexed in the background, from
+    // where an earlier run stopped; unless that is complete (LmdbSearch.backfill).
+    this.search.startBackfill();
   }
 
   /** `writer` names this instance when it holds a chat another instance on the same path wants (see ChatWriters). */
   /** Opens (or creates) the environment in directory `path`: see LmdbControlStore.open for the file modes. */
-  static open(path: string, writer?: WriterId, options: NodeStoreOptions = {}): LmdbNodeStore {
+  static open(path: string, writer?: WriterId, options: LmdbNodeStoreOptions = {}): LmdbNodeStore {
     ensurePrivateDir(path);
     // A write resolves only once it is synced to disk (lmdb's default, overlapping sync, resolves at
     // commit and syncs later): an acknowledged write survives power loss, not just a crash.

@@ -1,9 +1,9 @@
 /**
- * A block of a term's postings on LMDB (search.ts), packed: the block's distinct logs, then per
- * posting its message id's 16 bytes and its log's index (2 bytes). About 18 bytes a posting where
- * two UUID strings took 74.
+ * A block of a term's postings on LMDB (search.ts), packed, newest first: its oldest id, the
+ * block's distinct logs, then per posting its message id's 16 bytes and its log's index (2
+ * bytes). About 18 bytes a posting where two UUID strings took 74.
  *
- *   u16 logs | per log: u16 length, UTF-8 | u32 postings | per posting: 16 bytes id, u16 log
+ *   16 bytes oldest id | u16 logs | per log: u16 length, UTF-8 | u32 postings | per posting: 16 bytes id, u16 log
  */
 
 export interface Posting {
@@ -26,9 +26,10 @@ export function encodeBlock(postings: readonly NewPosting[]): Buffer {
   const logs = new Map<string, number>();
   for (const p of postings) if (!logs.has(p.logId)) logs.set(p.logId, logs.size);
   const names = [...logs.keys()].map((l) => Buffer.from(l, 'utf8'));
-  const size = 2 + names.reduce((n, b) => n + 2 + b.length, 0) + 4 + postings.length * 18;
+  const size = 16 + 2 + names.reduce((n, b) => n + 2 + b.length, 0) + 4 + postings.length * 18;
   const out = Buffer.allocUnsafe(size);
-  let at = out.writeUInt16BE(names.length, 0);
+  postings.at(-1)!.idBytes.copy(out, 0);
+  let at = out.writeUInt16BE(names.length, 16);
   for (const b of names) {
     at = out.writeUInt16BE(b.length, at);
     at += b.copy(out, at);
@@ -44,16 +45,21 @@ export function encodeBlock(postings: readonly NewPosting[]): Buffer {
 export function decodeBlock(b: Uint8Array): Posting[] {
   const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
   const logs: string[] = [];
-  let at = 2;
-  for (let n = buf.readUInt16BE(0); n > 0; n--) {
+  let at = 18;
+  for (let n = buf.readUInt16BE(16); n > 0; n--) {
     const length = buf.readUInt16BE(at);
     logs.push(buf.toString('utf8', at + 2, at + 2 + length));
     at += 2 + length;
   }
   const out: Posting[] = [];
-  for (let n = buf.readUInt32BE(at), p = at + 4; n > 0; n--, p += 18) {
-    const hex = buf.toString('hex', p, p + 16);
-    out.push({ messageId: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`, logId: logs[buf.readUInt16BE(p + 16)]! });
-  }
+  for (let n = buf.readUInt32BE(at), p = at + 4; n > 0; n--, p += 18) out.push({ messageId: uuidAt(buf, p), logId: logs[buf.readUInt16BE(p + 16)]! });
   return out;
+}
+
+/** The oldest message id of a block, read from its first bytes alone. */
+export const oldestOf = (b: Uint8Array): string => uuidAt(Buffer.from(b.buffer, b.byteOffset, b.byteLength), 0);
+
+function uuidAt(buf: Buffer, at: number): string {
+  const hex = buf.toString('hex', at, at + 16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

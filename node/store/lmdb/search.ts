@@ -1,8 +1,9 @@
 import type { SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
 import { termsOf } from '../search-terms.ts';
 import { uuidv7Time } from '../buckets.ts';
-import { END, type Key, type Tables } from './shared.ts';
-import { decodeBlock, encodeBlock, uuidBytes, type NewPosting } from './search-blocks.ts';
+import { END, type Db, type Key, type Tables } from './shared.ts';
+import { LmdbSearchBackfill, type BackfillProgress } from './search-backfill.ts';
+import { decodeBlock, encodeBlock, oldestOf, uuidBytes, type NewPosting } from './search-blocks.ts';
 
 /** Dictionary keys remembered at most; past it they are forgotten (and written again). */
 const KNOWN_TERMS = 100_000;
@@ -24,10 +25,11 @@ export type StoredReader = (appId: string, logId: string, id: string) => StoredM
 
 /**
  * The search index on LMDB (see SearchIndex). Keys:
- * - ['q', app, term, newestId, oldestId, blockId] → a block of the term's postings (search-blocks.ts),
+ * - ['q', app, term, newestId, blockId] → a block of the term's postings (search-blocks.ts, its oldest id first),
  *   the messages of one indexing batch that have the term, at most BLOCK_SPAN_MS apart;
  * - ['Q', app, term] → true: the application's terms, for prefixes;
- * - ['p', firstId, recordId] → [messageId, app, logId, …]: messages of a put whose text is to be indexed.
+ * - ['p', firstId, recordId] → [messageId, app, logId, …]: messages of a put whose text is to be indexed;
+ * - ['meta', 'backfill']: how far the backfill of older messages got (search-backfill.ts).
  *
  * A put of messages writes one 'p' record for them, in its transaction (appended: ids grow with
  * time), so an acknowledged message is durably on its way into the index; the indexer takes their
@@ -40,8 +42,8 @@ export type StoredReader = (appId: string, logId: string, id: string) => StoredM
  *
  * Blocks of a term may overlap in time (a message indexed after a newer one: a late commit, an
  * edit), so a reader takes them newest-first by their newest id and stops at the first whose
- * newest id is below every posting it still needs; it skips by key alone the blocks all of whose
- * ids are out of range, and starts BLOCK_SPAN_MS past `before`, where the newest block that can
+ * newest id is below every posting it still needs; it skips the blocks all of whose ids are out
+ * of range by their first bytes, and starts BLOCK_SPAN_MS past `before`, where the newest block that can
  * hold an older id ends.
  */
 export class LmdbSearch implements SearchIndex {
@@ -50,6 +52,8 @@ export class LmdbSearch implements SearchIndex {
   /** Makes block ids unique across the node's runs (with `blocks`). */
   private readonly run = `${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 8)}`;
   private blocks = 0;
+  /** Block ids grow across the node's runs: a block never replaces another with the same newest id (an edit's). */
+  private readonly blockBase = Date.now() * 1000;
   private records = 0;
   /** The texts of pending records put by this run, by record id. */
   private readonly texts = new Map<string, { at: number; contents: string[] }>();
@@ -57,18 +61,56 @@ export class LmdbSearch implements SearchIndex {
   /** The indexing under way (one at a time). */
   private running: Promise<void> = Promise.resolve();
 
+  /** Indexes the messages stored before the index (none when it is off). */
+  private readonly backfiller: LmdbSearchBackfill | undefined;
+
   constructor(
     private readonly t: Tables,
     private readonly stored: StoredReader,
     /** false: messages' text is not indexed (SEARCH_INDEX=off). */
     private readonly enabled: boolean,
-  ) {}
+    /** The messages table, which the backfill walks; `backfillChunk`: messages per backfill transaction. */
+    messages?: Db,
+    backfillChunk?: number,
+  ) {
+    if (enabled && messages) this.backfiller = new LmdbSearchBackfill(t, messages, (entries) => void this.record(entries), () => this.settled(), backfillChunk);
+  }
+
+  /**
+   * Begins (or goes on with) the backfill of the messages stored before the index, unless it is
+   * complete: in the background, a transaction per chunk; the store calls it once it is open.
+   */
+  startBackfill(): void {
+    void this.backfiller?.start();
+  }
+
+  /**
+   * Resolves once the backfill has ended, with its progress (`complete`, or `stopped` by a close
+   * before the end); rejects if a chunk failed (it goes on at the next open). Every message it
+   * recorded is indexed by then.
+   */
+  get backfill(): Promise<BackfillProgress> {
+    return this.backfiller?.current ?? Promise.resolve(this.backfillProgress());
+  }
+
+  backfillProgress(): BackfillProgress {
+    return this.backfiller?.status() ?? { state: 'off', messages: 0, scanned: 0, scannedNow: 0, resumedAt: 0 };
+  }
+
+  /**
+   * Runs the backfill again from the first message, e.g. for messages put while the index was off
+   * (SEARCH_INDEX=off wrote none): resolves as `backfill` does. Messages indexed already get
+   * duplicate postings, which readers drop.
+   */
+  reindex(): Promise<BackfillProgress> {
+    if (!this.backfiller) return Promise.reject(new Error('the search index is off'));
+    return this.backfiller.restart();
+  }
 
   /** In a message put's transaction: the text of `messages` is to be indexed (one record for all of them). */
   pending(messages: readonly StoredMessage[]): void {
     if (!this.enabled || messages.length === 0) return;
-    const record = `${this.run}.${this.records++}`;
-    this.t.db.put(['p', messages[0]!.id, record], messages.flatMap((m) => [m.id, m.appId, m.chatId]));
+    const record = this.record(messages.flatMap((m) => [m.id, m.appId, m.chatId]));
     // The text as put, for the indexer: no read back while it is remembered (an aborted put's stays
     // until the next indexing clears what is older than TEXTS_KEPT_MS).
     this.texts.set(record, { at: Date.now(), contents: messages.map((m) => m.content) });
@@ -85,8 +127,22 @@ export class LmdbSearch implements SearchIndex {
     return run;
   }
 
-  /** Stops the timer and indexes what is pending (what is left stays pending for the next open). */
+  /**
+   * In a write transaction: one pending record of messages, as [messageId, app, logId] triples, for
+   * the next indexing (their text is read as stored unless `pending` keeps it).
+   */
+  private record(entries: string[]): string {
+    const record = `${this.run}.${this.records++}`;
+    this.t.db.put(['p', entries[0]!, record], entries);
+    return record;
+  }
+
+  /**
+   * Stops the backfill after its chunk under way and the timer, and indexes what is pending (what
+   * is left stays pending, and the backfill goes on, at the next open).
+   */
   async close(): Promise<void> {
+    await this.backfiller?.stop();
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.settled().catch(() => undefined);
@@ -143,7 +199,7 @@ export class LmdbSearch implements SearchIndex {
     for (let i = 1; i <= postings.length; i++) {
       if (i < postings.length && postings[i]!.time - postings[from]!.time <= BLOCK_SPAN_MS) continue;
       const block = postings.slice(from, i).reverse();
-      this.t.db.put(['q', appId, term, block[0]!.messageId, block.at(-1)!.messageId, `${this.run}.${this.blocks++}`], encodeBlock(block));
+      this.t.db.put(['q', appId, term, block[0]!.messageId, (this.blockBase + this.blocks++).toString(36)], encodeBlock(block));
       from = i;
     }
     const key = `${appId}\u0000${term}`;
@@ -164,11 +220,12 @@ export class LmdbSearch implements SearchIndex {
     const found = new Map<string, SearchPosting>();
     let sorted: SearchPosting[] = [];
     for (const key of keys) {
-      const [newest, oldest] = [key[3] as string, key[4] as string];
-      if (before !== undefined && oldest >= before) continue;
+      const newest = key[3] as string;
       // Enough, and every id of this block and the ones after it is older than the limit-th.
       if (sorted.length >= limit && newest < sorted[limit - 1]!.messageId) break;
-      for (const p of decodeBlock(this.t.db.get(key) as Buffer)) {
+      const block = this.t.db.get(key) as Buffer;
+      if (before !== undefined && oldestOf(block) >= before) continue;
+      for (const p of decodeBlock(block)) {
         if ((before !== undefined && p.messageId >= before) || (after !== undefined && p.messageId <= after)) continue;
         found.set(`${p.messageId}/${p.logId}`, p);
       }
