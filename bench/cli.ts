@@ -131,7 +131,9 @@ search:
   --chats N            chats they are spread over (default 1000)
   --member-of N        of those, chats the searching user is in (default 100)
   --senders S          senders of the send-cost part, each in a chat of its own (default 64)
-  --stores LIST        of embedded,cassandra (default: both; --smoke: embedded)
+  --rate R             sends/s they offer in all, at a fixed rate (default 6000)
+  --stores LIST        of embedded,cassandra (default: both; --smoke: embedded); none: the
+                       send cost alone
   --concurrency N      searches in flight (default 4)
 threads:
   --threads N          threads the busy user follows (default 500)

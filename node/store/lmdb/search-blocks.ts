@@ -11,9 +11,10 @@ export interface Posting {
   logId: string;
 }
 
-/** A posting to write: its message id also as its 16 bytes (made once per message, not per term). */
+/** A posting to write: its message id also as its 16 bytes and its log's as UTF-8 (made once per message, not per term). */
 export interface NewPosting extends Posting {
   idBytes: Buffer;
+  logBytes: Buffer;
   /** The id's time (ms). */
   time: number;
 }
@@ -24,20 +25,28 @@ export const uuidBytes = (id: string): Buffer => Buffer.from(id.replaceAll('-', 
 /** Encodes postings (at most 65,535 logs). */
 export function encodeBlock(postings: readonly NewPosting[]): Buffer {
   const logs = new Map<string, number>();
-  for (const p of postings) if (!logs.has(p.logId)) logs.set(p.logId, logs.size);
-  const names = [...logs.keys()].map((l) => Buffer.from(l, 'utf8'));
+  const names: Buffer[] = [];
+  for (const p of postings) {
+    if (logs.has(p.logId)) continue;
+    logs.set(p.logId, names.length);
+    names.push(p.logBytes);
+  }
   const size = 16 + 2 + names.reduce((n, b) => n + 2 + b.length, 0) + 4 + postings.length * 18;
   const out = Buffer.allocUnsafe(size);
-  postings.at(-1)!.idBytes.copy(out, 0);
+  out.set(postings.at(-1)!.idBytes, 0);
   let at = out.writeUInt16BE(names.length, 16);
   for (const b of names) {
     at = out.writeUInt16BE(b.length, at);
-    at += b.copy(out, at);
+    out.set(b, at);
+    at += b.length;
   }
   at = out.writeUInt32BE(postings.length, at);
   for (const p of postings) {
-    at += p.idBytes.copy(out, at);
-    at = out.writeUInt16BE(logs.get(p.logId)!, at);
+    out.set(p.idBytes, at);
+    const log = logs.get(p.logId)!;
+    out[at + 16] = log >> 8;
+    out[at + 17] = log & 0xff;
+    at += 18;
   }
   return out;
 }

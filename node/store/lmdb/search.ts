@@ -12,13 +12,13 @@ const KNOWN_TERMS = 100_000;
 const LAST = '\u{10ffff}';
 
 /** How long after a message's put its text is indexed, at most (with every other message of that time). */
-const INDEX_DELAY_MS = 100;
+const INDEX_DELAY_MS = 200;
 /** How long the text of a pending record is kept in memory at most (an aborted put's is never indexed). */
 const TEXTS_KEPT_MS = 60_000;
 /** Messages indexed in one transaction, at least when that many are pending. */
 const INDEX_BATCH = 2_000;
 /** The most time between the oldest and the newest message of a block (see LmdbSearch). */
-export const BLOCK_SPAN_MS = 1_000;
+export const BLOCK_SPAN_MS = 2_000;
 
 /** Reads a message as stored, in the current transaction (LmdbMessages.stored). */
 export type StoredReader = (appId: string, logId: string, id: string) => StoredMessage | undefined;
@@ -159,30 +159,13 @@ export class LmdbSearch implements SearchIndex {
         if (count >= INDEX_BATCH) break;
       }
       if (records.length === 0) break;
+      // Words and blocks made before the write transaction: it holds LMDB's one writer (the
+      // messages' commits wait behind it) only for the puts.
       const terms = new Set<string>();
+      const puts = this.blocksOf(records, terms);
       await this.t.root.transaction(() => {
-        // The batch's messages in id order, so each term's postings come out oldest first.
-        const batch: { posting: NewPosting; appId: string; content: string }[] = [];
-        for (const { key, ids, texts } of records) {
-          this.t.db.remove(key);
-          for (let i = 0; i < ids.length; i += 3) {
-            const [messageId, appId, logId] = [ids[i]!, ids[i + 1]!, ids[i + 2]!];
-            const content = texts ? texts[i / 3] : this.stored(appId, logId, messageId)?.content;
-            if (content) batch.push({ posting: { messageId, logId, idBytes: uuidBytes(messageId), time: uuidv7Time(messageId) }, appId, content });
-          }
-        }
-        batch.sort((a, b) => (a.posting.messageId < b.posting.messageId ? -1 : 1));
-        const byTerm = new Map<string, Map<string, NewPosting[]>>();
-        for (const { posting, appId, content } of batch) {
-          let app = byTerm.get(appId);
-          if (!app) byTerm.set(appId, (app = new Map()));
-          for (const term of termsOf(content)) {
-            const list = app.get(term);
-            if (list) list.push(posting);
-            else app.set(term, [posting]);
-          }
-        }
-        for (const [appId, app] of byTerm) for (const [term, postings] of app) this.write(appId, term, postings, terms);
+        for (const { key } of records) this.t.db.remove(key);
+        for (const [key, value] of puts) this.t.db.put(key, value);
       });
       for (const { key } of records) this.texts.delete(key[2] as string);
       for (const key of terms) this.known.add(key);
@@ -193,18 +176,50 @@ export class LmdbSearch implements SearchIndex {
     for (const [record, { at }] of this.texts) if (at < old) this.texts.delete(record);
   }
 
-  /** In an indexing transaction: a term's postings (oldest first) in blocks, and the term in the dictionary unless known (added to `terms`). */
-  private write(appId: string, term: string, postings: NewPosting[], terms: Set<string>): void {
+  /** The keys and values of the blocks (and new dictionary entries, added to `terms`) of the messages of `records`. */
+  private blocksOf(records: { ids: string[]; texts?: string[] }[], terms: Set<string>): [Key, unknown][] {
+    // Each log's bytes once a batch.
+    const logs = new Map<string, Buffer>();
+    const batch: { posting: NewPosting; appId: string; content: string }[] = [];
+    for (const { ids, texts } of records) {
+      for (let i = 0; i < ids.length; i += 3) {
+        const [messageId, appId, logId] = [ids[i]!, ids[i + 1]!, ids[i + 2]!];
+        const content = texts ? texts[i / 3] : this.stored(appId, logId, messageId)?.content;
+        if (!content) continue;
+        let logBytes = logs.get(logId);
+        if (!logBytes) logs.set(logId, (logBytes = Buffer.from(logId, 'utf8')));
+        batch.push({ posting: { messageId, logId, idBytes: uuidBytes(messageId), logBytes, time: uuidv7Time(messageId) }, appId, content });
+      }
+    }
+    // In id order, so each term's postings come out oldest first.
+    batch.sort((a, b) => (a.posting.messageId < b.posting.messageId ? -1 : 1));
+    const byTerm = new Map<string, Map<string, NewPosting[]>>();
+    for (const { posting, appId, content } of batch) {
+      let app = byTerm.get(appId);
+      if (!app) byTerm.set(appId, (app = new Map()));
+      for (const term of termsOf(content)) {
+        const list = app.get(term);
+        if (list) list.push(posting);
+        else app.set(term, [posting]);
+      }
+    }
+    const puts: [Key, unknown][] = [];
+    for (const [appId, app] of byTerm) for (const [term, postings] of app) this.write(appId, term, postings, terms, puts);
+    return puts;
+  }
+
+  /** A term's postings (oldest first) in blocks, and the term in the dictionary unless known (added to `terms`), as puts. */
+  private write(appId: string, term: string, postings: NewPosting[], terms: Set<string>, puts: [Key, unknown][]): void {
     let from = 0;
     for (let i = 1; i <= postings.length; i++) {
       if (i < postings.length && postings[i]!.time - postings[from]!.time <= BLOCK_SPAN_MS) continue;
       const block = postings.slice(from, i).reverse();
-      this.t.db.put(['q', appId, term, block[0]!.messageId, (this.blockBase + this.blocks++).toString(36)], encodeBlock(block));
+      puts.push([['q', appId, term, block[0]!.messageId, (this.blockBase + this.blocks++).toString(36)], encodeBlock(block)]);
       from = i;
     }
     const key = `${appId}\u0000${term}`;
     if (this.known.has(key) || terms.has(key)) return;
-    this.t.db.put(['Q', appId, term], true);
+    puts.push([['Q', appId, term], true]);
     terms.add(key);
   }
 
