@@ -47,8 +47,14 @@ Scenarios:
   threads      GET /api/users/me/threads (the threads inbox) for a user following 500 threads
                against a user following one, on the embedded store and on Cassandra with 3
                nodes: p50 and p99 (goal: p99 < 20 ms) (this service only)
+  search       first the sends workload over WebSocket with the search index and without it
+               (SEARCH_INDEX=off): CPU per send as a ratio (goal <= 1.3); then 1,000,000
+               messages over 1,000 chats and a user in 100 of them searching a rare word, a
+               common word and two words (the last as a prefix), on the embedded store and on
+               Cassandra with 3 nodes: p50 and p99 (goal p99 < 50 ms embedded, < 100 ms on
+               Cassandra), and the embedded index's bytes per message (this service only)
   all          connections, fanout, sends, history, chatlist, flood, cluster, webhooks,
-               blocklist, attachments and threads, in that order
+               blocklist, attachments, threads and search, in that order
   report       only render RESULTS.md and the charts from the results in --out
 
 Common options:
@@ -120,6 +126,15 @@ chatlist:
   --sizes LIST         page sizes (default 1,20)
   --stores LIST        of embedded,cassandra (default: both; --smoke: embedded)
   --concurrency N      requests in flight (default 16)
+search:
+  --messages N         messages sent before searching (default 1000000)
+  --chats N            chats they are spread over (default 1000)
+  --member-of N        of those, chats the searching user is in (default 100)
+  --senders S          senders of the send-cost part, each in a chat of its own (default 64)
+  --rate R             sends/s they offer in all, at a fixed rate (default 6000)
+  --stores LIST        of embedded,cassandra (default: both; --smoke: embedded); none: the
+                       send cost alone
+  --concurrency N      searches in flight (default 4)
 threads:
   --threads N          threads the busy user follows (default 500)
   --size N             inbox page size (default 20)
@@ -176,6 +191,8 @@ const OPTIONS = {
   'file-mb': { type: 'string' },
   threads: { type: 'string' },
   size: { type: 'string' },
+  messages: { type: 'string' },
+  'member-of': { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is

@@ -41,7 +41,7 @@ export async function openStores(config: Readonly<Config>, log?: Logger): Promis
     const { client } = await prepareCassandra(config);
     return {
       control: new CassandraControlStore(client, config.CASSANDRA_KEYSPACE),
-      node: new CassandraNodeStore(client, config.CASSANDRA_KEYSPACE),
+      node: new CassandraNodeStore(client, config.CASSANDRA_KEYSPACE, undefined, undefined, { searchIndex: config.SEARCH_INDEX === 'on' }),
       close: () => client.shutdown(),
     };
   }
@@ -54,6 +54,6 @@ export async function openStores(config: Readonly<Config>, log?: Logger): Promis
     }
   }
   const control = LmdbControlStore.open(controlDir);
-  const node = LmdbNodeStore.open(nodeDir);
+  const node = LmdbNodeStore.open(nodeDir, undefined, { searchIndex: config.SEARCH_INDEX === 'on' });
   return { control, node, close: async () => void (await Promise.all([control.close(), node.close()])) };
 }

@@ -34,6 +34,7 @@ import type { NodeContext } from './context.ts';
 import { chatRoutes } from './http/chat-routes.ts';
 import { pinRoutes } from './http/pin-routes.ts';
 import { threadRoutes } from './http/thread-routes.ts';
+import { searchRoutes } from './http/search-routes.ts';
 import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, flagRoutes, moderationRoutes, NodeBlocklistAdmin } from './moderation/index.ts';
 import { attachmentRoutes } from './http/attachment-routes.ts';
 import { attachmentsOf, LocalObjectStore, serveLocalFiles, type AttachmentSettingsSource, type ObjectStore } from './files/index.ts';
@@ -404,6 +405,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     ...chatRoutes(ctx),
     ...pinRoutes(ctx),
     ...threadRoutes(ctx),
+    ...searchRoutes(ctx),
     ...moderationRoutes(ctx),
     ...flagRoutes(ctx),
     ...chatModerationRoutes(ctx),

@@ -3,7 +3,8 @@ import { ChatStateError } from './errors.ts';
 import { ChatModerationCalls } from './chat-moderation.ts';
 import { request, type RequestOptions } from './http.ts';
 import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
-import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Pin, Pinned, Reaction, Role, User, UserSession } from './types.ts';
+import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Pin, Pinned, Reaction, Role, SearchOptions, SearchPage, User, UserSession } from './types.ts';
+import { searchQuery } from './search-query.ts';
 import { ThreadCalls } from './thread-calls.ts';
 import { UploadCalls, type UploadOptions } from './upload-calls.ts';
 
@@ -397,6 +398,14 @@ export class ChatClient {
   }
 
   /** One page of history, newest first (spec §4.2); `lastMessage` is the oldest id of the previous page. */
+  /**
+   * Searches the messages of the chats you are in (README, "Search"): every word of `q`, the last
+   * as a prefix too, newest first, with where the words are in each message's content.
+   */
+  search(q: string, options: SearchOptions = {}): Promise<SearchPage> {
+    return this.call('api/search/messages', { query: searchQuery(q, options) });
+  }
+
   async getMessages(chatId: string, options: { size?: number; lastMessage?: string } = {}): Promise<Message[]> {
     const { messages } = await this.call<{ messages: Message[] }>(`api/messages/getMessages/${enc(chatId)}`, { query: options });
     // The newest page tells where the chat stands; realtime follows it from there.

@@ -1,7 +1,8 @@
 import { ChatStateError } from './errors.ts';
 import { request } from './http.ts';
 import { ChatModerationCalls } from './chat-moderation.ts';
-import type { Ban, BlocklistEntry, ChatBan, Flag, Message, ModerationAction, Mute, QueuedFlag, User, UserSession } from './types.ts';
+import type { Ban, BlocklistEntry, ChatBan, Flag, Message, ModerationAction, Mute, QueuedFlag, SearchOptions, SearchPage, User, UserSession } from './types.ts';
+import { searchQuery } from './search-query.ts';
 
 export * from './errors.ts';
 export { isRetryable, RETRYABLE_CODES, type ErrorCode } from './codes.ts';
@@ -64,6 +65,11 @@ export class ChatServer {
    */
   async sendMessage(chatId: string, input: { senderId: string; content: string; type?: 'regular' | 'system'; data?: Record<string, unknown>; idempotencyKey?: string; replyTo?: string }): Promise<Message> {
     return (await this.call<{ message: Message }>(`api/messages/${encodeURIComponent(chatId)}`, { method: 'POST', body: input })).message;
+  }
+
+  /** Searches the messages of every chat of the application (README, "Search"), as `ChatClient.search` does a user's. */
+  searchMessages(q: string, options: SearchOptions = {}): Promise<SearchPage> {
+    return this.call('api/search/all-messages', { query: searchQuery(q, options) });
   }
 
   /** Deletes a user: its sign-ins end, it leaves every chat, its sockets close. */

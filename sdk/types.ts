@@ -101,6 +101,38 @@ export interface ThreadState {
   mentionCount: number;
 }
 
+/** What a search names besides its words (README, "Search"). */
+export interface SearchOptions {
+  /** Only these chats (at most 100). */
+  chatIds?: string[];
+  senderId?: string;
+  /** Only messages sent before / after these times (ISO 8601). */
+  before?: string;
+  after?: string;
+  /** true: only replies in threads; false: no replies. */
+  inThread?: boolean;
+  hasAttachments?: boolean;
+  /** 'newest' (default): newest first; 'relevance': the newest 200 hits, most relevant first. */
+  order?: 'newest' | 'relevance';
+  /** Hits a page, 1–50 (default 20). */
+  size?: number;
+  /** The previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+/** A message a search found, with where its words are in `message.content` ([start, end), UTF-16 units). */
+export interface SearchHit {
+  chatId: string;
+  message: Message;
+  matches: [number, number][];
+}
+
+/** A page of a search, newest first; it may hold fewer than `size` hits: go on while `nextCursor` is given. */
+export interface SearchPage {
+  hits: SearchHit[];
+  nextCursor?: string;
+}
+
 /** A page of your threads inbox (`ChatClient.threads.inbox`). */
 export interface ThreadInbox {
   /** Newest activity first, each with its parent message as it is now. */

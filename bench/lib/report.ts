@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { barChart, lineChart } from './charts.ts';
 import type { Row, ScenarioResult } from './output.ts';
 
-const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'cluster-ha', 'webhooks', 'blocklist', 'attachments', 'threads'];
+const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'cluster-ha', 'webhooks', 'blocklist', 'attachments', 'threads', 'search'];
 const PEERS = ['uws', 'socketio'];
 
 const fmt = (v: unknown): string => {
@@ -262,6 +262,17 @@ const SECTIONS: Record<string, Section> = {
     return [
       table(r.rows, [['store', 'store'], ['followed', 'threads followed'], ['size', 'page size'], ['requestsPerSecond', 'inboxes/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['p50VsOne', 'p50 vs one thread'], ['errors', 'errors']]),
       await chart('threads', barChart(bars, { title: 'GET /api/users/me/threads: p99 by the threads the user follows', y: 'p99Ms', yTitle: 'p99 ms', group: 'panel', x: 'bar' })),
+    ].join('\n');
+  },
+  search: async (r, chart) => {
+    const cost = r.rows.filter((x) => x.part === 'send cost');
+    const queries = r.rows.filter((x) => x.part === 'query');
+    const s = r.summary as { sendCost?: { ratio?: number }; embedded?: { disk?: { searchBytesPerMessage?: number; messagesBytesPerMessage?: number } } };
+    return [
+      table(cost, [['searchIndex', 'SEARCH_INDEX'], ['offeredPerSecond', 'offered sends/s'], ['ackedPerSecond', 'acked sends/s'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['p99Ms', 'ack p99 ms']]),
+      `Indexed ÷ not: server CPU per send ${s.sendCost?.ratio ?? '–'}× (goal ≤ 1.3×). Embedded index: ${s.embedded?.disk?.searchBytesPerMessage ?? '–'} bytes per message on disk (the messages themselves: ${s.embedded?.disk?.messagesBytesPerMessage ?? '–'}).\n`,
+      table(queries, [['store', 'store'], ['query', 'query'], ['q', 'words'], ['hitsOnFirstPage', 'hits (first page)'], ['queriesPerSecond', 'searches/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['errors', 'errors']]),
+      await chart('search', barChart(queries.map((x) => ({ ...x, bar: String(x.query), panel: String(x.store) })), { title: 'GET /api/search/messages: p99 by query', y: 'p99Ms', yTitle: 'p99 ms', group: 'panel', x: 'bar' })),
     ].join('\n');
   },
   chatlist: async (r, chart) => {

@@ -20,6 +20,8 @@ export interface Target {
   app?: Provisioned;
   /** This service only: the control service's base URL (for more tenants). */
   control?: string;
+  /** This service on one node only: its DATA_DIR (removed by `stop`). */
+  dataDir?: string;
   stop(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function startSingle(system: SystemName, options: StartOptions): Pr
       pids: [service.pid],
       app,
       control: service.controlUrl,
+      dataDir: service.dataDir,
       stop: async () => {
         await service.stop();
         removeDir(service.dataDir);

@@ -19,8 +19,8 @@ interface Timed {
 /** What the parent tells a generator process to do. */
 export type Command =
   | { op: 'open'; conns: ConnSpec[]; concurrency: number }
-  | (Timed & { op: 'fanout'; ratePerSender: number; drainMs: number; quietMs: number })
-  | (Timed & { op: 'sends'; window: number; content: string; drainMs: number; perSender?: number; collectIdsEvery?: number })
+  | (Timed & { op: 'fanout'; ratePerSender: number; drainMs: number; quietMs: number; /** Text after each send's time: contents[n % length] (JSON-safe). */ contents?: string[] })
+  | (Timed & { op: 'sends'; window: number; content: string; /** When given, send n carries contents[n % length] (JSON-safe text) instead of `content`. */ contents?: string[]; drainMs: number; perSender?: number; collectIdsEvery?: number })
   | (Timed & { op: 'http'; requests: HttpRequest[]; concurrency: number })
   | { op: 'close' };
 

@@ -126,14 +126,17 @@ export const PROTOCOLS: Record<SystemName, Protocol> = { chat, uws, socketio };
 const CONTENT_MARK = Buffer.from('"content":"t');
 
 /**
- * The intended send time a delivered message carries (its content is `t<ms since epoch>`), or
- * undefined. Found by a byte search, not a JSON parse: the generator reads every delivered frame.
+ * The intended send time a delivered message carries (its content is `t<ms since epoch>`, maybe
+ * followed by a space and text), or undefined. Found by a byte search, not a JSON parse: the
+ * generator reads every delivered frame.
  */
 export function sentAt(payload: Buffer): number | undefined {
   const at = payload.indexOf(CONTENT_MARK);
   if (at < 0) return undefined;
   const from = at + CONTENT_MARK.length;
-  const end = payload.indexOf(34, from); // closing quote
+  const quote = payload.indexOf(34, from); // closing quote
+  const space = payload.indexOf(32, from);
+  const end = space >= 0 && (quote < 0 || space < quote) ? space : quote;
   const value = Number(payload.toString('latin1', from, end < 0 ? from + 20 : end));
   return Number.isFinite(value) ? value : undefined;
 }

@@ -178,7 +178,7 @@ async function fanout(cmd: Extract<Command, { op: 'fanout' }>): Promise<void> {
             s.c.inflight.set(id, s.next);
             pending++;
           } else if (s.next >= measureFrom) lostOnClosed++;
-          s.c.ws.send(s.c.protocol.send(s.c.spec.room, id, `t${s.next.toFixed(3)}`));
+          s.c.ws.send(s.c.protocol.send(s.c.spec.room, id, cmd.contents ? `t${s.next.toFixed(3)} ${cmd.contents[id % cmd.contents.length]}` : `t${s.next.toFixed(3)}`));
           sent++;
           if (measured(s.next)) {
             measuredSent++;
@@ -221,7 +221,7 @@ async function sends(cmd: Extract<Command, { op: 'sends' }>): Promise<void> {
     const id = nextId++;
     const t = now();
     c.inflight.set(id, t);
-    c.ws.send(c.protocol.send(c.spec.room, id, cmd.content));
+    c.ws.send(c.protocol.send(c.spec.room, id, cmd.contents ? cmd.contents[id % cmd.contents.length]! : cmd.content));
     sent++;
     if (t >= measureFrom) measuredSent++;
   };

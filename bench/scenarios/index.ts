@@ -11,6 +11,7 @@ import { webhooks } from './webhooks.ts';
 import { blocklist } from './blocklist.ts';
 import { attachments } from './attachments.ts';
 import { threads } from './threads.ts';
+import { search } from './search.ts';
 
 export type { ScenarioOptions, ScenarioOutput } from './options.ts';
 
@@ -62,6 +63,7 @@ export const SCENARIOS = {
   blocklist,
   attachments,
   threads,
+  search,
 } satisfies Record<string, (ctx: Context, o: ScenarioOptions) => Promise<ScenarioOutput>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;

@@ -102,6 +102,10 @@ export const ConfigSchema = Type.Object({
   USER_REQUESTS_PER_SECOND: Type.Integer({ default: 200, minimum: 1, description: 'REST requests one chat user may make per second before 429.' }),
   WS_ACTIONS_PER_SECOND: Type.Integer({ default: 50, minimum: 1, description: 'WebSocket actions per connection per second (bursts of twice that) before RATE_LIMITED error frames.' }),
   ACTOR_IDLE_SECONDS: Type.Integer({ default: 60, minimum: 1, description: 'A chat actor with nothing pending is evicted after this long unused.' }),
+  SEARCH_INDEX: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+    default: 'on',
+    description: "Index messages' words for search (`on`), or not (`off`: sends write no index entries, the search routes answer 503). Messages sent while it is `off` are found once `npm run schema -- reindex` has indexed them.",
+  }),
   ATTACHMENTS_STORE: Type.Union([Type.Literal(''), Type.Literal('local'), Type.Literal('s3'), Type.Literal('off')], {
     default: '',
     description: 'Where attachment files live: `local` (under DATA_DIR/files, served by this node: one node only), `s3` (an S3-compatible service, S3_*: what a cluster needs), or `off` (no attachments: their routes answer 503). Empty: `local` with STORE=embedded, `s3` with STORE=cassandra when S3_ENDPOINT is set, else `off`.',

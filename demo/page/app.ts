@@ -9,6 +9,7 @@ import { Conversation } from './views/conversation.ts';
 import { NewChat } from './views/new-chat.ts';
 import { SignIn } from './views/sign-in.ts';
 import { ThreadPane } from './views/thread.ts';
+import { SearchResults } from './views/search-results.ts';
 import { ThreadsInbox } from './views/threads-inbox.ts';
 
 /** Signed out: the sign-in form. Signed in: one ChatState for the session, and the chat views. */
@@ -64,13 +65,22 @@ function Shell({ state, onSignOut }: { state: ChatState; onSignOut: (why?: strin
       </div>
       ${startError ? html`<p class="error" role="alert">Could not connect: ${startError}</p>` : null}
       ${creating ? html`<${NewChat} state=${state} onDone=${() => setCreating(false)} />` : null}
+      <input
+        type="search"
+        class="search-input"
+        aria-label="Search messages"
+        placeholder="Search messages"
+        value=${state.search.query}
+        onInput=${(e: Event) => state.search.type((e.target as HTMLInputElement).value)}
+        onKeyDown=${(e: KeyboardEvent) => e.key === 'Escape' && state.search.clear()}
+      />
       <div class="tabs" role="tablist" aria-label="Show">
         <button type="button" role="tab" class="tab" aria-selected=${state.sidebar === 'chats'} onClick=${() => state.showSidebar('chats')}>Chats</button>
         <button type="button" role="tab" class="tab threads-tab" aria-selected=${state.sidebar === 'threads'} onClick=${() => state.showSidebar('threads')}>
           Threads${state.inbox.unreadThreads ? html` <span class="badge" aria-label=${`${state.inbox.unreadThreads} with unread replies`}>${state.inbox.unreadThreads}</span>` : null}
         </button>
       </div>
-      ${state.sidebar === 'chats' ? html`<${ChatList} state=${state} />` : html`<${ThreadsInbox} state=${state} />`}
+      ${state.search.active ? html`<${SearchResults} state=${state} />` : state.sidebar === 'chats' ? html`<${ChatList} state=${state} />` : html`<${ThreadsInbox} state=${state} />`}
     </aside>
     <main class=${`conversation-pane${state.thread ? ' with-thread' : ''}`}>
       ${state.open

@@ -1,6 +1,7 @@
 import { ChatApiError, ChatClient, ChatNetworkError, ChatTimeoutError, type ChatSummary, type ConnectionStatus, type Message } from '../../sdk/client.ts';
 import { listUsers, saveSession, type DemoUser, type SignedIn } from './backend.ts';
 import { OpenConversation } from './conversation-state.ts';
+import { SearchState } from './search-state.ts';
 import { InboxState, OpenThread } from './thread-state.ts';
 
 /** How many users one presence query asks about (the service's limit). */
@@ -30,6 +31,8 @@ export class ChatState {
   thread: OpenThread | undefined;
   /** The threads inbox (README, "Threads"): the sidebar shows it instead of the chats when asked. */
   readonly inbox: InboxState;
+  /** The sidebar's message search (README, "Search"). */
+  readonly search: SearchState;
   sidebar: 'chats' | 'threads' = 'chats';
   private chatsTimer: ReturnType<typeof setTimeout> | undefined;
   status: ConnectionStatus = 'idle';
@@ -54,6 +57,7 @@ export class ChatState {
     });
     this.client.setAuth(me);
     this.inbox = new InboxState(this.client, this.changed);
+    this.search = new SearchState(this.client, this.changed);
     this.names.set(me.userId, me.displayName);
     this.listen();
   }

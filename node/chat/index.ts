@@ -27,6 +27,7 @@ export { CUSTOM_DATA, CustomDataSchema, customDataProblem, storedData, type Cust
 export { sendInputOf, type EditInput, type SendFields } from './send-input.ts';
 export { madeMessageJson, messageJson } from './message-json.ts';
 export type { ChatView, MemberView, MessageView, ReactionView, ReplyView } from './views.ts';
+export { messageView } from './views.ts';
 export { ChatBanSchema, MuteSchema, type Moderator } from './chat-moderation.ts';
 export type { BeforeSendHook, BeforeSendPort } from './before-send-port.ts';
 export type { AttachmentClaim, AttachmentPort } from './attachment-port.ts';

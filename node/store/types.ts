@@ -3,6 +3,7 @@ import type { ChatStore } from './types/chats.ts';
 import type { ChatWriters, MessageStore } from './types/messages.ts';
 import type { FlagStore, ModerationStore } from './types/moderation.ts';
 import type { WebhookOutbox } from './types/outbox.ts';
+import type { SearchIndex } from './types/search.ts';
 import type { ThreadStore } from './types/threads.ts';
 import type { UserSessionStore, UserStore } from './types/users.ts';
 
@@ -19,10 +20,17 @@ export type * from './types/messages.ts';
 export type * from './types/outbox.ts';
 export type * from './types/moderation.ts';
 export type * from './types/threads.ts';
+export type * from './types/search.ts';
 export { BUCKET_MS, FencedError, MENTION_WINDOW } from './types/messages.ts';
 
 /** Keys that sign user JWTs and make the cluster key; shared by every node of the cluster (contract in common/jwt/key-ring.ts). */
 export type NodeSigningKeyStore = SigningKeyStore;
+
+/** How a node store is opened (besides where). */
+export interface NodeStoreOptions {
+  /** Index messages' text for search (SEARCH_INDEX): true by default. */
+  searchIndex?: boolean;
+}
 
 export interface NodeStore {
   users: UserStore;
@@ -37,6 +45,8 @@ export interface NodeStore {
   messages: MessageStore;
   /** Thread follows and their read marks (see ThreadStore). */
   threads: ThreadStore;
+  /** The message search index, written by `messages.put` (see SearchIndex). */
+  search: SearchIndex;
   writers: ChatWriters;
   signingKeys: NodeSigningKeyStore;
   close(): Promise<void>;

@@ -97,3 +97,41 @@ t.test('a send retried with the same idempotency key makes one message and the s
   const fromBob = await it.node.call('POST', `/api/messages/${chatId}`, { body: { content: 'bob' }, token: bob.jwt, headers: { 'idempotency-key': 'http-key' } });
   t.equal(fromBob.status, 201);
 });
+
+t.test('kill -9 right after acks: every acked message is found by search after the restart', async (t) => {
+  const env = { USER_SENDS_PER_SECOND: '100000', APP_ACTIONS_PER_SECOND: '100000', WS_ACTIONS_PER_SECOND: '100000', USER_REQUESTS_PER_SECOND: '100000' };
+  const svc = await startService(env);
+  let current = svc;
+  t.teardown(() => current.stop());
+  const it = await integration(svc);
+  const alice = await it.user('alice');
+  const chat = await it.node.post('/api/chats', { type: 'group', name: 'searchable', memberIds: [] }, alice.jwt);
+  const chatId = chat.body.chatId as string;
+  const ws = await WsClient.connect(svc.nodeUrl, alice.jwt);
+  // The embedded store indexes a moment after the ack (README, "Search"): the kill comes first for
+  // the last of these, whose pending records the restarted node must index.
+  const acks = await ws.sendAll(chatId, Array.from({ length: 300 }, (_, i) => `durable needle${i}`));
+  t.ok(acks.every((a) => a.type === 'ack'), 'all sends acked');
+  const edit = await ws.request({ type: 'message.edit', chatId, messageId: acks[0]!.result.message.messageId, content: 'durable rewritten' });
+  t.equal(edit.type, 'ack');
+  await svc.kill();
+
+  current = await startService(env, svc.dataDir);
+  const node = current.nodeUrl;
+  const search = async (q: string, cursor?: string) => {
+    const r = await fetch(`${node}/api/search/messages?${new URLSearchParams({ q, size: '50', ...(cursor ? { cursor } : {}) })}`, { headers: { authorization: `Bearer ${alice.jwt}` } });
+    t.equal(r.status, 200);
+    return (await r.json()) as { hits: { message: { messageId: string; content: string } }[]; nextCursor?: string };
+  };
+  const found: string[] = [];
+  for (let cursor: string | undefined; ; ) {
+    const page = await search('durable', cursor);
+    found.push(...page.hits.map((h) => h.message.messageId));
+    if (!page.nextCursor) break;
+    cursor = page.nextCursor;
+  }
+  t.same(found, acks.map((a) => a.result.message.messageId).reverse(), 'every acked message, once, newest first');
+  const last = acks.at(-1)!.result.message;
+  t.same((await search('needle299')).hits.map((h) => h.message.messageId), [last.messageId], 'the last one acked, by its own word');
+  t.same((await search('rewritten')).hits.map((h) => h.message.content), ['durable rewritten'], 'the edit acked last');
+});

@@ -117,8 +117,9 @@ else {
     return { db, sent };
   };
   const appId = randomUUID();
+  // No text unless given: these tests count the message path's own writes (a text adds its search rows).
   const message = (chatId: string, seq: number, extra: Partial<StoredMessage> = {}): StoredMessage =>
-    ({ appId, chatId, id: newMessageId(seq, T0 + seq), seq, senderId: 'sender', content: `m${seq}`, createdAt: NOW, reactions: [], rev: seq, ...extra });
+    ({ appId, chatId, id: newMessageId(seq, T0 + seq), seq, senderId: 'sender', content: '', createdAt: NOW, reactions: [], rev: seq, ...extra });
   const fence = (from: number, to: number) => ({ from: { seq: from, rev: from }, to: { seq: to, rev: to } });
   const cas = (queries: string[]) => queries.some((q) => / IF /.test(q));
 
@@ -136,7 +137,15 @@ else {
     await store.messages.put([7, 8].map((seq) => message(chatId, seq, { clientKey: `k${seq}` })), fence(6, 8));
     t.same(sent.map((s) => [s.kind, s.queries.length]), [['batch', 2], ['batch', 2]], 'with idempotency keys: the rows, and the key rows (2 mutations a message)');
     t.notOk(sent.some((s) => cas(s.queries)), 'still no compare-and-set');
-    t.same((await store.messages.afterSeq(appId, chatId, 0, 20)).map((m) => m.seq), [1, 2, 3, 4, 5, 6, 7, 8]);
+    // Text: a posting per word, and the word's hour and dictionary row only until a put of them succeeded.
+    sent.length = 0;
+    await store.messages.put([message(chatId, 9, { content: 'hello world' })], fence(8, 9));
+    const tables = () => sent.flatMap((s) => s.queries.map((q) => /INTO \w+\.(\w+) /.exec(q)?.[1])).sort();
+    t.same(tables(), ['chat_messages', 'search_postings', 'search_postings', 'search_term_hours', 'search_term_hours', 'search_terms', 'search_terms'], 'a text: its row, and per word a posting, its hour and its dictionary row');
+    sent.length = 0;
+    await store.messages.put([10, 11].map((seq) => message(chatId, seq, { content: 'hello again' })), fence(9, 10 + 1));
+    t.same(tables(), ['chat_messages', 'chat_messages', 'search_postings', 'search_postings', 'search_postings', 'search_postings', 'search_term_hours', 'search_terms'], 'then a word already written costs its posting alone');
+    t.same((await store.messages.afterSeq(appId, chatId, 0, 20)).map((m) => m.seq), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     t.equal((await store.messages.byClientKey(appId, chatId, 'sender', 'k8'))?.seq, 8);
     const ttl = (await client.execute(`SELECT TTL(seq) AS ttl FROM ${keyspace}.send_keys WHERE app_id = ? AND chat_id = ? AND sender_id = ? AND client_key = ?`, [appId, chatId, 'sender', 'k8'], { prepare: true })).first();
     t.ok(Number(ttl?.get('ttl')) > 86_000, 'idempotency keys expire after a day');

@@ -9,6 +9,7 @@ import { moderationConformance } from './store-conformance-moderation.ts';
 import { chatModerationConformance } from './store-conformance-chat-moderation.ts';
 import { conversationConformance } from './store-conformance-conversation.ts';
 import { threadConformance, threadLogConformance } from './store-conformance-threads.ts';
+import { searchConformance } from './store-conformance-search.ts';
 import { outboxConformance } from './store-conformance-outbox.ts';
 
 /**
@@ -679,4 +680,5 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
   conversationConformance(withStore);
   threadConformance(withStore);
   threadLogConformance(withStore);
+  searchConformance(withStore);
 }

@@ -34,6 +34,8 @@ export async function copyFirstLayout(client: CassandraClient, ks: string): Prom
   const paged = { ...STATEMENT_OPTIONS, fetchSize: 500, autoPage: true };
   for await (const row of client.stream(`SELECT * FROM ${ks}.messages`, [], paged) as unknown as AsyncIterable<cassandra.types.Row>) {
     const { message } = readMessage(row);
+    // Before the search index's tables exist (node-021): its messages are not indexed.
+    // No search rows: this runs before the index's tables exist (node-021), and old messages are not indexed.
     const writes = new MessageWrites(ks);
     writes.created(message, undefined, seqOfMessageId(message.id) === message.seq);
     for (const batch of writes.batches()) await send(db.batch(batch));

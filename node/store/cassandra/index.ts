@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CassandraSigningKeys, cql, type Cql } from '../../../common/cassandra/index.ts';
-import type { NodeStore, WriterId } from '../types.ts';
+import type { NodeStore, NodeStoreOptions, WriterId } from '../types.ts';
 import { CassandraChats } from './chats.ts';
 import { CassandraLeases, type HoldTiming } from './leases.ts';
 import { CassandraMessages } from './messages.ts';
@@ -9,6 +9,7 @@ import { CassandraModeration } from './moderation.ts';
 import { PutMerger } from './put-merger.ts';
 import { CassandraOutbox, ChangeEvents } from './outbox.ts';
 import { CassandraThreads } from './threads.ts';
+import { CassandraSearch, SearchRows } from './search.ts';
 import { CassandraUsers, CassandraUserSessions } from './users.ts';
 export { nodeMigrations } from './schema.ts';
 export { HOLD, type HoldTiming } from './leases.ts';
@@ -27,6 +28,7 @@ export class CassandraNodeStore implements NodeStore {
   readonly chats: CassandraChats;
   readonly messages: CassandraMessages;
   readonly threads: CassandraThreads;
+  readonly search: CassandraSearch;
   readonly outbox: CassandraOutbox;
   readonly writers: CassandraLeases;
   /** The keys that sign user JWTs and make the cluster key, shared by every node (scope `node`). */
@@ -38,11 +40,11 @@ export class CassandraNodeStore implements NodeStore {
    * instance to the others when it holds a chat (a random id by default): each instance is a writer
    * of its own.
    */
-  static open(client: Cql, keyspace: string, writer?: WriterId, hold?: HoldTiming): CassandraNodeStore {
-    return new CassandraNodeStore(client, keyspace, writer, hold);
+  static open(client: Cql, keyspace: string, writer?: WriterId, hold?: HoldTiming, options: NodeStoreOptions = {}): CassandraNodeStore {
+    return new CassandraNodeStore(client, keyspace, writer, hold, options);
   }
 
-  constructor(client: Cql, keyspace: string, writer: WriterId = { id: randomUUID() }, hold?: HoldTiming) {
+  constructor(client: Cql, keyspace: string, writer: WriterId = { id: randomUUID() }, hold?: HoldTiming, options: NodeStoreOptions = {}) {
     // The keyspace is spliced into every statement's text (identifiers cannot be bound).
     if (!/^[a-z][a-z0-9_]{0,47}$/.test(keyspace)) throw new Error(`invalid keyspace name ${keyspace}`);
     const db = cql(client);
@@ -54,8 +56,9 @@ export class CassandraNodeStore implements NodeStore {
     this.moderation = new CassandraModeration(db, keyspace);
     this.flags = new CassandraFlags(db, keyspace);
     this.chats = new CassandraChats(db, keyspace, this.writers, events);
-    this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox, new PutMerger(db));
+    this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox, new PutMerger(db), new SearchRows(keyspace, options.searchIndex ?? true));
     this.threads = new CassandraThreads(db, keyspace);
+    this.search = new CassandraSearch(db, keyspace);
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');
   }
 

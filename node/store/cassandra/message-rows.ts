@@ -2,6 +2,8 @@ import cassandra, { type types } from 'cassandra-driver';
 import { defined, num, opt, str, type BatchStatement } from '../../../common/cassandra/index.ts';
 import type { StoredAttachment, StoredMessage, StoredReaction, ThreadSummary } from '../types.ts';
 import { chatOfLog } from '../thread-log.ts';
+import { indexed } from '../search-terms.ts';
+import type { SearchRows } from './search.ts';
 
 /** Seqs (and revisions) per partition of `chat_messages` (and `message_changes`): a partition's bound. */
 export const BLOCK = 1024;
@@ -57,8 +59,19 @@ const jsonOf = (json: string | undefined) => (json === undefined ? undefined : (
 export class MessageWrites {
   readonly rows = new Map<number, BatchStatement[]>();
   readonly others: BatchStatement[] = [];
+  /** The search rows this put writes that SearchRows remembers once it succeeded. */
+  readonly searchKeys = new Set<string>();
 
-  constructor(private readonly ks: string) {}
+  constructor(
+    private readonly ks: string,
+    /** The search index's rows (none in migrations that run before its tables exist). */
+    private readonly search?: SearchRows,
+  ) {}
+
+  private index(m: StoredMessage): void {
+    if (!this.search) return;
+    this.others.push(...this.search.of(m, this.searchKeys));
+  }
 
   private row(m: StoredMessage, crev: number | undefined, rewrite: boolean): BatchStatement {
     const absent = rewrite ? null : unset;
@@ -98,6 +111,7 @@ export class MessageWrites {
   created(m: StoredMessage, crev: number | undefined, idCarriesSeq: boolean): void {
     this.addRow(m, this.row(m, crev, false));
     this.indexes(m, idCarriesSeq);
+    if (indexed(m, undefined)) this.index(m);
     // Created and changed within one put: its latest revision is a change.
     if (m.rev !== undefined && m.rev !== crev) this.others.push(this.change(m, m.rev));
   }
@@ -105,6 +119,7 @@ export class MessageWrites {
   /** A later write of a message; `previous` is its stored row, if any. */
   changed(m: StoredMessage, previous: MessageRow | undefined, idCarriesSeq: boolean): void {
     this.addRow(m, this.row(m, previous?.crev, true));
+    if (indexed(m, previous?.message)) this.index(m);
     if (!previous) this.indexes(m, idCarriesSeq);
     else if (m.deletedAt !== undefined) this.mentions(m);
     const before = previous?.message.rev;

@@ -7,6 +7,7 @@ import type { CassandraOutbox } from './outbox.ts';
 import { BLOCK, blockOf, MessageWrites, readMessage, type MessageRow } from './message-rows.ts';
 import { newestAtOrBelow } from './unknown-outcomes.ts';
 import type { MergeablePut, PutMerger } from './put-merger.ts';
+import type { SearchRows } from './search.ts';
 
 const same = (a: ChatHead, b: ChatHead) => a.seq === b.seq && a.rev === b.rev;
 const carriesSeq = (m: StoredMessage) => seqOfMessageId(m.id) === m.seq;
@@ -24,6 +25,8 @@ export class CassandraMessages implements MessageStore {
     private readonly leases: CassandraLeases,
     private readonly outbox: CassandraOutbox,
     private readonly merger: PutMerger,
+    /** The search index's rows of the messages' text (search.ts). */
+    private readonly search: SearchRows,
   ) {}
 
   async put(messages: StoredMessage[], fence?: HeadFence, events?: OutboxEvent[]): Promise<void> {
@@ -45,7 +48,7 @@ export class CassandraMessages implements MessageStore {
     // events whose change never landed; a recovery drops them by their check (OutboxEvent.check).
     const appended = events?.length ? this.outbox.append(this.leases.self.id, events) : undefined;
     appended?.catch(() => {});
-    const writes = new MessageWrites(this.ks);
+    const writes = new MessageWrites(this.ks, this.search);
     const firstRev = new Map<string, number | undefined>();
     for (const m of messages) if (!firstRev.has(m.id)) firstRev.set(m.id, m.rev);
     const latest = latestOfEach(messages);
@@ -62,6 +65,7 @@ export class CassandraMessages implements MessageStore {
     // The merger sets it as it sends the put, with other chats' puts of the same turn (put-merger.ts).
     const put: MergeablePut = { batches: writes.batches(), timestamp: 0 };
     await this.leases.write(hold, () => this.merger.write(put), put);
+    this.search.landed(writes.searchKeys);
   }
 
   /** Written as given: each message's stored row is read first (for its previous revision). */
@@ -74,9 +78,10 @@ export class CassandraMessages implements MessageStore {
     await Promise.all([...byChat.values()].map(async (list) => {
       const { appId, chatId } = list[0]!;
       const previous = await this.rows(appId, chatId, list.map((m) => m.seq));
-      const writes = new MessageWrites(this.ks);
+      const writes = new MessageWrites(this.ks, this.search);
       for (const m of list) writes.changed(m, previous.get(m.seq)?.message.id === m.id ? previous.get(m.seq) : undefined, carriesSeq(m));
       await Promise.all(writes.batches().map((b) => this.db.batch(b)));
+      this.search.landed(writes.searchKeys);
       await this.leases.raise(appId, chatId, { seq: Math.max(...list.map((m) => m.seq)), rev: Math.max(0, ...list.map((m) => m.rev ?? 0)) });
     }));
   }

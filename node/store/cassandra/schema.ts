@@ -1,5 +1,6 @@
 import type { Migration } from '../../../common/cassandra/index.ts';
 import { copyFirstLayout } from './copy-first-layout.ts';
+import { backfillSearch } from './search-backfill.ts';
 import { indexUserChats } from './user-chat-index.ts';
 
 /**
@@ -230,5 +231,32 @@ export const nodeMigrations: Migration[] = [
       // A user's followed threads with unread replies: one partition per user, at most its rows.
       `CREATE TABLE IF NOT EXISTS {ks}.user_unread_threads (app_id text, user_id text, chat_id text, parent_id text, PRIMARY KEY ((app_id, user_id), chat_id, parent_id))`,
     ],
+  },
+  {
+    name: 'node-021-search',
+    statements: [
+      // A term's messages (search.ts), newest first: one partition per application, term and hour
+      // (of the message id's time), so at most the application's messages of one hour (360,000 at
+      // a sustained 100 messages a second, about 20 MB); `log_id` is the chat's or a thread's log.
+      `CREATE TABLE IF NOT EXISTS {ks}.search_postings (app_id text, term text, hour bigint, id text, log_id text, PRIMARY KEY ((app_id, term, hour), id, log_id)) WITH CLUSTERING ORDER BY (id DESC, log_id ASC)`,
+      // The hours a term has messages in, newest first: one partition per application and term,
+      // at most 24 rows a day (8,760 a year).
+      `CREATE TABLE IF NOT EXISTS {ks}.search_term_hours (app_id text, term text, hour bigint, PRIMARY KEY ((app_id, term), hour)) WITH CLUSTERING ORDER BY (hour DESC)`,
+      // The application's terms by their first character, for prefixes: one partition per
+      // application and first character, at most the application's distinct terms starting with it.
+      `CREATE TABLE IF NOT EXISTS {ks}.search_terms (app_id text, lead text, term text, PRIMARY KEY ((app_id, lead), term))`,
+    ],
+  },
+  {
+    // Indexes the messages written before node-021 (search-backfill.ts), going on from where an
+    // interrupted run saved its progress. It reads all of `chat_messages`: for a large keyspace,
+    // run `npm run schema` before starting the nodes of this version, rather than letting the
+    // first node to start do it (and wait for it). `npm run schema -- reindex` runs it again.
+    name: 'node-022-search-backfill',
+    statements: [
+      // The backfill's progress, one row (`chat_messages`): the token of the last partition indexed, the messages indexed.
+      `CREATE TABLE IF NOT EXISTS {ks}.search_backfill (name text PRIMARY KEY, last_token bigint, messages bigint, done boolean)`,
+    ],
+    data: (client, ks) => backfillSearch(client, ks).then(() => undefined),
   },
 ];

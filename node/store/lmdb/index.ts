@@ -1,12 +1,13 @@
 import { open, type RootDatabase } from 'lmdb';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../../common/files/index.ts';
 import { KeyRotationConflict, rotatedKeys, type SigningKey } from '../../../common/jwt/index.ts';
-import type { NodeSigningKeyStore, NodeStore, OutboxEvent, WriterId } from '../types.ts';
+import type { NodeSigningKeyStore, NodeStore, NodeStoreOptions, OutboxEvent, WriterId } from '../types.ts';
 import { LmdbChats } from './chats.ts';
 import { LmdbFlags } from './flags.ts';
 import { LmdbMessages } from './messages.ts';
 import { LmdbModeration } from './moderation.ts';
 import { LmdbOutbox } from './outbox.ts';
+import { LmdbSearch } from './search.ts';
 import { LmdbThreads } from './threads.ts';
 import { values, type Key, type Tables } from './shared.ts';
 import { LmdbUserSessions, LmdbUsers } from './users.ts';
@@ -37,6 +38,11 @@ class LmdbNodeSigningKeys implements NodeSigningKeyStore {
   }
 }
 
+export interface LmdbNodeStoreOptions extends NodeStoreOptions {
+  /** Messages per transaction of the search backfill (BACKFILL_CHUNK by default). */
+  searchBackfillChunk?: number;
+}
+
 /** The embedded node store: one LMDB environment, a named database per table family. */
 export class LmdbNodeStore implements NodeStore {
   readonly users: LmdbUsers;
@@ -46,11 +52,12 @@ export class LmdbNodeStore implements NodeStore {
   readonly chats: LmdbChats;
   readonly messages: LmdbMessages;
   readonly threads: LmdbThreads;
+  readonly search: LmdbSearch;
   readonly outbox: LmdbOutbox;
   readonly writers: LmdbWriters;
   readonly signingKeys: LmdbNodeSigningKeys;
 
-  private constructor(private readonly root: RootDatabase, path: string, writer?: WriterId) {
+  private constructor(private readonly root: RootDatabase, path: string, writer: WriterId | undefined, options: LmdbNodeStoreOptions) {
     const table = (name: string): Tables => ({ root, db: root.openDB<unknown, Key>({ name, encoding: 'msgpack' }) });
     this.writers = new LmdbWriters(path, writer);
     this.outbox = new LmdbOutbox(table('webhook_outbox'));
@@ -65,24 +72,31 @@ export class LmdbNodeStore implements NodeStore {
     this.flags = new LmdbFlags(table('flags'));
     this.chats = new LmdbChats(table('chats'), this.writers, events);
     this.chats.upgrade();
-    this.messages = new LmdbMessages(table('messages'), this.writers, this.outbox);
+    // Its own table, written in the messages' transactions (one environment).
+    const messages = table('messages');
+    this.search = new LmdbSearch(table('search'), (appId, logId, id) => this.messages.stored(appId, logId, id), options.searchIndex ?? true, messages.db, options.searchBackfillChunk);
+    this.messages = new LmdbMessages(messages, this.writers, this.outbox, this.search);
     this.threads = new LmdbThreads(table('threads'));
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));
+    // Messages stored before the index (or while it was off) are indexed in the background, from
+    // where an earlier run stopped; unless that is complete (LmdbSearch.backfill).
+    this.search.startBackfill();
   }
 
   /** `writer` names this instance when it holds a chat another instance on the same path wants (see ChatWriters). */
   /** Opens (or creates) the environment in directory `path`: see LmdbControlStore.open for the file modes. */
-  static open(path: string, writer?: WriterId): LmdbNodeStore {
+  static open(path: string, writer?: WriterId, options: LmdbNodeStoreOptions = {}): LmdbNodeStore {
     ensurePrivateDir(path);
     // A write resolves only once it is synced to disk (lmdb's default, overlapping sync, resolves at
     // commit and syncs later): an acknowledged write survives power loss, not just a crash.
     // `permissionsMode` (the mode of data.mdb and lock.mdb) is read by lmdb but absent from its typings.
-    const options = { path, maxDbs: 16, compression: false, overlappingSync: false, permissionsMode: PRIVATE_FILE_MODE };
-    return new LmdbNodeStore(open(options), path, writer);
+    const lmdbOptions = { path, maxDbs: 16, compression: false, overlappingSync: false, permissionsMode: PRIVATE_FILE_MODE };
+    return new LmdbNodeStore(open(lmdbOptions), path, writer, options);
   }
 
   async close(): Promise<void> {
     this.writers.releaseAll();
+    await this.search.close();
     await this.root.close();
   }
 }

@@ -6,6 +6,8 @@ import { FencedError, type ChatHead, type HeadFence, type MessageStore, type Out
 import { END, type Tables } from './shared.ts';
 import type { LmdbWriters } from './writers.ts';
 import type { LmdbOutbox } from './outbox.ts';
+import type { LmdbSearch } from './search.ts';
+import { indexed } from '../search-terms.ts';
 
 /** Most buckets an instance remembers as indexed (about 100 bytes each). */
 const MAX_KNOWN_BUCKETS = 50_000;
@@ -34,6 +36,7 @@ export class LmdbMessages implements MessageStore {
     private readonly t: Tables,
     private readonly writers: LmdbWriters,
     private readonly outbox: LmdbOutbox,
+    private readonly search: LmdbSearch,
   ) {
     writers.head = (appId, chatId) => this.head(appId, chatId);
   }
@@ -45,6 +48,7 @@ export class LmdbMessages implements MessageStore {
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
     const buckets = new Set<string>();
     const written = this.t.root.transaction(() => {
+      const toIndex: StoredMessage[] = [];
       if (fence) {
         this.writers.take(first.appId, first.chatId);
         // The head row alone, once written: every put that moves an index past it moves it too.
@@ -63,6 +67,7 @@ export class LmdbMessages implements MessageStore {
         const chat = this.chatKey(m.appId, m.chatId);
         const previous = neverWritten(m, fence) ? undefined : (this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined);
         if (previous?.rev !== undefined && previous.rev !== m.rev) this.t.db.remove(['r', chat, previous.rev]);
+        if (indexed(m, previous)) toIndex.push(m);
         if (m.rev !== undefined) this.t.db.put(['r', chat, m.rev], [bucket, m.id]);
         this.t.db.put(['m', chat, bucket, m.id], m);
         const bucketKey = `${m.appId}\u0000${m.chatId}\u0000${bucket}`;
@@ -79,6 +84,7 @@ export class LmdbMessages implements MessageStore {
           else this.t.db.remove(['n', chat, userId, m.seq]);
         }
       }
+      this.search.pending(toIndex);
       // The events of this write, in its transaction: both are durable, or neither.
       if (events?.length) this.outbox.write(this.writers.self.id, events, true);
     });
@@ -133,6 +139,11 @@ export class LmdbMessages implements MessageStore {
   }
 
   async get(appId: string, chatId: string, messageId: string): Promise<StoredMessage | undefined> {
+    return this.stored(appId, chatId, messageId);
+  }
+
+  /** A message as stored, read at once (in the current transaction, when there is one). */
+  stored(appId: string, chatId: string, messageId: string): StoredMessage | undefined {
     return this.t.db.get(['m', appId, chatId, bucketOf(messageId), messageId]) as StoredMessage | undefined;
   }
 

@@ -1,0 +1,111 @@
+import { num, str, type BatchStatement, type Cql } from '../../../common/cassandra/index.ts';
+import { uuidv7Time } from '../buckets.ts';
+import { SEARCH_HOUR_MS, termsOf } from '../search-terms.ts';
+import type { SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
+
+/** The last code point: past every string with a given prefix in UTF-8 byte order, as Cassandra sorts text. */
+const LAST = '\u{10ffff}';
+/** Hours of a term read at a time while its postings are paged. */
+const HOURS_READ = 48;
+
+const hourOf = (id: string) => Math.floor(uuidv7Time(id) / SEARCH_HOUR_MS);
+/** A term's first character: the partition of the term dictionary it is in. */
+const leadOf = (term: string) => String.fromCodePoint(term.codePointAt(0)!);
+
+/** (term, hour) and term rows remembered as written, at most: past it the oldest are forgotten (and written again). */
+const KNOWN_ROWS = 50_000;
+
+/**
+ * The statements that index messages' text (migration node-021-search), for the message puts
+ * that write them (MessageWrites): per term, its posting, and its hour and its place in the
+ * dictionary unless a put of this store that succeeded wrote them already (a word used all day
+ * costs one row a message, not three). Rows are remembered only once their put succeeded
+ * (`landed`): a put that failed, or whose outcome is unknown, is written again whole or its rows
+ * are written by the next message that needs them.
+ */
+export class SearchRows {
+  private readonly known = new Set<string>();
+
+  constructor(
+    private readonly ks: string,
+    /** false: messages' text is not indexed (SEARCH_INDEX=off). */
+    private readonly enabled: boolean,
+  ) {}
+
+  /**
+   * The statements of `m`'s terms, adding to `keys` (the put's own, to pass to `landed` once it is
+   * written) the rows it writes besides postings: a put writes each once.
+   */
+  of(m: StoredMessage, keys: Set<string>): BatchStatement[] {
+    const statements: BatchStatement[] = [];
+    if (!this.enabled) return statements;
+    const hour = hourOf(m.id);
+    for (const term of termsOf(m.content)) {
+      statements.push({ query: `INSERT INTO ${this.ks}.search_postings (app_id, term, hour, id, log_id) VALUES (?, ?, ?, ?, ?)`, params: [m.appId, term, hour, m.id, m.chatId] });
+      const hourKey = `h\u0000${m.appId}\u0000${term}\u0000${hour}`;
+      if (!this.known.has(hourKey) && !keys.has(hourKey)) {
+        statements.push({ query: `INSERT INTO ${this.ks}.search_term_hours (app_id, term, hour) VALUES (?, ?, ?)`, params: [m.appId, term, hour] });
+        keys.add(hourKey);
+      }
+      const termKey = `t\u0000${m.appId}\u0000${term}`;
+      if (!this.known.has(termKey) && !keys.has(termKey)) {
+        statements.push({ query: `INSERT INTO ${this.ks}.search_terms (app_id, lead, term) VALUES (?, ?, ?)`, params: [m.appId, leadOf(term), term] });
+        keys.add(termKey);
+      }
+    }
+    return statements;
+  }
+
+  /** The rows of a put that succeeded: not written again while remembered. */
+  landed(keys: Iterable<string>): void {
+    for (const key of keys) {
+      this.known.delete(key);
+      this.known.add(key);
+    }
+    while (this.known.size > KNOWN_ROWS) this.known.delete(this.known.values().next().value!);
+  }
+}
+
+/** The search index on Cassandra (see SearchIndex): a term's hours newest first, then each hour's postings. */
+export class CassandraSearch implements SearchIndex {
+  constructor(
+    private readonly db: Cql,
+    private readonly ks: string,
+  ) {}
+
+  async postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
+    const out: SearchPosting[] = [];
+    if (limit <= 0) return out;
+    const low = range.after === undefined ? undefined : hourOf(range.after);
+    let high = range.before === undefined ? undefined : hourOf(range.before);
+    for (;;) {
+      const bounds = [high === undefined ? '' : ' AND hour <= ?', low === undefined ? '' : ' AND hour >= ?'].join('');
+      const params = [appId, term, ...(high === undefined ? [] : [high]), ...(low === undefined ? [] : [low]), HOURS_READ];
+      const hours = (await this.db.execute(`SELECT hour FROM ${this.ks}.search_term_hours WHERE app_id = ? AND term = ?${bounds} LIMIT ?`, params)).rows.map((r) => num(r, 'hour'));
+      for (const hour of hours) {
+        const ids = [range.before === undefined ? '' : ' AND id < ?', range.after === undefined ? '' : ' AND id > ?'].join('');
+        const rows = await this.db.execute(`SELECT id, log_id FROM ${this.ks}.search_postings WHERE app_id = ? AND term = ? AND hour = ?${ids} LIMIT ?`, [
+          appId,
+          term,
+          hour,
+          ...(range.before === undefined ? [] : [range.before]),
+          ...(range.after === undefined ? [] : [range.after]),
+          limit - out.length,
+        ]);
+        for (const r of rows.rows) out.push({ messageId: str(r, 'id'), logId: str(r, 'log_id') });
+        if (out.length >= limit) return out;
+      }
+      if (hours.length < HOURS_READ) return out;
+      high = hours.at(-1)! - 1;
+    }
+  }
+
+  /** Written in the message's own put: nothing is pending. */
+  async settled(): Promise<void> {}
+
+  async termsWithPrefix(appId: string, prefix: string, limit: number): Promise<string[]> {
+    if (limit <= 0 || prefix === '') return [];
+    const rows = await this.db.execute(`SELECT term FROM ${this.ks}.search_terms WHERE app_id = ? AND lead = ? AND term >= ? AND term < ? LIMIT ?`, [appId, leadOf(prefix), prefix, `${prefix}${LAST}`, limit]);
+    return rows.rows.map((r) => str(r, 'term')).filter((t) => t.startsWith(prefix));
+  }
+}

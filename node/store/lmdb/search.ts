@@ -1,0 +1,270 @@
+import type { SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
+import { termsOf } from '../search-terms.ts';
+import { uuidv7Time } from '../buckets.ts';
+import { END, type Db, type Key, type Tables } from './shared.ts';
+import { LmdbSearchBackfill, type BackfillProgress } from './search-backfill.ts';
+import { decodeBlock, encodeBlock, oldestOf, uuidBytes, type NewPosting } from './search-blocks.ts';
+
+/** Dictionary keys remembered at most; past it they are forgotten (and written again). */
+const KNOWN_TERMS = 100_000;
+
+/** The last code point: past every string with a given prefix in UTF-8 byte order, as keys sort. */
+const LAST = '\u{10ffff}';
+
+/** How long after a message's put its text is indexed, at most (with every other message of that time). */
+const INDEX_DELAY_MS = 200;
+/** How long the text of a pending record is kept in memory at most (an aborted put's is never indexed). */
+const TEXTS_KEPT_MS = 60_000;
+/** Messages indexed in one transaction, at least when that many are pending. */
+const INDEX_BATCH = 2_000;
+/** The most time between the oldest and the newest message of a block (see LmdbSearch). */
+export const BLOCK_SPAN_MS = 2_000;
+
+/** Reads a message as stored, in the current transaction (LmdbMessages.stored). */
+export type StoredReader = (appId: string, logId: string, id: string) => StoredMessage | undefined;
+
+/**
+ * The search index on LMDB (see SearchIndex). Keys:
+ * - ['q', app, term, newestId, blockId] → a block of the term's postings (search-blocks.ts, its oldest id first),
+ *   the messages of one indexing batch that have the term, at most BLOCK_SPAN_MS apart;
+ * - ['Q', app, term] → true: the application's terms, for prefixes;
+ * - ['p', firstId, recordId] → [messageId, app, logId, …]: messages of a put whose text is to be indexed;
+ * - ['meta', 'backfill']: how far the backfill of older messages got (search-backfill.ts).
+ *
+ * A put of messages writes one 'p' record for them, in its transaction (appended: ids grow with
+ * time), so an acknowledged message is durably on its way into the index; the indexer takes their
+ * text from memory (as put), or reads it as stored after a restart. Within INDEX_DELAY_MS,
+ * or at once when a search asks (`settled`), the pending messages are indexed together, a
+ * transaction for up to INDEX_BATCH of them, one key per term of the batch: a word of every
+ * message costs one write for all of them (a key per word and message doubled the sends bench's
+ * CPU per send). After a crash the 'p' records left are indexed at the next open's first `settled`
+ * or put.
+ *
+ * Blocks of a term may overlap in time (a message indexed after a newer one: a late commit, an
+ * edit), so a reader takes them newest-first by their newest id and stops at the first whose
+ * newest id is below every posting it still needs; it skips the blocks all of whose ids are out
+ * of range by their first bytes, and starts BLOCK_SPAN_MS past `before`, where the newest block that can
+ * hold an older id ends.
+ */
+export class LmdbSearch implements SearchIndex {
+  /** Dictionary keys (app and term) of committed transactions: not written again while remembered. */
+  private readonly known = new Set<string>();
+  /** Makes block ids unique across the node's runs (with `blocks`). */
+  private readonly run = `${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 8)}`;
+  private blocks = 0;
+  /** Block ids grow across the node's runs: a block never replaces another with the same newest id (an edit's). */
+  private readonly blockBase = Date.now() * 1000;
+  private records = 0;
+  /** The texts of pending records put by this run, by record id. */
+  private readonly texts = new Map<string, { at: number; contents: string[] }>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The indexing under way (one at a time). */
+  private running: Promise<void> = Promise.resolve();
+
+  /** Indexes the messages stored before the index (none when it is off). */
+  private readonly backfiller: LmdbSearchBackfill | undefined;
+
+  constructor(
+    private readonly t: Tables,
+    private readonly stored: StoredReader,
+    /** false: messages' text is not indexed (SEARCH_INDEX=off). */
+    private readonly enabled: boolean,
+    /** The messages table, which the backfill walks; `backfillChunk`: messages per backfill transaction. */
+    messages?: Db,
+    backfillChunk?: number,
+  ) {
+    if (enabled && messages) this.backfiller = new LmdbSearchBackfill(t, messages, (entries) => void this.record(entries), () => this.settled(), backfillChunk);
+  }
+
+  /**
+   * Begins (or goes on with) the backfill of the messages stored before the index, unless it is
+   * complete: in the background, a transaction per chunk; the store calls it once it is open.
+   */
+  startBackfill(): void {
+    void this.backfiller?.start();
+  }
+
+  /**
+   * Resolves once the backfill has ended, with its progress (`complete`, or `stopped` by a close
+   * before the end); rejects if a chunk failed (it goes on at the next open). Every message it
+   * recorded is indexed by then.
+   */
+  get backfill(): Promise<BackfillProgress> {
+    return this.backfiller?.current ?? Promise.resolve(this.backfillProgress());
+  }
+
+  backfillProgress(): BackfillProgress {
+    return this.backfiller?.status() ?? { state: 'off', messages: 0, scanned: 0, scannedNow: 0, resumedAt: 0 };
+  }
+
+  /**
+   * Runs the backfill again from the first message, e.g. for messages put while the index was off
+   * (SEARCH_INDEX=off wrote none): resolves as `backfill` does. Messages indexed already get
+   * duplicate postings, which readers drop.
+   */
+  reindex(): Promise<BackfillProgress> {
+    if (!this.backfiller) return Promise.reject(new Error('the search index is off'));
+    return this.backfiller.restart();
+  }
+
+  /** In a message put's transaction: the text of `messages` is to be indexed (one record for all of them). */
+  pending(messages: readonly StoredMessage[]): void {
+    if (!this.enabled || messages.length === 0) return;
+    const record = this.record(messages.flatMap((m) => [m.id, m.appId, m.chatId]));
+    // The text as put, for the indexer: no read back while it is remembered (an aborted put's stays
+    // until the next indexing clears what is older than TEXTS_KEPT_MS).
+    this.texts.set(record, { at: Date.now(), contents: messages.map((m) => m.content) });
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.settled().catch(() => undefined);
+    }, INDEX_DELAY_MS);
+  }
+
+  /** Resolves once every message whose put resolved before the call is indexed. */
+  settled(): Promise<void> {
+    const run = this.running.then(() => this.indexPending());
+    this.running = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * In a write transaction: one pending record of messages, as [messageId, app, logId] triples, for
+   * the next indexing (their text is read as stored unless `pending` keeps it).
+   */
+  private record(entries: string[]): string {
+    const record = `${this.run}.${this.records++}`;
+    this.t.db.put(['p', entries[0]!, record], entries);
+    return record;
+  }
+
+  /**
+   * Stops the backfill after its chunk under way and the timer, and indexes what is pending (what
+   * is left stays pending, and the backfill goes on, at the next open).
+   */
+  async close(): Promise<void> {
+    await this.backfiller?.stop();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.settled().catch(() => undefined);
+  }
+
+  private async indexPending(): Promise<void> {
+    for (;;) {
+      const records: { key: Key; ids: string[]; texts?: string[] }[] = [];
+      let count = 0;
+      for (const { key, value } of this.t.db.getRange({ start: ['p'], end: ['p', END] })) {
+        const ids = value as string[];
+        records.push({ key, ids, ...(this.texts.has(key[2] as string) ? { texts: this.texts.get(key[2] as string)!.contents } : {}) });
+        count += ids.length / 3;
+        if (count >= INDEX_BATCH) break;
+      }
+      if (records.length === 0) break;
+      // Words and blocks made before the write transaction: it holds LMDB's one writer (the
+      // messages' commits wait behind it) only for the puts.
+      const terms = new Set<string>();
+      const puts = this.blocksOf(records, terms);
+      await this.t.root.transaction(() => {
+        for (const { key } of records) this.t.db.remove(key);
+        for (const [key, value] of puts) this.t.db.put(key, value);
+      });
+      for (const { key } of records) this.texts.delete(key[2] as string);
+      for (const key of terms) this.known.add(key);
+      if (this.known.size > KNOWN_TERMS) this.known.clear();
+      if (count < INDEX_BATCH) break;
+    }
+    const old = Date.now() - TEXTS_KEPT_MS;
+    for (const [record, { at }] of this.texts) if (at < old) this.texts.delete(record);
+  }
+
+  /** The keys and values of the blocks (and new dictionary entries, added to `terms`) of the messages of `records`. */
+  private blocksOf(records: { ids: string[]; texts?: string[] }[], terms: Set<string>): [Key, unknown][] {
+    // Each log's bytes once a batch.
+    const logs = new Map<string, Buffer>();
+    const batch: { posting: NewPosting; appId: string; content: string }[] = [];
+    for (const { ids, texts } of records) {
+      for (let i = 0; i < ids.length; i += 3) {
+        const [messageId, appId, logId] = [ids[i]!, ids[i + 1]!, ids[i + 2]!];
+        const content = texts ? texts[i / 3] : this.stored(appId, logId, messageId)?.content;
+        if (!content) continue;
+        let logBytes = logs.get(logId);
+        if (!logBytes) logs.set(logId, (logBytes = Buffer.from(logId, 'utf8')));
+        batch.push({ posting: { messageId, logId, idBytes: uuidBytes(messageId), logBytes, time: uuidv7Time(messageId) }, appId, content });
+      }
+    }
+    // In id order, so each term's postings come out oldest first.
+    batch.sort((a, b) => (a.posting.messageId < b.posting.messageId ? -1 : 1));
+    const byTerm = new Map<string, Map<string, NewPosting[]>>();
+    for (const { posting, appId, content } of batch) {
+      let app = byTerm.get(appId);
+      if (!app) byTerm.set(appId, (app = new Map()));
+      for (const term of termsOf(content)) {
+        const list = app.get(term);
+        if (list) list.push(posting);
+        else app.set(term, [posting]);
+      }
+    }
+    const puts: [Key, unknown][] = [];
+    for (const [appId, app] of byTerm) for (const [term, postings] of app) this.write(appId, term, postings, terms, puts);
+    return puts;
+  }
+
+  /** A term's postings (oldest first) in blocks, and the term in the dictionary unless known (added to `terms`), as puts. */
+  private write(appId: string, term: string, postings: NewPosting[], terms: Set<string>, puts: [Key, unknown][]): void {
+    let from = 0;
+    for (let i = 1; i <= postings.length; i++) {
+      if (i < postings.length && postings[i]!.time - postings[from]!.time <= BLOCK_SPAN_MS) continue;
+      const block = postings.slice(from, i).reverse();
+      puts.push([['q', appId, term, block[0]!.messageId, (this.blockBase + this.blocks++).toString(36)], encodeBlock(block)]);
+      from = i;
+    }
+    const key = `${appId}\u0000${term}`;
+    if (this.known.has(key) || terms.has(key)) return;
+    puts.push([['Q', appId, term], true]);
+    terms.add(key);
+  }
+
+  async postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
+    if (limit <= 0) return [];
+    const { before, after } = range;
+    const keys = this.t.db.getKeys({
+      // Newest block first, from the last that can hold an id below `before` down to those past `after`.
+      start: ['q', appId, term, before === undefined ? END : leastIdAt(uuidv7Time(before) + BLOCK_SPAN_MS + 1)],
+      end: after === undefined ? ['q', appId, term] : ['q', appId, term, after, END],
+      reverse: true,
+    });
+    const found = new Map<string, SearchPosting>();
+    let sorted: SearchPosting[] = [];
+    for (const key of keys) {
+      const newest = key[3] as string;
+      // Enough, and every id of this block and the ones after it is older than the limit-th.
+      if (sorted.length >= limit && newest < sorted[limit - 1]!.messageId) break;
+      const block = this.t.db.get(key) as Buffer;
+      if (before !== undefined && oldestOf(block) >= before) continue;
+      for (const p of decodeBlock(block)) {
+        if ((before !== undefined && p.messageId >= before) || (after !== undefined && p.messageId <= after)) continue;
+        found.set(`${p.messageId}/${p.logId}`, p);
+      }
+      sorted = [...found.values()].sort(newestFirst);
+    }
+    return sorted.slice(0, limit);
+  }
+
+  async termsWithPrefix(appId: string, prefix: string, limit: number): Promise<string[]> {
+    const out: string[] = [];
+    if (limit <= 0) return out;
+    for (const key of this.t.db.getKeys({ start: ['Q', appId, prefix], end: ['Q', appId, `${prefix}${LAST}`] })) {
+      const term = key[2] as string;
+      if (term.startsWith(prefix)) out.push(term);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+}
+
+const newestFirst = (a: SearchPosting, b: SearchPosting) => (a.messageId < b.messageId ? 1 : a.messageId > b.messageId ? -1 : a.logId < b.logId ? -1 : 1);
+
+/** The least UUIDv7 of a time in ms: every id made at or after it sorts at or after this one. */
+function leastIdAt(ms: number): string {
+  const hex = Math.max(0, ms).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}

@@ -1,0 +1,35 @@
+/**
+ * The message search index (README, "Search"). What every store interface promises: ../types.ts.
+ */
+
+/** A message a term was found in: the log it is in (its chat's, or a thread's: thread-log.ts) and its id. */
+export interface SearchPosting {
+  logId: string;
+  messageId: string;
+}
+
+/**
+ * For each application and term (search-terms.ts), the messages whose text had that term, newest
+ * first by id (a UUIDv7: by time). The message store writes it from the write of the message
+ * itself (a new message, or an edit that changes its text): Cassandra in that put, the embedded
+ * store in a batch a moment later from a record written in that put, so an acknowledged message
+ * is in it, or durably on its way, crash or not (`settled`). It is a superset: an edit adds the new text's terms and leaves
+ * the old ones, a deletion or a hide removes nothing; a reader checks each message it finds
+ * against the message as stored (chat/search.ts), which is what it shows anyway.
+ */
+export interface SearchIndex {
+  /**
+   * Messages of `term`, newest first, with ids strictly between `after` and `before` (either
+   * open), at most `limit`: O(limit) on both stores (plus, on Cassandra, one read per day of
+   * the range with none).
+   */
+  postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]>;
+  /**
+   * Resolves once every message whose put resolved before the call is in the index (the embedded
+   * store indexes a moment after the put; Cassandra in the put itself): what a search waits for,
+   * so it finds every message acknowledged before it began.
+   */
+  settled(): Promise<void>;
+  /** Terms of the application starting with `prefix` (folded), in code-unit order, at most `limit`. */
+  termsWithPrefix(appId: string, prefix: string, limit: number): Promise<string[]>;
+}
