@@ -41,6 +41,8 @@ class LmdbNodeSigningKeys implements NodeSigningKeyStore {
 export interface LmdbNodeStoreOptions extends NodeStoreOptions {
   /** Messages per transaction of the search backfill (BACKFILL_CHUNK by default). */
   searchBackfillChunk?: number;
+  /** Search postings held in memory before they are written (FLUSH_POSTINGS by default). */
+  searchWritePostings?: number;
 }
 
 /** The embedded node store: one LMDB environment, a named database per table family. */
@@ -74,7 +76,7 @@ export class LmdbNodeStore implements NodeStore {
     this.chats.upgrade();
     // Its own table, written in the messages' transactions (one environment).
     const messages = table('messages');
-    this.search = new LmdbSearch(table('search'), (appId, logId, id) => this.messages.stored(appId, logId, id), options.searchIndex ?? true, messages.db, options.searchBackfillChunk);
+    this.search = new LmdbSearch(table('search'), (appId, logId, id) => this.messages.stored(appId, logId, id), options.searchIndex ?? true, messages.db, { backfillChunk: options.searchBackfillChunk, writePostings: options.searchWritePostings });
     this.messages = new LmdbMessages(messages, this.writers, this.outbox, this.search);
     this.threads = new LmdbThreads(table('threads'));
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));

@@ -4,6 +4,7 @@ import { uuidv7Time } from '../buckets.ts';
 import { END, type Db, type Key, type Tables } from './shared.ts';
 import { LmdbSearchBackfill, type BackfillProgress } from './search-backfill.ts';
 import { decodeBlock, encodeBlock, oldestOf, uuidBytes, type NewPosting } from './search-blocks.ts';
+import { RecentPostings } from './search-recent.ts';
 
 /** Dictionary keys remembered at most; past it they are forgotten (and written again). */
 const KNOWN_TERMS = 100_000;
@@ -15,8 +16,13 @@ const LAST = '\u{10ffff}';
 const INDEX_DELAY_MS = 200;
 /** How long the text of a pending record is kept in memory at most (an aborted put's is never indexed). */
 const TEXTS_KEPT_MS = 60_000;
-/** Messages indexed in one transaction, at least when that many are pending. */
+/** Messages indexed in one step, at least when that many are pending. */
 const INDEX_BATCH = 2_000;
+/** Postings held in memory before they are written to LMDB (or WRITE_DELAY_MS after the first). */
+const FLUSH_POSTINGS = 200_000;
+const WRITE_DELAY_MS = 10_000;
+/** Keys written in one transaction of a write. */
+const WRITE_PUTS = 1_000;
 /** The most time between the oldest and the newest message of a block (see LmdbSearch). */
 export const BLOCK_SPAN_MS = 2_000;
 
@@ -33,12 +39,15 @@ export type StoredReader = (appId: string, logId: string, id: string) => StoredM
  *
  * A put of messages writes one 'p' record for them, in its transaction (appended: ids grow with
  * time), so an acknowledged message is durably on its way into the index; the indexer takes their
- * text from memory (as put), or reads it as stored after a restart. Within INDEX_DELAY_MS,
- * or at once when a search asks (`settled`), the pending messages are indexed together, a
- * transaction for up to INDEX_BATCH of them, one key per term of the batch: a word of every
- * message costs one write for all of them (a key per word and message doubled the sends bench's
- * CPU per send). After a crash the 'p' records left are indexed at the next open's first `settled`
- * or put.
+ * text from memory (as put), or reads it as stored after a restart. Within INDEX_DELAY_MS, or at
+ * once when a search asks (`settled`), the pending messages are indexed in memory
+ * (search-recent.ts), which readers merge with LMDB's blocks; every FLUSH_POSTINGS postings, or
+ * WRITE_DELAY_MS after the first, they are written to LMDB, one block per term, in transactions of
+ * WRITE_PUTS keys, and their records removed with the last. A word of every message then costs one
+ * write for thousands of messages: a key per word and message doubled the sends bench's CPU per
+ * send, and a write every 200 ms (each dirtying a page per word) raised the acknowledgements' p99
+ * at 6,000 sends/s from 14 to 110 ms, its commits holding LMDB's one writer. After a crash the 'p'
+ * records left are indexed at the next open's first `settled` or put.
  *
  * Blocks of a term may overlap in time (a message indexed after a newer one: a late commit, an
  * edit), so a reader takes them newest-first by their newest id and stops at the first whose
@@ -55,6 +64,20 @@ export class LmdbSearch implements SearchIndex {
   /** Block ids grow across the node's runs: a block never replaces another with the same newest id (an edit's). */
   private readonly blockBase = Date.now() * 1000;
   private records = 0;
+  /** Indexed, not yet written to LMDB (search-recent.ts); `writing`: being written. */
+  private recent = new RecentPostings();
+  private writing: RecentPostings | undefined;
+  /** Terms of `recent` (and `writing`) not known to be in the dictionary, as app NUL term. */
+  private newTerms = new Set<string>();
+  private writingTerms = new Set<string>();
+  /** Pending records whose messages are in `recent`: removed with its write. */
+  private unwritten: Key[] = [];
+  /** Their record ids, skipped by the indexer until removed. */
+  private readonly indexed = new Set<string>();
+  /** The write under way (one at a time), and the timer of the next. */
+  private writes: Promise<void> = Promise.resolve();
+  private writeTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly writePostings: number;
   /** The texts of pending records put by this run, by record id. */
   private readonly texts = new Map<string, { at: number; contents: string[] }>();
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -69,11 +92,13 @@ export class LmdbSearch implements SearchIndex {
     private readonly stored: StoredReader,
     /** false: messages' text is not indexed (SEARCH_INDEX=off). */
     private readonly enabled: boolean,
-    /** The messages table, which the backfill walks; `backfillChunk`: messages per backfill transaction. */
+    /** The messages table, which the backfill walks. */
     messages?: Db,
-    backfillChunk?: number,
+    /** Messages per backfill transaction; postings held in memory before a write (FLUSH_POSTINGS): smaller in tests. */
+    tuning: { backfillChunk?: number; writePostings?: number } = {},
   ) {
-    if (enabled && messages) this.backfiller = new LmdbSearchBackfill(t, messages, (entries) => void this.record(entries), () => this.settled(), backfillChunk);
+    this.writePostings = tuning.writePostings ?? FLUSH_POSTINGS;
+    if (enabled && messages) this.backfiller = new LmdbSearchBackfill(t, messages, (entries) => void this.record(entries), () => this.settled(), tuning.backfillChunk);
   }
 
   /**
@@ -146,6 +171,9 @@ export class LmdbSearch implements SearchIndex {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.settled().catch(() => undefined);
+    await this.write().catch(() => undefined);
+    clearTimeout(this.writeTimer);
+    this.writeTimer = undefined;
   }
 
   private async indexPending(): Promise<void> {
@@ -153,31 +181,39 @@ export class LmdbSearch implements SearchIndex {
       const records: { key: Key; ids: string[]; texts?: string[] }[] = [];
       let count = 0;
       for (const { key, value } of this.t.db.getRange({ start: ['p'], end: ['p', END] })) {
+        const id = key[2] as string;
+        if (this.indexed.has(id)) continue;
         const ids = value as string[];
-        records.push({ key, ids, ...(this.texts.has(key[2] as string) ? { texts: this.texts.get(key[2] as string)!.contents } : {}) });
+        records.push({ key, ids, ...(this.texts.has(id) ? { texts: this.texts.get(id)!.contents } : {}) });
         count += ids.length / 3;
         if (count >= INDEX_BATCH) break;
       }
+      // This background read began a read snapshot that every read of this turn would share
+      // (lmdb-js renews it a macrotask later): let the next read take a fresh one instead, so a
+      // commit of another instance on the same path that lands meanwhile is seen.
+      this.t.root.resetReadTxn();
       if (records.length === 0) break;
-      // Words and blocks made before the write transaction: it holds LMDB's one writer (the
-      // messages' commits wait behind it) only for the puts.
-      const terms = new Set<string>();
-      const puts = this.blocksOf(records, terms);
-      await this.t.root.transaction(() => {
-        for (const { key } of records) this.t.db.remove(key);
-        for (const [key, value] of puts) this.t.db.put(key, value);
-      });
-      for (const { key } of records) this.texts.delete(key[2] as string);
-      for (const key of terms) this.known.add(key);
-      if (this.known.size > KNOWN_TERMS) this.known.clear();
+      this.addToRecent(records);
+      for (const { key } of records) {
+        this.texts.delete(key[2] as string);
+        this.indexed.add(key[2] as string);
+        this.unwritten.push(key);
+      }
+      if (this.recent.size >= this.writePostings) {
+        // A failed write leaves its postings to the next (they stay in memory, their records in LMDB).
+        const writing = this.write().catch(() => undefined);
+        // Memory stays bounded: past twice the threshold, indexing waits for the write.
+        if (this.recent.size >= 2 * this.writePostings) await writing;
+      }
       if (count < INDEX_BATCH) break;
     }
+    if (this.recent.size > 0) this.writeTimer ??= setTimeout(() => void this.write().catch(() => undefined), WRITE_DELAY_MS);
     const old = Date.now() - TEXTS_KEPT_MS;
     for (const [record, { at }] of this.texts) if (at < old) this.texts.delete(record);
   }
 
-  /** The keys and values of the blocks (and new dictionary entries, added to `terms`) of the messages of `records`. */
-  private blocksOf(records: { ids: string[]; texts?: string[] }[], terms: Set<string>): [Key, unknown][] {
+  /** The messages of `records`, their words' postings added to `recent`. */
+  private addToRecent(records: { ids: string[]; texts?: string[] }[]): void {
     // Each log's bytes once a batch.
     const logs = new Map<string, Buffer>();
     const batch: { posting: NewPosting; appId: string; content: string }[] = [];
@@ -193,23 +229,74 @@ export class LmdbSearch implements SearchIndex {
     }
     // In id order, so each term's postings come out oldest first.
     batch.sort((a, b) => (a.posting.messageId < b.posting.messageId ? -1 : 1));
-    const byTerm = new Map<string, Map<string, NewPosting[]>>();
+    const byTerm = new Map<string, { appId: string; term: string; postings: NewPosting[] }>();
     for (const { posting, appId, content } of batch) {
-      let app = byTerm.get(appId);
-      if (!app) byTerm.set(appId, (app = new Map()));
       for (const term of termsOf(content)) {
-        const list = app.get(term);
-        if (list) list.push(posting);
-        else app.set(term, [posting]);
+        const key = `${appId}\u0000${term}`;
+        const list = byTerm.get(key);
+        if (list) list.postings.push(posting);
+        else byTerm.set(key, { appId, term, postings: [posting] });
       }
     }
-    const puts: [Key, unknown][] = [];
-    for (const [appId, app] of byTerm) for (const [term, postings] of app) this.write(appId, term, postings, terms, puts);
-    return puts;
+    for (const [key, { appId, term, postings }] of byTerm) {
+      this.recent.add(appId, term, postings);
+      if (!this.known.has(key)) this.newTerms.add(key);
+    }
   }
 
-  /** A term's postings (oldest first) in blocks, and the term in the dictionary unless known (added to `terms`), as puts. */
-  private write(appId: string, term: string, postings: NewPosting[], terms: Set<string>, puts: [Key, unknown][]): void {
+  /**
+   * Writes what `recent` holds to LMDB as blocks, with the new terms' dictionary entries, and
+   * removes the pending records it came from in the last transaction: once written, a crash
+   * loses nothing either way (records written before are indexed again, harmlessly). One write at
+   * a time; readers see `writing` (and `recent`) meanwhile. Transactions of at most WRITE_PUTS
+   * keys, so LMDB's one writer is free for messages' commits between them.
+   */
+  private write(): Promise<void> {
+    clearTimeout(this.writeTimer);
+    this.writeTimer = undefined;
+    const run = this.writes.then(async () => {
+      if (this.recent.size === 0 && this.unwritten.length === 0) return;
+      const [postings, terms, records] = [this.recent, this.newTerms, this.unwritten];
+      this.writing = postings;
+      this.writingTerms = terms;
+      this.recent = new RecentPostings();
+      this.newTerms = new Set();
+      this.unwritten = [];
+      try {
+        const puts: [Key, unknown][] = [];
+        for (const { appId, term, postings: list } of postings.terms()) this.blocksOf(appId, term, list, puts);
+        for (const key of terms) {
+          const [appId, term] = key.split('\u0000') as [string, string];
+          puts.push([['Q', appId, term], true]);
+        }
+        for (let i = 0; i < puts.length || i === 0; i += WRITE_PUTS) {
+          const last = i + WRITE_PUTS >= puts.length;
+          await this.t.root.transaction(() => {
+            for (const [key, value] of puts.slice(i, i + WRITE_PUTS)) this.t.db.put(key, value);
+            if (last) for (const key of records) this.t.db.remove(key);
+          });
+        }
+        for (const key of records) this.indexed.delete(key[2] as string);
+        for (const key of terms) this.known.add(key);
+        if (this.known.size > KNOWN_TERMS) this.known.clear();
+      } catch (error) {
+        // Not written (blocks a transaction did write are read as duplicates): all of it goes
+        // back, to be written again by the next write.
+        for (const { appId, term, postings: list } of postings.terms()) this.recent.add(appId, term, list);
+        for (const key of terms) this.newTerms.add(key);
+        this.unwritten.push(...records);
+        throw error;
+      } finally {
+        this.writing = undefined;
+        this.writingTerms = new Set();
+      }
+    });
+    this.writes = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A term's postings (oldest first) in blocks of at most BLOCK_SPAN_MS, as puts. */
+  private blocksOf(appId: string, term: string, postings: NewPosting[], puts: [Key, unknown][]): void {
     let from = 0;
     for (let i = 1; i <= postings.length; i++) {
       if (i < postings.length && postings[i]!.time - postings[from]!.time <= BLOCK_SPAN_MS) continue;
@@ -217,10 +304,6 @@ export class LmdbSearch implements SearchIndex {
       puts.push([['q', appId, term, block[0]!.messageId, (this.blockBase + this.blocks++).toString(36)], encodeBlock(block)]);
       from = i;
     }
-    const key = `${appId}\u0000${term}`;
-    if (this.known.has(key) || terms.has(key)) return;
-    puts.push([['Q', appId, term], true]);
-    terms.add(key);
   }
 
   async postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
@@ -233,7 +316,9 @@ export class LmdbSearch implements SearchIndex {
       reverse: true,
     });
     const found = new Map<string, SearchPosting>();
-    let sorted: SearchPosting[] = [];
+    // What is indexed and not yet (or being) written: in memory.
+    for (const held of [this.recent, this.writing]) for (const p of held?.read(appId, term, before, after, limit) ?? []) found.set(`${p.messageId}/${p.logId}`, p);
+    let sorted = [...found.values()].sort(newestFirst);
     for (const key of keys) {
       const newest = key[3] as string;
       // Enough, and every id of this block and the ones after it is older than the limit-th.
@@ -250,17 +335,21 @@ export class LmdbSearch implements SearchIndex {
   }
 
   async termsWithPrefix(appId: string, prefix: string, limit: number): Promise<string[]> {
-    const out: string[] = [];
-    if (limit <= 0) return out;
+    const out = new Set<string>();
+    if (limit <= 0) return [];
     for (const key of this.t.db.getKeys({ start: ['Q', appId, prefix], end: ['Q', appId, `${prefix}${LAST}`] })) {
       const term = key[2] as string;
-      if (term.startsWith(prefix)) out.push(term);
-      if (out.length >= limit) break;
+      if (term.startsWith(prefix)) out.add(term);
+      if (out.size >= limit) break;
     }
-    return out;
+    // Terms not written yet (few: only those new to the dictionary).
+    const start = `${appId}\u0000${prefix}`;
+    for (const terms of [this.newTerms, this.writingTerms]) for (const key of terms) if (key.startsWith(start)) out.add(key.slice(appId.length + 1));
+    return [...out].sort(byCodeUnits).slice(0, limit);
   }
 }
 
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const newestFirst = (a: SearchPosting, b: SearchPosting) => (a.messageId < b.messageId ? 1 : a.messageId > b.messageId ? -1 : a.logId < b.logId ? -1 : 1);
 
 /** The least UUIDv7 of a time in ms: every id made at or after it sorts at or after this one. */

@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { v7 as uuidv7 } from 'uuid';
+import { LmdbNodeStore, type StoredMessage } from '../../node/store/index.ts';
+
+// The embedded index holds what it indexed in memory until it writes it to LMDB (search.ts): a
+// reader merges the two, and what was written before a close is read back after it.
+t.test('lmdb search: postings in memory, being written and written are read as one, across writes and a reopen', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'search-layers-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const appId = randomUUID();
+  const chats = [randomUUID(), randomUUID()];
+  const start = Date.parse('2026-11-30T08:00:00.000Z');
+  const all: StoredMessage[] = [];
+  const make = (i: number, content: string): StoredMessage => {
+    const at = start + i * 300;
+    return { appId, chatId: chats[i % 2]!, id: uuidv7({ msecs: at }), seq: i + 1, senderId: 'ann', content, createdAt: new Date(at).toISOString(), reactions: [] };
+  };
+  // Writes every 40 postings: many writes while messages are put and searched.
+  let store = LmdbNodeStore.open(dir, undefined, { searchWritePostings: 40 });
+  const newest = () => [...all].sort((a, b) => (a.id < b.id ? 1 : -1)).map((m) => m.id);
+  const paged = async (term: string, size: number) => {
+    const out: string[] = [];
+    for (let before: string | undefined; ; ) {
+      const page = await store.search.postings(appId, term, before === undefined ? {} : { before }, size);
+      out.push(...page.map((p) => p.messageId));
+      if (page.length < size) return out;
+      before = page.at(-1)!.messageId;
+    }
+  };
+  // Even messages first, in batches, searching between them (reads while writes are under way).
+  for (let i = 0; i < 200; i += 20) {
+    const batch = Array.from({ length: 10 }, (_, k) => make(i + 2 * k, `harbor ${i % 40 === 0 ? 'lantern' : 'quay'} word${i + 2 * k}`));
+    all.push(...batch);
+    await store.messages.put(batch);
+    await store.search.settled();
+    t.same(await paged('harbor', 7), newest(), `after ${all.length} messages: each once, newest first`);
+  }
+  await store.close();
+  store = LmdbNodeStore.open(dir, undefined, { searchWritePostings: 1_000_000 });
+  t.teardown(() => store.close());
+  t.same(await paged('harbor', 9), newest(), 'after a reopen: read back from LMDB');
+  // Odd messages now: older than most written ones, held in memory (no write before 1,000,000).
+  const late = Array.from({ length: 100 }, (_, k) => make(2 * k + 1, `harbor late word${2 * k + 1}`));
+  all.push(...late);
+  await store.messages.put(late);
+  await store.search.settled();
+  t.same(await paged('harbor', 11), newest(), 'memory and LMDB merged: each once, newest first');
+  t.same(await paged('late', 8), late.map((m) => m.id).reverse(), 'a word only in memory');
+  t.same(await paged('lantern', 3), all.filter((m) => m.content.includes('lantern')).map((m) => m.id).reverse(), 'a word only in LMDB');
+  t.same(await store.search.termsWithPrefix(appId, 'la', 10), ['lantern', 'late'], 'prefixes from both, in order');
+  t.same(await store.search.termsWithPrefix(appId, 'word1', 3), ['word1', 'word10', 'word100'], 'at most limit, in order');
+});
