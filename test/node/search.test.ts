@@ -1,5 +1,5 @@
 import t from 'tap';
-import { integration } from '../helpers/index.ts';
+import { integration, startService } from '../helpers/index.ts';
 import { onBothStores } from '../helpers/both-stores.ts';
 
 // Message search (README, "Search"), end to end on both stores: a user finds messages of the chats
@@ -124,4 +124,15 @@ await onBothStores(t, 'a user finds any message of its chats, in any language; w
   t.same(ranked, await contents({ order: 'relevance' }).then((all: string[]) => all.filter((c) => c !== 'kayak kayak kayak kayak kayak')), 'the same order as one page');
   t.match(await search(ann, 'kayak', { order: 'relevance', cursor: Buffer.from('x').toString('base64url') }), { status: 400, body: { errors: [{ path: '/query/cursor' }] } }, 'a cursor of another order');
   t.match(await search(ann, 'kayak', { order: 'best' }), { status: 400, body: { errors: [{ path: '/query/order' }] } }, 'an unknown order');
+});
+
+t.test('SEARCH_INDEX=off: sends are stored, nothing is indexed, and the search routes answer 503', async (t) => {
+  const svc = await startService({ SEARCH_INDEX: 'off' });
+  t.teardown(() => svc.stop());
+  const it = await integration(svc, 'search-off');
+  const ann = await it.user('ann');
+  const chatId = (await it.node.post('/api/chats', { type: 'group', name: 'off', memberIds: [] }, ann.jwt)).body.chatId as string;
+  t.equal((await it.node.post(`/api/messages/${chatId}`, { content: 'nothing to find' }, ann.jwt)).status, 201, 'a send is stored');
+  t.match(await it.node.get('/api/search/messages?q=nothing', ann.jwt), { status: 503, body: { code: 'UNAVAILABLE' } }, 'a user search: 503 UNAVAILABLE');
+  t.match(await it.node.get('/api/search/all-messages?q=nothing', it.apiKey), { status: 503, body: { code: 'UNAVAILABLE' } }, 'the backend search too');
 });
