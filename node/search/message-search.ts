@@ -1,6 +1,6 @@
 import { ApiError, isApiError } from '../../common/index.ts';
 import { messageView, type MessageView } from '../chat/index.ts';
-import { chatOfLog, tokens, type NodeStore, type SearchPosting, type StoredMessage } from '../store/index.ts';
+import { chatOfLog, leastIdAt, tokens, type NodeStore, type SearchPosting, type StoredMessage } from '../store/index.ts';
 
 /** Limits of a search (README, "Search"). */
 export const SEARCH_LIMITS = Object.freeze({
@@ -189,12 +189,8 @@ function shown(m: StoredMessage, f: SearchFilters, blocked: Set<string>): boolea
   return true;
 }
 
-/** The least UUIDv7 of a time: every id made at or after it sorts at or after this one. */
-function idAt(time: string | undefined): string | undefined {
-  if (time === undefined) return undefined;
-  const hex = Math.max(0, Date.parse(time)).toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
-}
+/** The least id of a time (ISO 8601): every message sent at or after it has an id at or after this one. */
+const idAt = (time: string | undefined): string | undefined => (time === undefined ? undefined : leastIdAt(Date.parse(time)));
 
 /**
  * Hits by relevance, most relevant first (ties: newest first): per query word, how often it is in

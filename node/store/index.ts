@@ -5,5 +5,5 @@ export { CassandraNodeStore, HOLD, nodeMigrations, type HoldTiming } from './cas
 export { changeLanded } from './change-check.ts';
 export { MAX_ENCODED_SEQ, newMessageId, seqOfMessageId } from './message-id.ts';
 export { chatOfLog, storedReply, threadLogId } from './thread-log.ts';
-export { uuidv7Time } from './buckets.ts';
+export { leastIdAt, uuidv7Time } from './buckets.ts';
 export { fold, SEARCH_TERM_CHARS, termsOf, tokens, type Token } from './search-terms.ts';

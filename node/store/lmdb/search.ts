@@ -1,6 +1,6 @@
 import type { SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
 import { termsOf } from '../search-terms.ts';
-import { uuidv7Time } from '../buckets.ts';
+import { leastIdAt, uuidv7Time } from '../buckets.ts';
 import { END, type Db, type Key, type Tables } from './shared.ts';
 import { LmdbSearchBackfill, type BackfillProgress } from './search-backfill.ts';
 import { decodeBlock, encodeBlock, oldestOf, uuidBytes, type NewPosting } from './search-blocks.ts';
@@ -351,9 +351,3 @@ export class LmdbSearch implements SearchIndex {
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const newestFirst = (a: SearchPosting, b: SearchPosting) => (a.messageId < b.messageId ? 1 : a.messageId > b.messageId ? -1 : a.logId < b.logId ? -1 : 1);
-
-/** The least UUIDv7 of a time in ms: every id made at or after it sorts at or after this one. */
-function leastIdAt(ms: number): string {
-  const hex = Math.max(0, ms).toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
-}
