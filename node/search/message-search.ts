@@ -127,15 +127,9 @@ export class MessageSearch {
   }
 
   /** The newest SEARCH_LIMITS.step postings of any of `terms` in the range, newest first. */
-  private async step(appId: string, terms: string[], before: string | undefined, after: string | undefined): Promise<SearchPosting[]> {
+  private step(appId: string, terms: string[], before: string | undefined, after: string | undefined): Promise<SearchPosting[]> {
     const range = { ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after }) };
-    const lists = await Promise.all(terms.map((t) => this.store.search.postings(appId, t, range, SEARCH_LIMITS.step)));
-    if (lists.length === 1) return lists[0]!;
-    // Each list holds its term's newest in the range: the newest of them all are among them.
-    return lists
-      .flat()
-      .sort((a, b) => (a.messageId < b.messageId ? 1 : a.messageId > b.messageId ? -1 : a.logId < b.logId ? -1 : 1))
-      .slice(0, SEARCH_LIMITS.step);
+    return this.store.search.postings(appId, terms.length === 1 ? terms[0]! : terms, range, SEARCH_LIMITS.step);
   }
 
   /** The chats a searcher reads: a user's now (of `chatIds`, when given), the backend's `chatIds` or all (undefined). */

@@ -54,3 +54,42 @@ t.test('lmdb search: postings in memory, being written and written are read as o
   t.same(await store.search.termsWithPrefix(appId, 'la', 10), ['lantern', 'late'], 'prefixes from both, in order');
   t.same(await store.search.termsWithPrefix(appId, 'word1', 3), ['word1', 'word10', 'word100'], 'at most limit, in order');
 });
+
+// A block is cut to the range by a binary search on its ids, and a message indexed twice (a
+// reindex) has a posting in two blocks: every window, whatever blocks its ends fall in, holds each
+// message of the range once, newest first.
+t.test('lmdb search: ranges cut inside blocks, with every message indexed twice, read each message once', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'search-ranges-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const appId = randomUUID();
+  const chatId = randomUUID();
+  const start = Date.parse('2026-11-30T09:00:00.000Z');
+  // 100 ms apart: a block (BLOCK_SPAN_MS of ids) holds about twenty of them.
+  const all = Array.from({ length: 120 }, (_, i): StoredMessage => {
+    const at = start + i * 100;
+    return { appId, chatId, id: uuidv7({ msecs: at }), seq: i + 1, senderId: 'ann', content: `harbor word${i}`, createdAt: new Date(at).toISOString(), reactions: [] };
+  });
+  let store = LmdbNodeStore.open(dir, undefined, { searchWritePostings: 50 });
+  for (let i = 0; i < all.length; i += 12) await store.messages.put(all.slice(i, i + 12));
+  await store.search.settled();
+  const again = await store.search.reindex();
+  t.equal(again.state, 'complete', 'indexed a second time');
+  await store.close();
+  store = LmdbNodeStore.open(dir);
+  t.teardown(() => store.close());
+  const ids = all.map((m) => m.id);
+  const paged = async (range: { before?: string; after?: string }, size: number) => {
+    const out: string[] = [];
+    for (let before = range.before; ; ) {
+      const page = await store.search.postings(appId, 'harbor', { ...range, ...(before === undefined ? {} : { before }) }, size);
+      out.push(...page.map((p) => p.messageId));
+      if (page.length < size) return out;
+      before = page.at(-1)!.messageId;
+    }
+  };
+  t.same(await paged({}, 13), [...ids].reverse(), 'all of them, each once');
+  for (const [from, to, size] of [[5, 17, 4], [18, 63, 7], [0, 119, 200], [40, 41, 1], [99, 101, 50]] as const) {
+    t.same(await paged({ after: ids[from], before: ids[to] }, size), ids.slice(from + 1, to).reverse(), `between messages ${from} and ${to}, pages of ${size}`);
+  }
+  t.same(await store.search.postings(appId, 'harbor', { before: ids[60] }, 25), ids.slice(35, 60).reverse().map((messageId) => ({ messageId, logId: chatId })), 'the newest 25 below one, as postings');
+});

@@ -42,6 +42,10 @@ export function searchConformance(withStore: (title: string, body: (t: Test, sto
     t.same(await ids('tonight', { after: m1!.id }), [m5!.id, m3!.id], 'after an id (exclusive)');
     t.same(await ids('tonight', { before: m5!.id, after: m1!.id }), [m3!.id], 'between two');
     t.same(await ids('absent'), [], 'a word no message has');
+    const any = async (terms: string[], range: { before?: string; after?: string } = {}, limit = 10) => (await store.search.postings(appId, terms, range, limit)).map((p) => p.messageId);
+    t.same(await any(['closed', 'creme', 'cafe']), [m5!.id, m1!.id], 'any of several words: each message once, newest first');
+    t.same(await any(['creme', '🎉', 'absent']), [m3!.id, m1!.id], 'several words, one of them in no message');
+    t.same(await any(['tonight', 'cafe'], { before: m5!.id }, 1), [m3!.id], 'several words, in a range, at most limit');
     t.same((await store.search.postings(appId, 'creme', {}, 1))[0], { messageId: m1!.id, logId: chatId }, 'a posting names the log the message is in');
     t.same(await store.search.postings(randomUUID(), 'tonight', {}, 10), [], "another application's index: nothing");
 

@@ -2,6 +2,7 @@ import { num, str, type BatchStatement, type Cql } from '../../../common/cassand
 import { uuidv7Time } from '../buckets.ts';
 import { SEARCH_HOUR_MS, termsOf } from '../search-terms.ts';
 import type { SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
+import { newestFirst } from '../search-postings.ts';
 
 /** The last code point: past every string with a given prefix in UTF-8 byte order, as Cassandra sorts text. */
 const LAST = '\u{10ffff}';
@@ -73,7 +74,17 @@ export class CassandraSearch implements SearchIndex {
     private readonly ks: string,
   ) {}
 
-  async postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
+  async postings(appId: string, term: string | readonly string[], range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
+    if (typeof term !== 'string') {
+      // Each term's newest in the range: the newest of them all are among them.
+      const lists = await Promise.all(term.map((t) => this.postings(appId, t, range, limit)));
+      const seen = new Set<string>();
+      return lists
+        .flat()
+        .sort(newestFirst)
+        .filter((p) => !seen.has(`${p.messageId}/${p.logId}`) && seen.add(`${p.messageId}/${p.logId}`))
+        .slice(0, limit);
+    }
     const out: SearchPosting[] = [];
     if (limit <= 0) return out;
     const low = range.after === undefined ? undefined : hourOf(range.after);

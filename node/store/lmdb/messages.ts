@@ -47,6 +47,7 @@ export class LmdbMessages implements MessageStore {
     const first = messages[0]!;
     if (fence && messages.some((m) => m.appId !== first.appId || m.chatId !== first.chatId)) throw new Error('a fenced put writes one chat');
     const buckets = new Set<string>();
+    let indexRecord: string | undefined;
     const written = this.t.root.transaction(() => {
       const toIndex: StoredMessage[] = [];
       if (fence) {
@@ -84,7 +85,7 @@ export class LmdbMessages implements MessageStore {
           else this.t.db.remove(['n', chat, userId, m.seq]);
         }
       }
-      this.search.pending(toIndex);
+      indexRecord = this.search.pending(toIndex);
       // The events of this write, in its transaction: both are durable, or neither.
       if (events?.length) this.outbox.write(this.writers.self.id, events, true);
     });
@@ -93,8 +94,11 @@ export class LmdbMessages implements MessageStore {
     } catch (error) {
       // Whatever its callback remembered did not happen: the rows are read again.
       for (const m of messages) this.writers.forgetHead(m.appId, m.chatId);
+      if (indexRecord !== undefined) this.search.aborted(indexRecord);
       throw error;
     }
+    // Before the put resolves: a search begun after it finds these messages (LmdbSearch.settled).
+    if (indexRecord !== undefined) this.search.committed(indexRecord);
     // Committed: their index entries exist (an entry is never removed while its chat exists).
     if (this.buckets.size + buckets.size > MAX_KNOWN_BUCKETS) this.buckets.clear();
     for (const b of buckets) this.buckets.add(b);

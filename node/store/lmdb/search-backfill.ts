@@ -8,6 +8,12 @@ export const BACKFILL_CHUNK = 2_000;
 /** The search table's key of the backfill's state (SavedBackfill); absent: never begun. */
 const STATE: Key = ['meta', 'backfill'];
 
+/** Where a writer of pending records says how its transaction ended (LmdbSearch.committed, aborted). */
+export interface RecordOutcome {
+  committed(record: string): void;
+  aborted(record: string): void;
+}
+
 /** What the search table keeps of the backfill, written in the transaction of each chunk. */
 interface SavedBackfill {
   /** Every message stored when the last chunk ran is recorded for indexing. */
@@ -54,8 +60,10 @@ export class LmdbSearchBackfill {
     /** The search table: where the state is kept, and the pending records go. */
     private readonly t: Tables,
     private readonly messages: Db,
-    /** In a write transaction: one pending record of these [id, app, log] triples (LmdbSearch.record). */
-    private readonly record: (entries: string[]) => void,
+    /** In a write transaction: one pending record of these [id, app, log] triples (LmdbSearch.record), its id. */
+    private readonly record: (entries: string[]) => string,
+    /** Told how the transaction of each record ended. */
+    private readonly outcome: RecordOutcome,
     /** Indexes what is pending (LmdbSearch.settled). */
     private readonly index: () => Promise<void>,
     private readonly chunk = BACKFILL_CHUNK,
@@ -128,7 +136,8 @@ export class LmdbSearchBackfill {
 
   /** One chunk, in one write transaction: whether the walk reached the last message. */
   private async step(): Promise<boolean> {
-    const { next, read } = await this.t.root.transaction(() => {
+    let record: string | undefined;
+    const written = this.t.root.transaction(() => {
       // Read inside the transaction: a restart between two chunks is seen by the next.
       const saved = (this.t.db.get(STATE) as SavedBackfill | undefined) ?? { complete: false, messages: 0, scanned: 0 };
       if (saved.complete) return { next: saved, read: 0 };
@@ -143,11 +152,16 @@ export class LmdbSearchBackfill {
         const m = value as StoredMessage;
         if (indexed(m, undefined)) entries.push(m.id, m.appId, m.chatId);
       }
-      if (entries.length > 0) this.record(entries);
+      if (entries.length > 0) record = this.record(entries);
       const next: SavedBackfill = { complete: read < this.chunk, messages: saved.messages + entries.length / 3, scanned: saved.scanned + read, ...(after ? { after } : {}) };
       this.t.db.put(STATE, next);
       return { next, read };
     });
+    const { next, read } = await written.catch((error: unknown) => {
+      if (record !== undefined) this.outcome.aborted(record);
+      throw error;
+    });
+    if (record !== undefined) this.outcome.committed(record);
     // Committed: what the progress says is durable.
     this.progress = { ...this.progress, messages: next.messages, scanned: next.scanned, scannedNow: this.progress.scannedNow + read };
     return next.complete;

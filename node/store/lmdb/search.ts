@@ -2,8 +2,8 @@ import type { SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
 import { termsOf } from '../search-terms.ts';
 import { leastIdAt, uuidv7Time } from '../buckets.ts';
 import { END, type Db, type Key, type Tables } from './shared.ts';
-import { LmdbSearchBackfill, type BackfillProgress } from './search-backfill.ts';
-import { decodeBlock, encodeBlock, oldestOf, uuidBytes, type NewPosting } from './search-blocks.ts';
+import { LmdbSearchBackfill, type BackfillProgress, type RecordOutcome } from './search-backfill.ts';
+import { encodeBlock, NewestPostings, uuidBytes, type NewPosting } from './search-blocks.ts';
 import { RecentPostings } from './search-recent.ts';
 
 /** Dictionary keys remembered at most; past it they are forgotten (and written again). */
@@ -14,8 +14,6 @@ const LAST = '\u{10ffff}';
 
 /** How long after a message's put its text is indexed, at most (with every other message of that time). */
 const INDEX_DELAY_MS = 200;
-/** How long the text of a pending record is kept in memory at most (an aborted put's is never indexed). */
-const TEXTS_KEPT_MS = 60_000;
 /** Messages indexed in one step, at least when that many are pending. */
 const INDEX_BATCH = 2_000;
 /** Postings held in memory before they are written to LMDB (or WRITE_DELAY_MS after the first). */
@@ -29,6 +27,13 @@ export const BLOCK_SPAN_MS = 2_000;
 /** Reads a message as stored, in the current transaction (LmdbMessages.stored). */
 export type StoredReader = (appId: string, logId: string, id: string) => StoredMessage | undefined;
 
+/** A pending record of this run: its key, its messages as [id, app, log] triples, and their texts as put (else read as stored). */
+interface PendingRecord {
+  key: Key;
+  ids: string[];
+  texts?: string[];
+}
+
 /**
  * The search index on LMDB (see SearchIndex). Keys:
  * - ['q', app, term, newestId, blockId] → a block of the term's postings (search-blocks.ts, its oldest id first),
@@ -38,8 +43,12 @@ export type StoredReader = (appId: string, logId: string, id: string) => StoredM
  * - ['meta', 'backfill']: how far the backfill of older messages got (search-backfill.ts).
  *
  * A put of messages writes one 'p' record for them, in its transaction (appended: ids grow with
- * time), so an acknowledged message is durably on its way into the index; the indexer takes their
- * text from memory (as put), or reads it as stored after a restart. Within INDEX_DELAY_MS, or at
+ * time), so an acknowledged message is durably on its way into the index. The writer then says
+ * the transaction committed (`committed`, before its put resolves), and the indexer takes the
+ * record and its text from memory: it reads no 'p' key but those an earlier run left (once, at
+ * its first indexing), whose text it reads as stored. Scanning every 'p' key each time cost a
+ * read of every record indexed but not yet written (thousands), and fell behind a fill of 4,600
+ * sends/s, which then waited on it at the first search. Within INDEX_DELAY_MS, or at
  * once when a search asks (`settled`), the pending messages are indexed in memory
  * (search-recent.ts), which readers merge with LMDB's blocks; every FLUSH_POSTINGS postings, or
  * WRITE_DELAY_MS after the first, they are written to LMDB, one block per term, in transactions of
@@ -51,11 +60,11 @@ export type StoredReader = (appId: string, logId: string, id: string) => StoredM
  *
  * Blocks of a term may overlap in time (a message indexed after a newer one: a late commit, an
  * edit), so a reader takes them newest-first by their newest id and stops at the first whose
- * newest id is below every posting it still needs; it skips the blocks all of whose ids are out
- * of range by their first bytes, and starts BLOCK_SPAN_MS past `before`, where the newest block that can
- * hold an older id ends.
+ * newest id is below every posting it still needs; it cuts each block to the range by a binary
+ * search on its packed ids (NewestPostings), and starts BLOCK_SPAN_MS past `before`, where the
+ * newest block that can hold an older id ends.
  */
-export class LmdbSearch implements SearchIndex {
+export class LmdbSearch implements SearchIndex, RecordOutcome {
   /** Dictionary keys (app and term) of committed transactions: not written again while remembered. */
   private readonly known = new Set<string>();
   /** Makes block ids unique across the node's runs (with `blocks`). */
@@ -78,8 +87,12 @@ export class LmdbSearch implements SearchIndex {
   private writes: Promise<void> = Promise.resolve();
   private writeTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly writePostings: number;
-  /** The texts of pending records put by this run, by record id. */
-  private readonly texts = new Map<string, { at: number; contents: string[] }>();
+  /** Records of this run whose transaction has not ended, by record id; those committed, to index. */
+  private readonly inFlight = new Map<string, PendingRecord>();
+  private ready: PendingRecord[] = [];
+  /** Whether the records left by earlier runs have been read (once an open), and from where the read goes on. */
+  private leftoversRead = false;
+  private leftoversFrom: Key = ['p'];
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The indexing under way (one at a time). */
   private running: Promise<void> = Promise.resolve();
@@ -98,7 +111,7 @@ export class LmdbSearch implements SearchIndex {
     tuning: { backfillChunk?: number; writePostings?: number } = {},
   ) {
     this.writePostings = tuning.writePostings ?? FLUSH_POSTINGS;
-    if (enabled && messages) this.backfiller = new LmdbSearchBackfill(t, messages, (entries) => void this.record(entries), () => this.settled(), tuning.backfillChunk);
+    if (enabled && messages) this.backfiller = new LmdbSearchBackfill(t, messages, (entries) => this.record(entries), this, () => this.settled(), tuning.backfillChunk);
   }
 
   /**
@@ -132,17 +145,35 @@ export class LmdbSearch implements SearchIndex {
     return this.backfiller.restart();
   }
 
-  /** In a message put's transaction: the text of `messages` is to be indexed (one record for all of them). */
-  pending(messages: readonly StoredMessage[]): void {
-    if (!this.enabled || messages.length === 0) return;
-    const record = this.record(messages.flatMap((m) => [m.id, m.appId, m.chatId]));
-    // The text as put, for the indexer: no read back while it is remembered (an aborted put's stays
-    // until the next indexing clears what is older than TEXTS_KEPT_MS).
-    this.texts.set(record, { at: Date.now(), contents: messages.map((m) => m.content) });
+  /**
+   * In a message put's transaction: the text of `messages` is to be indexed (one record for all of
+   * them). Returns the record's id, which the put passes to `committed` once its transaction
+   * committed (before the put resolves) or to `aborted`; none when there is nothing to index.
+   */
+  pending(messages: readonly StoredMessage[]): string | undefined {
+    if (!this.enabled || messages.length === 0) return undefined;
+    // The text as put, for the indexer: never read back.
+    return this.record(
+      messages.flatMap((m) => [m.id, m.appId, m.chatId]),
+      messages.map((m) => m.content),
+    );
+  }
+
+  /** The transaction that wrote `record` committed: it is indexed within INDEX_DELAY_MS, or by the next `settled`. */
+  committed(record: string): void {
+    const pending = this.inFlight.get(record);
+    if (!pending) return;
+    this.inFlight.delete(record);
+    this.ready.push(pending);
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       void this.settled().catch(() => undefined);
     }, INDEX_DELAY_MS);
+  }
+
+  /** The transaction that wrote `record` did not commit: there is nothing to index. */
+  aborted(record: string): void {
+    this.inFlight.delete(record);
   }
 
   /** Resolves once every message whose put resolved before the call is indexed. */
@@ -154,11 +185,13 @@ export class LmdbSearch implements SearchIndex {
 
   /**
    * In a write transaction: one pending record of messages, as [messageId, app, logId] triples, for
-   * the next indexing (their text is read as stored unless `pending` keeps it).
+   * the indexing after the transaction's `committed` (their text read as stored unless given).
    */
-  private record(entries: string[]): string {
+  private record(entries: string[], texts?: string[]): string {
     const record = `${this.run}.${this.records++}`;
-    this.t.db.put(['p', entries[0]!, record], entries);
+    const key: Key = ['p', entries[0]!, record];
+    this.t.db.put(key, entries);
+    this.inFlight.set(record, { key, ids: entries, ...(texts ? { texts } : {}) });
     return record;
   }
 
@@ -178,24 +211,16 @@ export class LmdbSearch implements SearchIndex {
 
   private async indexPending(): Promise<void> {
     for (;;) {
-      const records: { key: Key; ids: string[]; texts?: string[] }[] = [];
+      const records: PendingRecord[] = [];
       let count = 0;
-      for (const { key, value } of this.t.db.getRange({ start: ['p'], end: ['p', END] })) {
-        const id = key[2] as string;
-        if (this.indexed.has(id)) continue;
-        const ids = value as string[];
-        records.push({ key, ids, ...(this.texts.has(id) ? { texts: this.texts.get(id)!.contents } : {}) });
-        count += ids.length / 3;
-        if (count >= INDEX_BATCH) break;
-      }
-      // This background read began a read snapshot that every read of this turn would share
-      // (lmdb-js renews it a macrotask later): let the next read take a fresh one instead, so a
-      // commit of another instance on the same path that lands meanwhile is seen.
-      this.t.root.resetReadTxn();
+      // This run's committed records, from memory.
+      let taken = 0;
+      while (taken < this.ready.length && count < INDEX_BATCH) count += this.ready[taken++]!.ids.length / 3;
+      records.push(...this.ready.splice(0, taken));
+      if (!this.leftoversRead && count < INDEX_BATCH) count += this.readLeftovers(records, INDEX_BATCH - count);
       if (records.length === 0) break;
       this.addToRecent(records);
       for (const { key } of records) {
-        this.texts.delete(key[2] as string);
         this.indexed.add(key[2] as string);
         this.unwritten.push(key);
       }
@@ -205,15 +230,38 @@ export class LmdbSearch implements SearchIndex {
         // Memory stays bounded: past twice the threshold, indexing waits for the write.
         if (this.recent.size >= 2 * this.writePostings) await writing;
       }
-      if (count < INDEX_BATCH) break;
+      if (count < INDEX_BATCH && this.ready.length === 0) break;
     }
     if (this.recent.size > 0) this.writeTimer ??= setTimeout(() => void this.write().catch(() => undefined), WRITE_DELAY_MS);
-    const old = Date.now() - TEXTS_KEPT_MS;
-    for (const [record, { at }] of this.texts) if (at < old) this.texts.delete(record);
+  }
+
+  /**
+   * Adds to `records` the pending records an earlier run left in LMDB (a crash, a close before
+   * their write) up to `most` messages, going on from the last read; returns how many messages.
+   * Once past the last, they are all read: this run's own records come from memory.
+   */
+  private readLeftovers(records: PendingRecord[], most: number): number {
+    let count = 0;
+    const own = `${this.run}.`;
+    for (const { key, value } of this.t.db.getRange({ start: this.leftoversFrom, end: ['p', END] })) {
+      this.leftoversFrom = key;
+      const id = key[2] as string;
+      if (id.startsWith(own) || this.indexed.has(id)) continue;
+      const ids = value as string[];
+      records.push({ key, ids });
+      count += ids.length / 3;
+      if (count >= most) break;
+    }
+    if (count < most) this.leftoversRead = true;
+    // This background read began a read snapshot that every read of this turn would share
+    // (lmdb-js renews it a macrotask later): let the next read take a fresh one instead, so a
+    // commit of another instance on the same path that lands meanwhile is seen.
+    this.t.root.resetReadTxn();
+    return count;
   }
 
   /** The messages of `records`, their words' postings added to `recent`. */
-  private addToRecent(records: { ids: string[]; texts?: string[] }[]): void {
+  private addToRecent(records: readonly PendingRecord[]): void {
     // Each log's bytes once a batch.
     const logs = new Map<string, Buffer>();
     const batch: { posting: NewPosting; appId: string; content: string }[] = [];
@@ -306,32 +354,27 @@ export class LmdbSearch implements SearchIndex {
     }
   }
 
-  async postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
+  /** Of several terms, one floor for all: past the first, a term's postings older than the newest `limit` so far are not decoded. */
+  async postings(appId: string, term: string | readonly string[], range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
     if (limit <= 0) return [];
     const { before, after } = range;
-    const keys = this.t.db.getKeys({
-      // Newest block first, from the last that can hold an id below `before` down to those past `after`.
-      start: ['q', appId, term, before === undefined ? END : leastIdAt(uuidv7Time(before) + BLOCK_SPAN_MS + 1)],
-      end: after === undefined ? ['q', appId, term] : ['q', appId, term, after, END],
-      reverse: true,
-    });
-    const found = new Map<string, SearchPosting>();
-    // What is indexed and not yet (or being) written: in memory.
-    for (const held of [this.recent, this.writing]) for (const p of held?.read(appId, term, before, after, limit) ?? []) found.set(`${p.messageId}/${p.logId}`, p);
-    let sorted = [...found.values()].sort(newestFirst);
-    for (const key of keys) {
-      const newest = key[3] as string;
-      // Enough, and every id of this block and the ones after it is older than the limit-th.
-      if (sorted.length >= limit && newest < sorted[limit - 1]!.messageId) break;
-      const block = this.t.db.get(key) as Buffer;
-      if (before !== undefined && oldestOf(block) >= before) continue;
-      for (const p of decodeBlock(block)) {
-        if ((before !== undefined && p.messageId >= before) || (after !== undefined && p.messageId <= after)) continue;
-        found.set(`${p.messageId}/${p.logId}`, p);
+    const newest = new NewestPostings(limit, before, after);
+    for (const t of typeof term === 'string' ? [term] : term) {
+      // What is indexed and not yet (or being) written: in memory.
+      for (const held of [this.recent, this.writing]) if (held) newest.add(held.read(appId, t, before, after, limit));
+      const blocks = this.t.db.getRange({
+        // Newest block first, from the last that can hold an id below `before` down to those past `after`.
+        start: ['q', appId, t, before === undefined ? END : leastIdAt(uuidv7Time(before) + BLOCK_SPAN_MS + 1)],
+        end: after === undefined ? ['q', appId, t] : ['q', appId, t, after, END],
+        reverse: true,
+      });
+      for (const { key, value } of blocks) {
+        // Every id of this block and the ones after it is older than the newest `limit`.
+        if (newest.enough(key[3] as string)) break;
+        newest.addBlock(value as Buffer);
       }
-      sorted = [...found.values()].sort(newestFirst);
     }
-    return sorted.slice(0, limit);
+    return newest.result();
   }
 
   async termsWithPrefix(appId: string, prefix: string, limit: number): Promise<string[]> {
@@ -350,4 +393,3 @@ export class LmdbSearch implements SearchIndex {
 }
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const newestFirst = (a: SearchPosting, b: SearchPosting) => (a.messageId < b.messageId ? 1 : a.messageId > b.messageId ? -1 : a.logId < b.logId ? -1 : 1);

@@ -19,11 +19,11 @@ export interface SearchPosting {
  */
 export interface SearchIndex {
   /**
-   * Messages of `term`, newest first, with ids strictly between `after` and `before` (either
-   * open), at most `limit`: O(limit) on both stores (plus, on Cassandra, one read per day of
-   * the range with none).
+   * Messages of `term` (or of any of several: a prefix's terms), newest first, each once (per
+   * log), with ids strictly between `after` and `before` (either open), at most `limit`:
+   * O(limit) a term on both stores (plus, on Cassandra, one read per day of the range with none).
    */
-  postings(appId: string, term: string, range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]>;
+  postings(appId: string, term: string | readonly string[], range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]>;
   /**
    * Resolves once every message whose put resolved before the call is in the index (the embedded
    * store indexes a moment after the put; Cassandra in the put itself): what a search waits for,
