@@ -93,3 +93,28 @@ t.test('lmdb search: ranges cut inside blocks, with every message indexed twice,
   }
   t.same(await store.search.postings(appId, 'harbor', { before: ids[60] }, 25), ids.slice(35, 60).reverse().map((messageId) => ({ messageId, logId: chatId })), 'the newest 25 below one, as postings');
 });
+
+// A write of more keys than one transaction takes (WRITE_PUTS), and more records than one removes:
+// every word of every message is read back after a close and a reopen, each message once.
+t.test('lmdb search: a write in several transactions keeps every word of every message', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'search-chunks-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const appId = randomUUID();
+  const chatId = randomUUID();
+  const start = Date.parse('2026-11-30T10:00:00.000Z');
+  const all = Array.from({ length: 600 }, (_, i): StoredMessage => {
+    const at = start + i * 10;
+    return { appId, chatId, id: uuidv7({ msecs: at }), seq: i + 1, senderId: 'ann', content: `ferry unique${i} shared${i % 7}`, createdAt: new Date(at).toISOString(), reactions: [] };
+  });
+  let store = LmdbNodeStore.open(dir);
+  // One put each: 600 records, and 600 + 8 words, written by the close.
+  for (const m of all) await store.messages.put([m]);
+  await store.close();
+  store = LmdbNodeStore.open(dir);
+  t.teardown(() => store.close());
+  const found = await store.search.postings(appId, 'ferry', {}, 1_000);
+  t.same(found.map((p) => p.messageId), all.map((m) => m.id).reverse(), 'the common word: every message once, newest first');
+  const unique = await Promise.all(all.map((_, i) => store.search.postings(appId, `unique${i}`, {}, 10)));
+  t.ok(unique.every((p, i) => p.length === 1 && p[0]!.messageId === all[i]!.id), 'each message\'s own word, written in one of several transactions');
+  t.equal((await store.search.termsWithPrefix(appId, 'unique5', 1_000)).length, 111, 'the dictionary: unique5, unique50-59 and unique500-599');
+});

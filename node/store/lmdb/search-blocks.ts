@@ -24,7 +24,17 @@ export interface NewPosting extends Posting {
 /** The 16 bytes of a UUID. */
 export const uuidBytes = (id: string): Buffer => Buffer.from(id.replaceAll('-', ''), 'hex');
 
-/** Encodes postings (at most 65,535 logs). */
+/** A term's postings (oldest first) cut into blocks of at most `spanMs` between oldest and newest, each newest first. */
+export function* spans(postings: readonly NewPosting[], spanMs: number): Iterable<NewPosting[]> {
+  let from = 0;
+  for (let i = 1; i <= postings.length; i++) {
+    if (i < postings.length && postings[i]!.time - postings[from]!.time <= spanMs) continue;
+    yield postings.slice(from, i).reverse();
+    from = i;
+  }
+}
+
+/** Encodes postings, newest first (at most 65,535 logs). */
 export function encodeBlock(postings: readonly NewPosting[]): Buffer {
   const logs = new Map<string, number>();
   const names: Buffer[] = [];

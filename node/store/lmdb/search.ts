@@ -3,7 +3,8 @@ import { termsOf } from '../search-terms.ts';
 import { leastIdAt, uuidv7Time } from '../buckets.ts';
 import { END, type Db, type Key, type Tables } from './shared.ts';
 import { LmdbSearchBackfill, type BackfillProgress, type RecordOutcome } from './search-backfill.ts';
-import { encodeBlock, NewestPostings, uuidBytes, type NewPosting } from './search-blocks.ts';
+import { encodeBlock, NewestPostings, spans, uuidBytes, type NewPosting } from './search-blocks.ts';
+import { PendingRecords, type PendingRecord } from './search-pending.ts';
 import { RecentPostings } from './search-recent.ts';
 
 /** Dictionary keys remembered at most; past it they are forgotten (and written again). */
@@ -15,24 +16,17 @@ const LAST = '\u{10ffff}';
 /** How long after a message's put its text is indexed, at most (with every other message of that time). */
 const INDEX_DELAY_MS = 200;
 /** Messages indexed in one step, at least when that many are pending. */
-const INDEX_BATCH = 2_000;
+const INDEX_BATCH = 500;
 /** Postings held in memory before they are written to LMDB (or WRITE_DELAY_MS after the first). */
 const FLUSH_POSTINGS = 200_000;
 const WRITE_DELAY_MS = 10_000;
 /** Keys written in one transaction of a write. */
-const WRITE_PUTS = 1_000;
+const WRITE_PUTS = 250;
 /** The most time between the oldest and the newest message of a block (see LmdbSearch). */
 export const BLOCK_SPAN_MS = 2_000;
 
 /** Reads a message as stored, in the current transaction (LmdbMessages.stored). */
 export type StoredReader = (appId: string, logId: string, id: string) => StoredMessage | undefined;
-
-/** A pending record of this run: its key, its messages as [id, app, log] triples, and their texts as put (else read as stored). */
-interface PendingRecord {
-  key: Key;
-  ids: string[];
-  texts?: string[];
-}
 
 /**
  * The search index on LMDB (see SearchIndex). Keys:
@@ -43,16 +37,17 @@ interface PendingRecord {
  * - ['meta', 'backfill']: how far the backfill of older messages got (search-backfill.ts).
  *
  * A put of messages writes one 'p' record for them, in its transaction (appended: ids grow with
- * time), so an acknowledged message is durably on its way into the index. The writer then says
- * the transaction committed (`committed`, before its put resolves), and the indexer takes the
- * record and its text from memory: it reads no 'p' key but those an earlier run left (once, at
- * its first indexing), whose text it reads as stored. Scanning every 'p' key each time cost a
- * read of every record indexed but not yet written (thousands), and fell behind a fill of 4,600
- * sends/s, which then waited on it at the first search. Within INDEX_DELAY_MS, or at
+ * time), so an acknowledged message is durably on its way into the index; the put then says the
+ * transaction committed (`committed`, before it resolves), and the indexer takes the record and
+ * its text from memory (search-pending.ts: only an earlier run's records are read from LMDB,
+ * their text as stored). Within INDEX_DELAY_MS, or at
  * once when a search asks (`settled`), the pending messages are indexed in memory
  * (search-recent.ts), which readers merge with LMDB's blocks; every FLUSH_POSTINGS postings, or
  * WRITE_DELAY_MS after the first, they are written to LMDB, one block per term, in transactions of
- * WRITE_PUTS keys, and their records removed with the last. A word of every message then costs one
+ * WRITE_PUTS keys, each encoded just before it, and their records are removed after the last. The
+ * event loop is free between batches of INDEX_BATCH messages and between transactions: encoding a
+ * whole write at once, or 2,000 messages' words, held acknowledgements for 100 to 270 ms (a p99 of
+ * 245 ms at 6,000 sends/s, against 15 without the index). A word of every message then costs one
  * write for thousands of messages: a key per word and message doubled the sends bench's CPU per
  * send, and a write every 200 ms (each dirtying a page per word) raised the acknowledgements' p99
  * at 6,000 sends/s from 14 to 110 ms, its commits holding LMDB's one writer. After a crash the 'p'
@@ -67,12 +62,9 @@ interface PendingRecord {
 export class LmdbSearch implements SearchIndex, RecordOutcome {
   /** Dictionary keys (app and term) of committed transactions: not written again while remembered. */
   private readonly known = new Set<string>();
-  /** Makes block ids unique across the node's runs (with `blocks`). */
-  private readonly run = `${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 8)}`;
-  private blocks = 0;
   /** Block ids grow across the node's runs: a block never replaces another with the same newest id (an edit's). */
   private readonly blockBase = Date.now() * 1000;
-  private records = 0;
+  private blocks = 0;
   /** Indexed, not yet written to LMDB (search-recent.ts); `writing`: being written. */
   private recent = new RecentPostings();
   private writing: RecentPostings | undefined;
@@ -87,12 +79,8 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
   private writes: Promise<void> = Promise.resolve();
   private writeTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly writePostings: number;
-  /** Records of this run whose transaction has not ended, by record id; those committed, to index. */
-  private readonly inFlight = new Map<string, PendingRecord>();
-  private ready: PendingRecord[] = [];
-  /** Whether the records left by earlier runs have been read (once an open), and from where the read goes on. */
-  private leftoversRead = false;
-  private leftoversFrom: Key = ['p'];
+  /** What is to be indexed (search-pending.ts). */
+  private readonly pendingRecords: PendingRecords;
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The indexing under way (one at a time). */
   private running: Promise<void> = Promise.resolve();
@@ -111,7 +99,8 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
     tuning: { backfillChunk?: number; writePostings?: number } = {},
   ) {
     this.writePostings = tuning.writePostings ?? FLUSH_POSTINGS;
-    if (enabled && messages) this.backfiller = new LmdbSearchBackfill(t, messages, (entries) => this.record(entries), this, () => this.settled(), tuning.backfillChunk);
+    this.pendingRecords = new PendingRecords(t);
+    if (enabled && messages) this.backfiller = new LmdbSearchBackfill(t, messages, (entries) => this.pendingRecords.record(entries), this, () => this.settled(), tuning.backfillChunk);
   }
 
   /**
@@ -153,7 +142,7 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
   pending(messages: readonly StoredMessage[]): string | undefined {
     if (!this.enabled || messages.length === 0) return undefined;
     // The text as put, for the indexer: never read back.
-    return this.record(
+    return this.pendingRecords.record(
       messages.flatMap((m) => [m.id, m.appId, m.chatId]),
       messages.map((m) => m.content),
     );
@@ -161,10 +150,7 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
 
   /** The transaction that wrote `record` committed: it is indexed within INDEX_DELAY_MS, or by the next `settled`. */
   committed(record: string): void {
-    const pending = this.inFlight.get(record);
-    if (!pending) return;
-    this.inFlight.delete(record);
-    this.ready.push(pending);
+    if (!this.pendingRecords.committed(record)) return;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       void this.settled().catch(() => undefined);
@@ -173,7 +159,7 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
 
   /** The transaction that wrote `record` did not commit: there is nothing to index. */
   aborted(record: string): void {
-    this.inFlight.delete(record);
+    this.pendingRecords.aborted(record);
   }
 
   /** Resolves once every message whose put resolved before the call is indexed. */
@@ -181,18 +167,6 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
     const run = this.running.then(() => this.indexPending());
     this.running = run.catch(() => undefined);
     return run;
-  }
-
-  /**
-   * In a write transaction: one pending record of messages, as [messageId, app, logId] triples, for
-   * the indexing after the transaction's `committed` (their text read as stored unless given).
-   */
-  private record(entries: string[], texts?: string[]): string {
-    const record = `${this.run}.${this.records++}`;
-    const key: Key = ['p', entries[0]!, record];
-    this.t.db.put(key, entries);
-    this.inFlight.set(record, { key, ids: entries, ...(texts ? { texts } : {}) });
-    return record;
   }
 
   /**
@@ -211,13 +185,7 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
 
   private async indexPending(): Promise<void> {
     for (;;) {
-      const records: PendingRecord[] = [];
-      let count = 0;
-      // This run's committed records, from memory.
-      let taken = 0;
-      while (taken < this.ready.length && count < INDEX_BATCH) count += this.ready[taken++]!.ids.length / 3;
-      records.push(...this.ready.splice(0, taken));
-      if (!this.leftoversRead && count < INDEX_BATCH) count += this.readLeftovers(records, INDEX_BATCH - count);
+      const { records, count } = this.pendingRecords.take(INDEX_BATCH, this.indexed);
       if (records.length === 0) break;
       this.addToRecent(records);
       for (const { key } of records) {
@@ -230,34 +198,11 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
         // Memory stays bounded: past twice the threshold, indexing waits for the write.
         if (this.recent.size >= 2 * this.writePostings) await writing;
       }
-      if (count < INDEX_BATCH && this.ready.length === 0) break;
+      if (count < INDEX_BATCH && !this.pendingRecords.waiting) break;
+      // Sends go on between batches (a batch's words take a few milliseconds to find).
+      await new Promise((resolve) => setImmediate(resolve));
     }
     if (this.recent.size > 0) this.writeTimer ??= setTimeout(() => void this.write().catch(() => undefined), WRITE_DELAY_MS);
-  }
-
-  /**
-   * Adds to `records` the pending records an earlier run left in LMDB (a crash, a close before
-   * their write) up to `most` messages, going on from the last read; returns how many messages.
-   * Once past the last, they are all read: this run's own records come from memory.
-   */
-  private readLeftovers(records: PendingRecord[], most: number): number {
-    let count = 0;
-    const own = `${this.run}.`;
-    for (const { key, value } of this.t.db.getRange({ start: this.leftoversFrom, end: ['p', END] })) {
-      this.leftoversFrom = key;
-      const id = key[2] as string;
-      if (id.startsWith(own) || this.indexed.has(id)) continue;
-      const ids = value as string[];
-      records.push({ key, ids });
-      count += ids.length / 3;
-      if (count >= most) break;
-    }
-    if (count < most) this.leftoversRead = true;
-    // This background read began a read snapshot that every read of this turn would share
-    // (lmdb-js renews it a macrotask later): let the next read take a fresh one instead, so a
-    // commit of another instance on the same path that lands meanwhile is seen.
-    this.t.root.resetReadTxn();
-    return count;
   }
 
   /** The messages of `records`, their words' postings added to `recent`. */
@@ -311,17 +256,25 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
       this.newTerms = new Set();
       this.unwritten = [];
       try {
-        const puts: [Key, unknown][] = [];
-        for (const { appId, term, postings: list } of postings.terms()) this.blocksOf(appId, term, list, puts);
-        for (const key of terms) {
-          const [appId, term] = key.split('\u0000') as [string, string];
-          puts.push([['Q', appId, term], true]);
-        }
-        for (let i = 0; i < puts.length || i === 0; i += WRITE_PUTS) {
-          const last = i + WRITE_PUTS >= puts.length;
+        // Blocks are encoded a transaction's worth at a time, the event loop free between them.
+        let puts: [Key, unknown][] = [];
+        const commit = async () => {
+          const these = puts;
+          puts = [];
           await this.t.root.transaction(() => {
-            for (const [key, value] of puts.slice(i, i + WRITE_PUTS)) this.t.db.put(key, value);
-            if (last) for (const key of records) this.t.db.remove(key);
+            for (const [key, value] of these) this.t.db.put(key, value);
+          });
+          await new Promise((resolve) => setImmediate(resolve));
+        };
+        for (const put of this.putsOf(postings, terms)) {
+          puts.push(put);
+          if (puts.length >= WRITE_PUTS) await commit();
+        }
+        if (puts.length > 0) await commit();
+        // Once every block is written: a crash before leaves records whose messages are indexed again (harmlessly).
+        for (let i = 0; i < records.length; i += WRITE_PUTS) {
+          await this.t.root.transaction(() => {
+            for (const key of records.slice(i, i + WRITE_PUTS)) this.t.db.remove(key);
           });
         }
         for (const key of records) this.indexed.delete(key[2] as string);
@@ -343,14 +296,14 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
     return run;
   }
 
-  /** A term's postings (oldest first) in blocks of at most BLOCK_SPAN_MS, as puts. */
-  private blocksOf(appId: string, term: string, postings: NewPosting[], puts: [Key, unknown][]): void {
-    let from = 0;
-    for (let i = 1; i <= postings.length; i++) {
-      if (i < postings.length && postings[i]!.time - postings[from]!.time <= BLOCK_SPAN_MS) continue;
-      const block = postings.slice(from, i).reverse();
-      puts.push([['q', appId, term, block[0]!.messageId, (this.blockBase + this.blocks++).toString(36)], encodeBlock(block)]);
-      from = i;
+  /** The puts of a write: each term's postings (oldest first) in blocks of at most BLOCK_SPAN_MS, then the new terms' dictionary keys. */
+  private *putsOf(held: RecentPostings, terms: Set<string>): Iterable<[Key, unknown]> {
+    for (const { appId, term, postings } of held.terms()) {
+      for (const block of spans(postings, BLOCK_SPAN_MS)) yield [['q', appId, term, block[0]!.messageId, (this.blockBase + this.blocks++).toString(36)], encodeBlock(block)];
+    }
+    for (const key of terms) {
+      const [appId, term] = key.split('\u0000') as [string, string];
+      yield [['Q', appId, term], true];
     }
   }
 
