@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { LmdbNodeStore, type StoredMessage } from '../../node/store/index.ts';
 
@@ -59,16 +59,9 @@ t.test('lmdb search: postings in memory, being written and written are read as o
 // reindex) has a posting in two blocks: every window, whatever blocks its ends fall in, holds each
 // message of the range once, newest first.
 t.test('lmdb search: ranges cut inside blocks, with every message indexed twice, read each message once', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'search-ranges-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const appId = randomUUID();
-  const chatId = randomUUID();
-  const start = Date.parse('2026-11-30T09:00:00.000Z');
+  const { dir, appId, chatId } = scratch(t);
   // 100 ms apart: a block (BLOCK_SPAN_MS of ids) holds about twenty of them.
-  const all = Array.from({ length: 120 }, (_, i): StoredMessage => {
-    const at = start + i * 100;
-    return { appId, chatId, id: uuidv7({ msecs: at }), seq: i + 1, senderId: 'ann', content: `harbor word${i}`, createdAt: new Date(at).toISOString(), reactions: [] };
-  });
+  const all = messagesOf(appId, chatId, 120, 100, (i) => `harbor word${i}`);
   let store = LmdbNodeStore.open(dir, undefined, { searchWritePostings: 50 });
   for (let i = 0; i < all.length; i += 12) await store.messages.put(all.slice(i, i + 12));
   await store.search.settled();
@@ -97,15 +90,8 @@ t.test('lmdb search: ranges cut inside blocks, with every message indexed twice,
 // A write of more keys than one transaction takes (WRITE_PUTS), and more records than one removes:
 // every word of every message is read back after a close and a reopen, each message once.
 t.test('lmdb search: a write in several transactions keeps every word of every message', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'search-chunks-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const appId = randomUUID();
-  const chatId = randomUUID();
-  const start = Date.parse('2026-11-30T10:00:00.000Z');
-  const all = Array.from({ length: 600 }, (_, i): StoredMessage => {
-    const at = start + i * 10;
-    return { appId, chatId, id: uuidv7({ msecs: at }), seq: i + 1, senderId: 'ann', content: `ferry unique${i} shared${i % 7}`, createdAt: new Date(at).toISOString(), reactions: [] };
-  });
+  const { dir, appId, chatId } = scratch(t);
+  const all = messagesOf(appId, chatId, 600, 10, (i) => `ferry unique${i} shared${i % 7}`);
   let store = LmdbNodeStore.open(dir);
   // One put each: 600 records, and 600 + 8 words, written by the close.
   for (const m of all) await store.messages.put([m]);
@@ -118,3 +104,19 @@ t.test('lmdb search: a write in several transactions keeps every word of every m
   t.ok(unique.every((p, i) => p.length === 1 && p[0]!.messageId === all[i]!.id), 'each message\'s own word, written in one of several transactions');
   t.equal((await store.search.termsWithPrefix(appId, 'unique5', 1_000)).length, 111, 'the dictionary: unique5, unique50-59 and unique500-599');
 });
+
+/** A directory removed after the test, and an application and a chat of its own. */
+function scratch(t: Test): { dir: string; appId: string; chatId: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'search-layers-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return { dir, appId: randomUUID(), chatId: randomUUID() };
+}
+
+/** `count` messages of one chat, `gapMs` apart from a fixed time, with `content(i)` as text. */
+function messagesOf(appId: string, chatId: string, count: number, gapMs: number, content: (i: number) => string): StoredMessage[] {
+  const start = Date.parse('2026-11-30T09:00:00.000Z');
+  return Array.from({ length: count }, (_, i) => {
+    const at = start + i * gapMs;
+    return { appId, chatId, id: uuidv7({ msecs: at }), seq: i + 1, senderId: 'ann', content: content(i), createdAt: new Date(at).toISOString(), reactions: [] };
+  });
+}
