@@ -131,9 +131,12 @@ search:
   --chats N            chats they are spread over (default 1000)
   --member-of N        of those, chats the searching user is in (default 100)
   --senders S          senders of the send-cost part, each in a chat of its own (default 64)
-  --rate R             sends/s they offer in all, at a fixed rate (default 6000)
-  --stores LIST        of embedded,cassandra (default: both; --smoke: embedded); none: the
-                       send cost alone
+  --rate R             sends/s they offer in all to one node, at a fixed rate (default 6000)
+  --cluster-rate R     the same to three nodes on Cassandra (default 1500)
+  --send-cost LIST     where the send cost is measured: of embedded,cassandra (default: both;
+                       --smoke: embedded); none: skipped
+  --stores LIST        where searches are measured: of embedded,cassandra (default: both;
+                       --smoke: embedded); none: the send cost alone
   --concurrency N      searches in flight (default 4)
 threads:
   --threads N          threads the busy user follows (default 500)
@@ -193,6 +196,8 @@ const OPTIONS = {
   size: { type: 'string' },
   messages: { type: 'string' },
   'member-of': { type: 'string' },
+  'cluster-rate': { type: 'string' },
+  'send-cost': { type: 'string' },
 } as const;
 
 /** Node's parser refuses a value that starts with a dash (`--rooms -3`), so a value option is

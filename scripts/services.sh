@@ -18,6 +18,7 @@ CASSANDRA_VERSION="${CASSANDRA_VERSION:-5.0.9}"
 CASSANDRA_CACHE_DIR="${CASSANDRA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/chat-service/cassandra-$CASSANDRA_VERSION}"
 CASSANDRA_PORT="${CASSANDRA_PORT:-9042}"
 CASSANDRA_STORAGE_PORT="${CASSANDRA_STORAGE_PORT:-7000}"
+CASSANDRA_JMX_PORT="${CASSANDRA_JMX_PORT:-7199}"
 CASSANDRA_HEAP_MIN="${CASSANDRA_HEAP_MIN:-512m}"
 CASSANDRA_HEAP_MAX="${CASSANDRA_HEAP_MAX:-1g}"
 CASSANDRA_JVM_OPTS="${CASSANDRA_JVM_OPTS:-}"
@@ -72,6 +73,7 @@ usage() {
 Usage: scripts/services.sh <command> [--topology single|ha] [service...]
        scripts/services.sh env [--topology single|ha]
        scripts/services.sh nodetool [--topology ha] <node> <nodetool arguments...>
+       scripts/services.sh nodetool --topology single <nodetool arguments...>
 
 Runs the backing services on loopback for development and CI.
 Services: redis, cassandra, objectstore, clamav (default: all four; ha: redis
@@ -129,8 +131,9 @@ Commands:
             ha: CASSANDRA_CONTACT_POINTS, CASSANDRA_REPLICATION_FACTOR,
             REDIS_CLUSTER_NODES, STORE=cassandra, BUS=redis.
             Use as: eval "\$(scripts/services.sh env --topology ha)"
-  nodetool  Run Cassandra's nodetool (from the resolved jars) against HA
-            node <node> (1, 2, 3 or its address) over JMX.
+  nodetool  Run Cassandra's nodetool (from the resolved jars) over JMX against
+            HA node <node> (1, 2, 3 or its address), or with --topology single
+            against the single node (no <node>).
   -h, --help  This text.
 
 Environment (default):
@@ -141,6 +144,7 @@ Environment (default):
   CASSANDRA_CACHE_DIR     resolved jars                (\${XDG_CACHE_HOME:-\$HOME/.cache}/chat-service/cassandra-<version>)
   CASSANDRA_PORT          CQL native transport port    (9042)
   CASSANDRA_STORAGE_PORT  internode storage port       (7000)
+  CASSANDRA_JMX_PORT      JMX (nodetool) on 127.0.0.1, or off (7199)
   CASSANDRA_HEAP_MIN      -Xms                         (512m)
   CASSANDRA_HEAP_MAX      -Xmx                         (1g)
   CASSANDRA_JVM_OPTS      extra JVM options, space separated, both topologies (none)
@@ -190,6 +194,7 @@ Examples:
   scripts/services.sh start --topology ha   # 3 Cassandra nodes, 6 Redis nodes
   eval "\$(scripts/services.sh env --topology ha)" && npm run schema
   scripts/services.sh nodetool 1 status     # the ring as node 1 sees it
+  scripts/services.sh nodetool --topology single flush   # the single node's memtables to disk
   scripts/services.sh stop --topology ha
 EOF
 }
@@ -677,9 +682,15 @@ cassandra_start() {
   fi
   cassandra_install
   java=$(find_java) || die "cassandra: Cassandra $CASSANDRA_VERSION needs Java 11 or 17; none found (set CASSANDRA_JAVA)"
-  for port in "$CASSANDRA_PORT" "$CASSANDRA_STORAGE_PORT"; do
+  local -a ports=("$CASSANDRA_PORT" "$CASSANDRA_STORAGE_PORT") jmx=()
+  if [ "$CASSANDRA_JMX_PORT" != off ]; then
+    ports+=("$CASSANDRA_JMX_PORT")
+    # JMX (nodetool: flush, tablestats) on 127.0.0.1 only.
+    jmx=("-Dcassandra.jmx.local.port=$CASSANDRA_JMX_PORT")
+  fi
+  for port in "${ports[@]}"; do
     if port_open "$port"; then
-      die "cassandra: port $port on 127.0.0.1 is in use by another process (not one started with this state dir); set CASSANDRA_PORT / CASSANDRA_STORAGE_PORT"
+      die "cassandra: port $port on 127.0.0.1 is in use by another process (not one started with this state dir); set CASSANDRA_PORT / CASSANDRA_STORAGE_PORT / CASSANDRA_JMX_PORT"
     fi
   done
   mkdir -p "$CASSANDRA_DIR/data" "$CASSANDRA_DIR/logs" "$CASSANDRA_DIR/triggers"
@@ -693,7 +704,7 @@ cassandra_start() {
     "-Dcassandra.logdir=$CASSANDRA_DIR/logs" \
     "-Dcassandra.triggers_dir=$CASSANDRA_DIR/triggers" \
     "-Dcassandra.native_transport_port=$CASSANDRA_PORT" \
-    "-Dcassandra.storage_port=$CASSANDRA_STORAGE_PORT"
+    "-Dcassandra.storage_port=$CASSANDRA_STORAGE_PORT" "${jmx[@]}"
   pid=$LAUNCHED_PID
   cassandra_wait "$pid"
 }
@@ -838,11 +849,10 @@ ha_cassandra_node_check() {
   printf '%s %s\n' "$version" "$peers"
 }
 
-# nodetool_command I: NODETOOL= the command that runs Cassandra's NodeTool
-# against node I over JMX (add its arguments).
+# nodetool_command PORT: NODETOOL= the command that runs Cassandra's NodeTool
+# against the node whose JMX is on 127.0.0.1:PORT (add its arguments).
 nodetool_command() {
   local java
-  [ "${#HA_JMX[@]}" -gt 0 ] || die "nodetool: JMX is off (HA_CASSANDRA_JMX_PORTS=off)"
   cassandra_installed || die "nodetool: Cassandra $CASSANDRA_VERSION is not installed (scripts/services.sh install cassandra)"
   java=$(find_java) || die "cassandra: Cassandra $CASSANDRA_VERSION needs Java 11 or 17; none found (set CASSANDRA_JAVA)"
   # The modules Cassandra's classes need opened on Java 17: the server's list.
@@ -854,7 +864,7 @@ nodetool_command() {
   NODETOOL=("$java" -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "${jpms[@]}"
     "-Dlogback.configurationFile=file://$CASSANDRA_CONF_DIR/logback-tools.xml"
     -cp "$CASSANDRA_LIB/*" org.apache.cassandra.tools.NodeTool
-    -h 127.0.0.1 -p "${HA_JMX[$1]}")
+    -h 127.0.0.1 -p "$1")
 }
 
 # ha_ring_up: HA_UP= how many nodes `nodetool status` on the first live node
@@ -865,7 +875,7 @@ ha_ring_up() {
   HA_UP=0
   for i in "${!HA_CASSANDRA[@]}"; do
     pid_alive "$(ha_cassandra_dir "$i")/cassandra.pid" CassandraDaemon >/dev/null || continue
-    nodetool_command "$i"
+    nodetool_command "${HA_JMX[$i]}"
     HA_RING=$(timeout 60 "${NODETOOL[@]}" status 2>&1) || true
     break
   done
@@ -1190,8 +1200,12 @@ main() {
     fi
     return 0
   fi
+  if [ "$cmd" = nodetool ] && [ "$topology" = single ]; then
+    [ "$CASSANDRA_JMX_PORT" != off ] || die "nodetool: JMX is off (CASSANDRA_JMX_PORT=off)"
+    nodetool_command "$CASSANDRA_JMX_PORT"
+    exec "${NODETOOL[@]}" "$@"
+  fi
   if [ "$cmd" = nodetool ]; then
-    [ "$topology" = ha ] || die "nodetool: only the ha topology runs JMX (the single node has none)"
     [ "$#" -ge 1 ] || die "nodetool: name a node (1-N or its address), then nodetool's arguments"
     ha_parse
     local node=$1 i found=""
@@ -1200,7 +1214,8 @@ main() {
       if [ "$node" = "$((i + 1))" ] || [ "$node" = "${HA_CASSANDRA[$i]}" ]; then found=$i; fi
     done
     [ -n "$found" ] || die "nodetool: no Cassandra node '$node' (1-${#HA_CASSANDRA[@]} or one of $HA_CASSANDRA_ADDRESSES)"
-    nodetool_command "$found"
+    [ "${#HA_JMX[@]}" -gt 0 ] || die "nodetool: JMX is off (HA_CASSANDRA_JMX_PORTS=off)"
+    nodetool_command "${HA_JMX[$found]}"
     exec "${NODETOOL[@]}" "$@"
   fi
 

@@ -187,3 +187,18 @@ export async function prepareKeyspace(contactPoints: string, keyspace: string, r
     await client.shutdown().catch(() => undefined);
   }
 }
+
+/**
+ * Bytes on disk ("space used (live)", SSTables) of each table of `keyspace` on the single
+ * Cassandra node of scripts/services.sh, after flushing its memtables (nodetool over JMX:
+ * CASSANDRA_JMX_PORT); a string saying why when nodetool cannot reach it.
+ */
+export function cassandraTableBytes(keyspace: string): Record<string, number> | string {
+  const run = (args: string[]) => spawnSync(SERVICES, ['nodetool', '--topology', 'single', ...args], { encoding: 'utf8', timeout: 300_000 });
+  const flushed = run(['flush', keyspace]);
+  if (flushed.status !== 0) return `nodetool flush failed: ${(flushed.stderr || flushed.stdout || String(flushed.error)).trim().split('\n').at(-1)}`;
+  const stats = run(['tablestats', '-F', 'json', keyspace]);
+  if (stats.status !== 0) return `nodetool tablestats failed: ${(stats.stderr || stats.stdout).trim().split('\n').at(-1)}`;
+  const tables = (JSON.parse(stats.stdout) as Record<string, { tables?: Record<string, { space_used_live?: string | number }> }>)[keyspace]?.tables ?? {};
+  return Object.fromEntries(Object.entries(tables).map(([name, t]) => [name, Number(t.space_used_live ?? 0)]));
+}

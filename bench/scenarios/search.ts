@@ -4,7 +4,7 @@ import { percentiles } from '../lib/histogram.ts';
 import type { Row } from '../lib/output.ts';
 import { processStats } from '../lib/process-stats.ts';
 import { createGroups, type ChatUser } from '../lib/provision.ts';
-import { clusterServices } from '../lib/services.ts';
+import { cassandraTableBytes, clusterServices } from '../lib/services.ts';
 import { startSingle, startThree, type Target } from '../lib/targets.ts';
 import type { ConnSpec } from '../load/systems.ts';
 import { round, type Context } from './context.ts';
@@ -33,26 +33,33 @@ export async function search(ctx: Context, o: ScenarioOptions): Promise<Scenario
   const concurrency = o.num('concurrency', o.smoke ? 2 : 4);
   const senders = o.num('senders', o.smoke ? 4 : 64);
   const rate = o.num('rate', o.smoke ? 200 : 6_000);
+  // The cluster's send cost at a rate it sustains (its highest is about 3,900 sends/s here); `--send-cost none` skips both.
+  const clusterRate = o.num('cluster-rate', 1_500);
+  const costStores = (o.list('send-cost') ?? (o.smoke ? ['embedded'] : ['embedded', 'cassandra'])).filter((s) => s !== 'none');
+  if (costStores.some((s) => s !== 'embedded' && s !== 'cassandra')) throw new Error('--send-cost must list embedded, cassandra, or be none');
   if (memberOf > chats) throw new Error('--member-of must be at most --chats');
   const rows: Row[] = [];
   const summary: Record<string, unknown> = {};
   const notes = [
     `Text: each message 5–12 words drawn from a vocabulary of ${corpus.vocabulary.length} made-up words with Zipf-like frequencies, plus "${RARE}" in about one message of 10,000.`,
     'Queries: closed loop, the same concurrency for each; a page of 20 hits newest first, the user searching every chat it is in.',
-    `Send cost: ${rate} sends/s offered at a fixed rate (open loop, the texts above) over WebSocket by ${senders} senders, each in a chat of its own, against one node with SEARCH_INDEX=on and then off; server CPU per acknowledged send. A fixed rate compares the same work: a closed loop at the highest rate would also count the smaller group commits of the slower one.`,
+    `Send cost: ${rate} sends/s (embedded, one node) and ${clusterRate} sends/s (three nodes on Cassandra) offered at a fixed rate (open loop, the texts above) over WebSocket by ${senders} senders, each in a chat of its own, with SEARCH_INDEX=on and then off; server CPU per acknowledged send (the nodes', and on the cluster Cassandra's too). A fixed rate compares the same work: a closed loop at the highest rate would also count the smaller group commits of the slower one.`,
   ];
   if (!ctx.systems.includes('chat')) return { parameters: { messages }, rows, summary, notes: [...notes, 'skipped: --systems does not include chat'] };
-  ctx.progress.plan(2 + stores.length * 5, 'chat: send cost with and without the index');
+  ctx.progress.plan(2 * costStores.length + stores.length * 5, 'chat: send cost with and without the index');
 
-  const cost: Record<string, number | null> = {};
-  for (const index of ['on', 'off'] as const) {
-    const r = await sendCost(ctx, o, senders, rate, index);
-    rows.push({ part: 'send cost', store: 'embedded', searchIndex: index, ...r });
-    cost[index] = r.serverCpuUsPerSend;
-    ctx.progress.step();
+  // The send cost on one node (embedded) and on the cluster (three nodes and Cassandra, whose CPU counts too).
+  for (const store of costStores) {
+    const cost: Record<string, number | null> = {};
+    for (const index of ['on', 'off'] as const) {
+      const r = await sendCost(ctx, o, store, senders, store === 'embedded' ? rate : clusterRate, index);
+      rows.push({ part: 'send cost', store, searchIndex: index, ...r });
+      cost[index] = r.serverCpuUsPerSend;
+      ctx.progress.step();
+    }
+    const ratio = cost.on && cost.off ? round(cost.on / cost.off, 3) : null;
+    summary[store === 'embedded' ? 'sendCost' : 'clusterSendCost'] = { cpuUsPerSendIndexed: cost.on, cpuUsPerSendUnindexed: cost.off, ratio, goal: { want: `<= ${GOAL_SEND_COST}`, met: ratio !== null && ratio <= GOAL_SEND_COST } };
   }
-  const ratio = cost.on && cost.off ? round(cost.on / cost.off, 3) : null;
-  summary.sendCost = { cpuUsPerSendIndexed: cost.on, cpuUsPerSendUnindexed: cost.off, ratio, goal: { want: `<= ${GOAL_SEND_COST}`, met: ratio !== null && ratio <= GOAL_SEND_COST } };
 
   for (const store of stores) {
     let target: Target | undefined;
@@ -91,7 +98,8 @@ export async function search(ctx: Context, o: ScenarioOptions): Promise<Scenario
       }
       const worst = Math.max(...Object.values(measured).map((m) => Number((m as { p99Ms: number }).p99Ms)));
       const goalMs = GOAL_P99_MS[store as keyof typeof GOAL_P99_MS];
-      summary[store] = { messages: fill.acked, ...measured, ...(store === 'embedded' && target.dataDir ? { disk: lmdbDisk(target.dataDir, fill.acked) } : {}), goal: { p99BelowMs: goalMs, worstP99Ms: worst, met: worst < goalMs } };
+      const disk = store === 'embedded' ? (target.dataDir ? lmdbDisk(target.dataDir, fill.acked) : undefined) : cassandraDisk(target.services?.cassandra?.keyspace, fill.acked);
+      summary[store] = { messages: fill.acked, ...measured, ...(disk ? { disk } : {}), goal: { p99BelowMs: goalMs, worstP99Ms: worst, met: worst < goalMs } };
       ctx.progress.step();
     } finally {
       await ctx.pool.closeAll();
@@ -102,24 +110,37 @@ export async function search(ctx: Context, o: ScenarioOptions): Promise<Scenario
   return { parameters: { messages, chats, memberOf, stores, concurrency, senders, rate, seconds: o.seconds, workers: ctx.pool.size }, rows, summary, notes };
 }
 
-/** The sends scenario's WebSocket workload against a fresh node with SEARCH_INDEX=`index`. */
-async function sendCost(ctx: Context, o: ScenarioOptions, senders: number, rate: number, index: 'on' | 'off'): Promise<{ offeredPerSecond: number; ackedPerSecond: number; serverCpuUsPerSend: number | null; p99Ms: number }> {
-  ctx.progress.stage(`chat: sends with SEARCH_INDEX=${index}`);
-  const target = await startSingle('chat', { users: senders, env: { SEARCH_INDEX: index }, profileDir: ctx.profileDir });
+/**
+ * The sends scenario's WebSocket workload at a fixed rate against a fresh node (embedded) or
+ * cluster of three (cassandra) with SEARCH_INDEX=`index`; CPU per acknowledged send of the nodes
+ * and, on the cluster, of Cassandra.
+ */
+async function sendCost(ctx: Context, o: ScenarioOptions, store: string, senders: number, rate: number, index: 'on' | 'off'): Promise<{ offeredPerSecond: number; ackedPerSecond: number; serverCpuUsPerSend: number | null; p99Ms: number }> {
+  ctx.progress.stage(`chat (${store}): sends with SEARCH_INDEX=${index}`);
+  let stopServices = () => {};
+  let target: Target | undefined;
   try {
+    const options = { users: senders, env: { SEARCH_INDEX: index }, profileDir: ctx.profileDir };
+    if (store === 'cassandra') {
+      const started = await clusterServices(ctx);
+      stopServices = started.stop;
+      target = await startThree('chat', started.services, options);
+    } else target = await startSingle('chat', options);
     const rooms = await createGroups(target.nodes[0]!, target.app!.users.map((u) => [u]));
-    const conns: ConnSpec[] = rooms.map((room, i) => ({ system: 'chat', base: target.nodes[0]!, room, token: target.app!.users[i]!.jwt, sender: true }));
+    const conns: ConnSpec[] = rooms.map((room, i) => ({ system: 'chat', base: target!.nodes[i % target!.nodes.length]!, room, token: target!.app!.users[i]!.jwt, sender: true }));
     const opened = await ctx.pool.open(conns);
     if (opened.failed) throw new Error(`${opened.failed} connections failed: ${JSON.stringify(opened.errors)}`);
-    const before = await processStats(target.pids);
+    const pids = [...target.pids, ...(target.services?.cassandraPids ?? [])];
+    const before = await processStats(pids);
     const r = await ctx.pool.run({ op: 'fanout', start: Date.now() + 300, warmupMs: o.warmup * 1000, durationMs: o.seconds * 1000, ratePerSender: rate / conns.length, drainMs: 5000, quietMs: 500, contents: corpus.texts });
-    const after = await processStats(target.pids);
+    const after = await processStats(pids);
     const row = { offeredPerSecond: rate, ackedPerSecond: round(r.measuredAcked / o.seconds), serverCpuUsPerSend: r.acked === 0 ? null : round(((after.cpuSeconds - before.cpuSeconds) * 1e6) / r.acked, 1), p99Ms: percentiles(r.histogram).p99Ms };
-    ctx.log(`SEARCH_INDEX=${index}: ${row.ackedPerSecond} acked sends/s, ${row.serverCpuUsPerSend} us of server CPU per send`);
+    ctx.log(`${store}, SEARCH_INDEX=${index}: ${row.ackedPerSecond} acked sends/s, ${row.serverCpuUsPerSend} us of server CPU per send`);
     return row;
   } finally {
     await ctx.pool.closeAll();
-    await target.stop();
+    await target?.stop();
+    stopServices();
   }
 }
 
@@ -139,6 +160,15 @@ async function fillChats(ctx: Context, target: Target, chatIds: string[], owners
   await ctx.pool.closeAll();
   if (acked < messages) throw new Error(`filling: ${acked} of ${messages} sends acked after ten rounds`);
   return { acked, seconds: round((performance.now() - t0) / 1000, 1) };
+}
+
+/** Bytes on disk of the keyspace's search tables and of its messages table, per message, after a flush (the single node of scripts/services.sh). */
+function cassandraDisk(keyspace: string | undefined, messages: number): Record<string, number | string> {
+  if (keyspace === undefined) return { error: 'the keyspace is not known' };
+  const bytes = cassandraTableBytes(keyspace);
+  if (typeof bytes === 'string') return { error: bytes };
+  const search = ['search_postings', 'search_term_hours', 'search_terms'].reduce((n, t) => n + (bytes[t] ?? 0), 0);
+  return { searchBytesPerMessage: round(search / messages, 1), postingsBytesPerMessage: round((bytes.search_postings ?? 0) / messages, 1), messagesBytesPerMessage: round((bytes.chat_messages ?? 0) / messages, 1) };
 }
 
 /** Bytes of the embedded store's search table and messages table, per message (read from LMDB's page counts while the node runs). */
