@@ -192,6 +192,34 @@ else {
     for (const chatId of chats) await store.writers.release(appId, chatId);
   });
 
+  t.test("cassandra: the index rows of a turn's puts leave in a request of their own; a failed one leaves its puts in doubt, written again with their index rows", async (t) => {
+    let failNext = false;
+    const { db, sent } = recording(async (kind, queries, run) => {
+      if (kind === 'batch' && failNext && queries.some((q) => q.includes('.search_postings '))) {
+        failNext = false;
+        throw Object.assign(new Error('write timeout'), { code: 0x1100 });
+      }
+      return run();
+    });
+    const store = CassandraNodeStore.open(db, keyspace);
+    const chats = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 1)], fence(0, 1))));
+    sent.length = 0;
+    await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 2, { content: 'ferry lantern' })], fence(1, 2))));
+    const tablesOf = (queries: string[]) => [...new Set(queries.map((q) => /INTO \w+\.(\w+) /.exec(q)?.[1]))].sort().join(',');
+    t.same(sent.map((s) => tablesOf(s.queries)).sort(), ['chat_messages', 'search_postings,search_term_hours,search_terms'], 'two requests: the four messages, and all their index rows');
+    t.equal(sent.flatMap((s) => s.queries).filter((q) => q.includes('.search_postings ')).length, 8, 'a posting per word and message');
+    const found = async (word: string) => (await store.search.postings(appId, word, {}, 10)).map((p) => p.logId).sort();
+    t.same(await found('lantern'), [...chats].sort(), 'every message found by its word');
+
+    failNext = true;
+    const outcomes = await Promise.all(chats.slice(0, 2).map((chatId) => store.messages.put([message(chatId, 3, { content: 'harbor' })], fence(2, 3)).then(() => 'ok', (e: unknown) => e)));
+    t.ok(outcomes.every((o) => o instanceof OutcomeUnknownError), 'the index request failed: both puts are in doubt');
+    for (const chatId of chats.slice(0, 2)) await store.messages.put([message(chatId, 4)], fence(3, 4));
+    t.same(await found('harbor'), chats.slice(0, 2).sort(), 'written again before the next put, index rows with it');
+    for (const chatId of chats) await store.writers.release(appId, chatId);
+  });
+
   t.test('cassandra: a claim whose compare-and-set times out finds out whether it was applied', async (t) => {
     const timeouts = {
       'the server timed out': () => new driver.errors.ResponseError(0x1100, 'CAS operation timed out'),

@@ -38,7 +38,7 @@ export async function copyFirstLayout(client: CassandraClient, ks: string): Prom
     // No search rows: this runs before the index's tables exist (node-021), and old messages are not indexed.
     const writes = new MessageWrites(ks);
     writes.created(message, undefined, seqOfMessageId(message.id) === message.seq);
-    for (const batch of writes.batches()) await send(db.batch(batch));
+    for (const batch of writes.batches({ index: true })) await send(db.batch(batch));
     raise(message.appId, message.chatId, message.seq, message.rev ?? 0);
   }
   for await (const row of client.stream(`SELECT app_id, chat_id, seq, rev FROM ${ks}.chat_heads`, [], paged) as unknown as AsyncIterable<cassandra.types.Row>) {

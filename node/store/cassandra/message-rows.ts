@@ -59,6 +59,8 @@ const jsonOf = (json: string | undefined) => (json === undefined ? undefined : (
 export class MessageWrites {
   readonly rows = new Map<number, BatchStatement[]>();
   readonly others: BatchStatement[] = [];
+  /** The search index's rows (search.ts): they need no atomicity with the rest, so they travel apart (put-merger.ts). */
+  readonly indexRows: BatchStatement[] = [];
   /** The search rows this put writes that SearchRows remembers once it succeeded. */
   readonly searchKeys = new Set<string>();
 
@@ -70,7 +72,7 @@ export class MessageWrites {
 
   private index(m: StoredMessage): void {
     if (!this.search) return;
-    this.others.push(...this.search.of(m, this.searchKeys));
+    this.indexRows.push(...this.search.of(m, this.searchKeys));
   }
 
   private row(m: StoredMessage, crev: number | undefined, rewrite: boolean): BatchStatement {
@@ -162,11 +164,13 @@ export class MessageWrites {
   /**
    * The batches to send: one per `chat_messages` partition (single-partition batches are one
    * mutation each and have no size limit), and the other rows in batches of at most `chunk`
-   * statements (several partitions each: they stay well under Cassandra's batch size limits).
+   * statements (several partitions each: they stay well under Cassandra's batch size limits);
+   * with `index`, the search index's rows too (else they are `indexRows`, to send apart).
    */
-  batches(chunk = 32): BatchStatement[][] {
+  batches(options: { index: boolean }, chunk = 32): BatchStatement[][] {
     const out = [...this.rows.values()];
-    for (let i = 0; i < this.others.length; i += chunk) out.push(this.others.slice(i, i + chunk));
+    const others = options.index ? [...this.others, ...this.indexRows] : this.others;
+    for (let i = 0; i < others.length; i += chunk) out.push(others.slice(i, i + chunk));
     return out;
   }
 }

@@ -63,7 +63,8 @@ export class CassandraMessages implements MessageStore {
     // Every attempt of this put carries one timestamp, so it can be written again whole when its
     // outcome is unknown (unknown-outcomes.ts): the hold keeps it, the caller gets OutcomeUnknownError.
     // The merger sets it as it sends the put, with other chats' puts of the same turn (put-merger.ts).
-    const put: MergeablePut = { batches: writes.batches(), timestamp: 0 };
+    // The index's rows travel apart, with other puts' (put-merger.ts); the put resolves once both landed.
+    const put: MergeablePut = { batches: writes.batches({ index: false }), index: writes.indexRows, timestamp: 0 };
     await this.leases.write(hold, () => this.merger.write(put), put);
     this.search.landed(writes.searchKeys);
   }
@@ -80,7 +81,7 @@ export class CassandraMessages implements MessageStore {
       const previous = await this.rows(appId, chatId, list.map((m) => m.seq));
       const writes = new MessageWrites(this.ks, this.search);
       for (const m of list) writes.changed(m, previous.get(m.seq)?.message.id === m.id ? previous.get(m.seq) : undefined, carriesSeq(m));
-      await Promise.all(writes.batches().map((b) => this.db.batch(b)));
+      await Promise.all(writes.batches({ index: true }).map((b) => this.db.batch(b)));
       this.search.landed(writes.searchKeys);
       await this.leases.raise(appId, chatId, { seq: Math.max(...list.map((m) => m.seq)), rev: Math.max(0, ...list.map((m) => m.rev ?? 0)) });
     }));

@@ -41,6 +41,8 @@ import { BLOCK, blockOf } from './message-rows.ts';
 /** A put whose outcome is unknown: its statements and the timestamp every attempt carries. */
 export interface InDoubtPut {
   readonly batches: readonly BatchStatement[][];
+  /** Rows that need no atomicity with the batches (the search index's), sent apart. */
+  readonly index?: readonly BatchStatement[];
   /** Microseconds since the epoch (Cassandra's write timestamp). */
   readonly timestamp: number;
 }
@@ -61,7 +63,10 @@ export function writeTimestamp(): number {
 
 /** Writes an in-doubt put again, whole, with the timestamp of its first attempt (rule 1). */
 export async function writeAgain(db: Cql, put: InDoubtPut): Promise<void> {
-  await Promise.all(put.batches.map((b) => db.batch(b, { timestamp: put.timestamp, isIdempotent: true })));
+  const index = put.index ?? [];
+  const batches = [...put.batches];
+  for (let i = 0; i < index.length; i += 32) batches.push(index.slice(i, i + 32));
+  await Promise.all(batches.map((b) => db.batch(b, { timestamp: put.timestamp, isIdempotent: true })));
 }
 
 /** The newest message seq of the chat at or below `upTo`, or 0 (blocks left empty are skipped). */
