@@ -116,6 +116,25 @@ else {
     };
     return { db, sent };
   };
+  /**
+   * A store whose next batch naming `table` fails once with a write timeout (after `fail.next = true`),
+   * and four chats it holds, each with message 1.
+   */
+  const failingOnce = async (table: string) => {
+    const fail = { next: false };
+    const { db, sent } = recording(async (kind, queries, run) => {
+      if (kind === 'batch' && fail.next && queries.some((q) => q.includes(`.${table} `))) {
+        fail.next = false;
+        throw Object.assign(new Error('write timeout'), { code: 0x1100 });
+      }
+      return run();
+    });
+    const store = CassandraNodeStore.open(db, keyspace);
+    const chats = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 1)], fence(0, 1))));
+    sent.length = 0;
+    return { store, sent, chats, fail };
+  };
   const appId = randomUUID();
   // No text unless given: these tests count the message path's own writes (a text adds its search rows).
   const message = (chatId: string, seq: number, extra: Partial<StoredMessage> = {}): StoredMessage =>
@@ -153,18 +172,7 @@ else {
   });
 
   t.test("cassandra: puts of several chats handed over in one turn leave in one request; one too large leaves alone; a failed request leaves each put in doubt, written again whole", async (t) => {
-    let failNext = false;
-    const { db, sent } = recording(async (kind, queries, run) => {
-      if (kind === 'batch' && failNext && queries.some((q) => q.includes('.chat_messages '))) {
-        failNext = false;
-        throw Object.assign(new Error('write timeout'), { code: 0x1100 });
-      }
-      return run();
-    });
-    const store = CassandraNodeStore.open(db, keyspace);
-    const chats = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
-    await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 1)], fence(0, 1))));
-    sent.length = 0;
+    const { store, sent, chats, fail } = await failingOnce('chat_messages');
     await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 2), message(chatId, 3, { clientKey: `k3` })], fence(1, 3))));
     t.same(sent.map((s) => [s.kind, s.queries.length]), [['batch', 12]], 'four chats: one request of their rows and key rows');
     for (const chatId of chats) t.same((await store.messages.afterSeq(appId, chatId, 0, 10)).map((m) => m.seq), [1, 2, 3], 'each chat has its messages');
@@ -183,7 +191,7 @@ else {
 
     // A request that fails fails every put in it, each with an unknown outcome; each chat's next put
     // first writes it again (same rows, same timestamp), so what the senders retry finds it.
-    failNext = true;
+    fail.next = true;
     const outcomes = await Promise.all(chats.slice(0, 2).map((chatId) => store.messages.put([message(chatId, 5)], fence(4, 5)).then(() => 'ok', (e: unknown) => e)));
     t.ok(outcomes.every((o) => o instanceof OutcomeUnknownError), 'both puts of the failed request are in doubt');
     sent.length = 0;
@@ -193,18 +201,7 @@ else {
   });
 
   t.test("cassandra: the index rows of a turn's puts leave in a request of their own; a failed one leaves its puts in doubt, written again with their index rows", async (t) => {
-    let failNext = false;
-    const { db, sent } = recording(async (kind, queries, run) => {
-      if (kind === 'batch' && failNext && queries.some((q) => q.includes('.search_postings '))) {
-        failNext = false;
-        throw Object.assign(new Error('write timeout'), { code: 0x1100 });
-      }
-      return run();
-    });
-    const store = CassandraNodeStore.open(db, keyspace);
-    const chats = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
-    await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 1)], fence(0, 1))));
-    sent.length = 0;
+    const { store, sent, chats, fail } = await failingOnce('search_postings');
     await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 2, { content: 'ferry lantern' })], fence(1, 2))));
     const tablesOf = (queries: string[]) => [...new Set(queries.map((q) => /INTO \w+\.(\w+) /.exec(q)?.[1]))].sort().join(',');
     t.same(sent.map((s) => tablesOf(s.queries)).sort(), ['chat_messages', 'search_postings,search_term_hours,search_terms'], 'two requests: the four messages, and all their index rows');
@@ -212,7 +209,7 @@ else {
     const found = async (word: string) => (await store.search.postings(appId, word, {}, 10)).map((p) => p.logId).sort();
     t.same(await found('lantern'), [...chats].sort(), 'every message found by its word');
 
-    failNext = true;
+    fail.next = true;
     const outcomes = await Promise.all(chats.slice(0, 2).map((chatId) => store.messages.put([message(chatId, 3, { content: 'harbor' })], fence(2, 3)).then(() => 'ok', (e: unknown) => e)));
     t.ok(outcomes.every((o) => o instanceof OutcomeUnknownError), 'the index request failed: both puts are in doubt');
     for (const chatId of chats.slice(0, 2)) await store.messages.put([message(chatId, 4)], fence(3, 4));
