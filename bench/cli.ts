@@ -132,7 +132,7 @@ search:
   --member-of N        of those, chats the searching user is in (default 100)
   --senders S          senders of the send-cost part, each in a chat of its own (default 64)
   --rate R             sends/s they offer in all to one node, at a fixed rate (default 6000)
-  --cluster-rate R     the same to three nodes on Cassandra (default 1500)
+  --cluster-rate R     the same to three nodes on Cassandra (default 600)
   --send-cost LIST     where the send cost is measured: of embedded,cassandra (default: both;
                        --smoke: embedded); none: skipped
   --stores LIST        where searches are measured: of embedded,cassandra (default: both;

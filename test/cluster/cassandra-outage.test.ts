@@ -19,7 +19,8 @@ else {
     const root = new URL('../..', import.meta.url).pathname;
     const state = mkdtempSync(join(tmpdir(), 'chat-cassandra-outage-'));
     const [port, storagePort] = [await freePort(), await freePort()];
-    const env = { ...process.env, SERVICES_STATE_DIR: state, CASSANDRA_PORT: String(port), CASSANDRA_STORAGE_PORT: String(storagePort) };
+    // No JMX: the shared node has the default port (nodetool is not used here).
+    const env = { ...process.env, SERVICES_STATE_DIR: state, CASSANDRA_PORT: String(port), CASSANDRA_STORAGE_PORT: String(storagePort), CASSANDRA_JMX_PORT: 'off' };
     const services = (command: string) => promisify(execFile)(join(root, 'scripts/services.sh'), [command, 'cassandra'], { env, timeout: 240_000 });
     await services('start');
     t.teardown(async () => {
