@@ -10,11 +10,17 @@ import { listenerPid } from '../lib/services.ts';
  * just before, and the latency p50/p99. The floor under the cluster bench's Cassandra CPU per
  * message: a group commit writes many messages in one mutation, but every mutation costs this.
  *
- *   node --import tsx bench/micro/cassandra-writes.ts [--rates 250,500,1000] [--seconds 10] [--groups 1,4] [--targets single,ring]
+ *   node --import tsx bench/micro/cassandra-writes.ts [--rates 250,500,1000] [--seconds 10] [--groups 1,4] [--spread 0,16 [--shared]] [--targets single,ring]
  *
  * `--groups`: rows per request. A group of G rows goes as one unlogged batch of G partitions (as
  * several chats' writes of a node would, sent together), so the rate of requests is the rate of
  * rows ÷ G: what a request costs beyond its rows shows as the drop in CPU per row.
+ *
+ * `--spread`: partitions a request's rows fall in (0, the default: each row its own). A request's
+ * rows of one partition are one mutation: what a mutation costs beyond its rows shows as the drop
+ * in CPU per row from a spread of G to a smaller one (the search index's layouts, search.ts).
+ * With `--shared`, every request writes the same `spread` partitions (hot ones, as an
+ * application's postings of an hour are), else each request partitions of its own.
  *
  * The single node is found at CASSANDRA_CONTACT_POINTS (default 127.0.0.1:9042), the ring at
  * HA_CASSANDRA_CONTACT_POINTS (default scripts/services.sh's 127.0.0.11-13:9042); each gets a
@@ -27,6 +33,8 @@ const arg = (name: string, fallback: string) => {
 const rates = arg('rates', '250,500,1000').split(',').map(Number);
 const seconds = Number(arg('seconds', '10'));
 const groups = arg('groups', '1').split(',').map(Number);
+const spreads = arg('spread', '0').split(',').map(Number);
+const shared = process.argv.includes('--shared');
 const wanted = arg('targets', 'single,ring').split(',');
 const targets = [
   { name: 'single (RF 1)', points: process.env.CASSANDRA_CONTACT_POINTS ?? '127.0.0.1:9042', rf: 1 },
@@ -45,7 +53,7 @@ async function open(points: string, rf: number) {
   return { client, pids: pids as number[] };
 }
 
-async function run(client: cassandra.Client, pids: number[], rate: number, group: number) {
+async function run(client: cassandra.Client, pids: number[], rate: number, group: number, spread: number) {
   const cpu = async () => (await processStats(pids)).cpuSeconds;
   const idleFrom = await cpu();
   await sleep(3000);
@@ -55,14 +63,18 @@ async function run(client: cassandra.Client, pids: number[], rate: number, group
   let failed = 0;
   const inFlight = new Set<Promise<unknown>>();
   const payload = 'x'.repeat(200);
+  let requests = 0;
   const from = await cpu();
   const started = performance.now();
   while (performance.now() - started < seconds * 1000) {
     const due = Math.floor((((performance.now() - started) / 1000) * rate) / group) - sent / group;
     for (let i = 0; i < due; i++) {
-      const rows = Array.from({ length: group }, () => {
+      requests++;
+      const rows = Array.from({ length: group }, (_, j) => {
         sent++;
-        return { query: 'INSERT INTO bench_writes.rows (k, c, v) VALUES (?, ?, ?)', params: [`k${sent % 64}`, Date.now() * 1000 + (sent % 1000), payload] };
+        // Each row its own partition (of 1,024 taken in turn), or `spread` partitions of this request's own.
+        const k = spread === 0 ? `k${sent % 1024}` : shared ? `s${j % spread}` : `r${requests % 64}-${j % spread}`;
+        return { query: 'INSERT INTO bench_writes.rows (k, c, v) VALUES (?, ?, ?)', params: [k, Date.now() * 1000 + (sent % 1000), payload] };
       });
       const at = performance.now();
       const request = group === 1 ? client.execute(rows[0]!.query, rows[0]!.params) : client.batch(rows, { logged: false, prepare: true });
@@ -80,16 +92,16 @@ async function run(client: cassandra.Client, pids: number[], rate: number, group
   const used = (await cpu()) - from;
   latencies.sort((a, b) => a - b);
   const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]! * 10) / 10;
-  return { rate, group, writes: sent, failed, cores: Math.round((used / elapsed) * 100) / 100, idleCores: Math.round(idleCores * 100) / 100, cpuUsPerWrite: Math.round(((used - idleCores * elapsed) / sent) * 1e6), p50Ms: q(0.5), p99Ms: q(0.99) };
+  return { rate, group, spread, writes: sent, failed, cores: Math.round((used / elapsed) * 100) / 100, idleCores: Math.round(idleCores * 100) / 100, cpuUsPerWrite: Math.round(((used - idleCores * elapsed) / sent) * 1e6), p50Ms: q(0.5), p99Ms: q(0.99) };
 }
 
 const opened = await Promise.all(targets.map(async (target) => ({ ...target, ...(await open(target.points, target.rf)) })));
-const rows: string[] = ['| target | offered writes/s | rows per request | written | failed | Cassandra cores | idle cores before | CPU µs / write beyond idle | p50 ms | p99 ms |', '|---|---|---|---|---|---|---|---|---|---|'];
+const rows: string[] = ['| target | offered writes/s | rows per request | partitions per request | written | failed | Cassandra cores | idle cores before | CPU µs / write beyond idle | p50 ms | p99 ms |', '|---|---|---|---|---|---|---|---|---|---|---|'];
 for (const rate of rates) {
-  for (const group of groups) for (const t of opened) {
-    const r = await run(t.client, t.pids, rate, group);
+  for (const group of groups) for (const spread of spreads) for (const t of opened) {
+    const r = await run(t.client, t.pids, rate, group, spread);
     console.log(JSON.stringify({ target: t.name, ...r }));
-    rows.push(`| ${t.name} | ${r.rate} | ${r.group} | ${r.writes} | ${r.failed} | ${r.cores} | ${r.idleCores} | ${r.cpuUsPerWrite} | ${r.p50Ms} | ${r.p99Ms} |`);
+    rows.push(`| ${t.name} | ${r.rate} | ${r.group} | ${r.spread === 0 ? r.group : r.spread} | ${r.writes} | ${r.failed} | ${r.cores} | ${r.idleCores} | ${r.cpuUsPerWrite} | ${r.p50Ms} | ${r.p99Ms} |`);
   }
 }
 console.log(rows.join('\n'));

@@ -160,10 +160,10 @@ else {
     sent.length = 0;
     await store.messages.put([message(chatId, 9, { content: 'hello world' })], fence(8, 9));
     const tables = () => sent.flatMap((s) => s.queries.map((q) => /INTO \w+\.(\w+) /.exec(q)?.[1])).sort();
-    t.same(tables(), ['chat_messages', 'search_postings', 'search_postings', 'search_term_hours', 'search_term_hours', 'search_terms', 'search_terms'], 'a text: its row, and per word a posting, its hour and its dictionary row');
+    t.same(tables(), ['chat_messages', 'search_hour_postings', 'search_hour_postings', 'search_term_hours', 'search_term_hours', 'search_terms', 'search_terms'], 'a text: its row, and per word a posting, its hour and its dictionary row');
     sent.length = 0;
     await store.messages.put([10, 11].map((seq) => message(chatId, seq, { content: 'hello again' })), fence(9, 10 + 1));
-    t.same(tables(), ['chat_messages', 'chat_messages', 'search_postings', 'search_postings', 'search_postings', 'search_postings', 'search_term_hours', 'search_terms'], 'then a word already written costs its posting alone');
+    t.same(tables(), ['chat_messages', 'chat_messages', 'search_hour_postings', 'search_hour_postings', 'search_hour_postings', 'search_hour_postings', 'search_term_hours', 'search_terms'], 'then a word already written costs its posting alone');
     t.same((await store.messages.afterSeq(appId, chatId, 0, 20)).map((m) => m.seq), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     t.equal((await store.messages.byClientKey(appId, chatId, 'sender', 'k8'))?.seq, 8);
     const ttl = (await client.execute(`SELECT TTL(seq) AS ttl FROM ${keyspace}.send_keys WHERE app_id = ? AND chat_id = ? AND sender_id = ? AND client_key = ?`, [appId, chatId, 'sender', 'k8'], { prepare: true })).first();
@@ -201,11 +201,11 @@ else {
   });
 
   t.test("cassandra: the index rows of a turn's puts leave in a request of their own; a failed one leaves its puts in doubt, written again with their index rows", async (t) => {
-    const { store, sent, chats, fail } = await failingOnce('search_postings');
+    const { store, sent, chats, fail } = await failingOnce('search_hour_postings');
     await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 2, { content: 'ferry lantern' })], fence(1, 2))));
     const tablesOf = (queries: string[]) => [...new Set(queries.map((q) => /INTO \w+\.(\w+) /.exec(q)?.[1]))].sort().join(',');
-    t.same(sent.map((s) => tablesOf(s.queries)).sort(), ['chat_messages', 'search_postings,search_term_hours,search_terms'], 'two requests: the four messages, and all their index rows');
-    t.equal(sent.flatMap((s) => s.queries).filter((q) => q.includes('.search_postings ')).length, 8, 'a posting per word and message');
+    t.same(sent.map((s) => tablesOf(s.queries)).sort(), ['chat_messages', 'search_hour_postings,search_term_hours,search_terms'], 'two requests: the four messages, and all their index rows');
+    t.equal(sent.flatMap((s) => s.queries).filter((q) => q.includes('.search_hour_postings ')).length, 8, 'a posting per word and message');
     const found = async (word: string) => (await store.search.postings(appId, word, {}, 10)).map((p) => p.logId).sort();
     t.same(await found('lantern'), [...chats].sort(), 'every message found by its word');
 
@@ -214,6 +214,44 @@ else {
     t.ok(outcomes.every((o) => o instanceof OutcomeUnknownError), 'the index request failed: both puts are in doubt');
     for (const chatId of chats.slice(0, 2)) await store.messages.put([message(chatId, 4)], fence(3, 4));
     t.same(await found('harbor'), chats.slice(0, 2).sort(), 'written again before the next put, index rows with it');
+    for (const chatId of chats) await store.writers.release(appId, chatId);
+  });
+
+  t.test('cassandra: index rows handed over while two flushes of them are in flight wait, and leave together when one comes back', async (t) => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const isIndex = (queries: string[]) => queries.some((q) => q.includes('.search_hour_postings '));
+    const { db, sent } = recording(async (kind, queries, run) => {
+      if (kind === 'batch' && isIndex(queries)) await held;
+      return run();
+    });
+    const store = CassandraNodeStore.open(db, keyspace);
+    const chats = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 1)], fence(0, 1))));
+    const indexRequests = () => sent.filter((s) => s.kind === 'batch' && isIndex(s.queries));
+    const messageRequests = () => sent.filter((s) => s.kind === 'batch' && s.queries.some((q) => q.includes('.chat_messages ')));
+    const until = async (check: () => boolean) => {
+      for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      return check();
+    };
+    // A word of this test alone (the application is the file's).
+    const word = `lamp${randomUUID().replaceAll('-', '').slice(0, 10)}`;
+    const put = (i: number) => store.messages.put([message(chats[i]!, 2, { content: `ferry ${word}` })], fence(1, 2));
+    const puts = [put(0)];
+    t.ok(await until(() => indexRequests().length === 1), 'the first put: its index rows leave at once');
+    puts.push(put(1));
+    t.ok(await until(() => indexRequests().length === 2), 'the second, in a later turn: a flush of its own (two may be in flight)');
+    const before = messageRequests().length;
+    puts.push(put(2), put(3));
+    t.ok(await until(() => messageRequests().length > before && messageRequests().flatMap((s) => s.queries).length - before >= 2), 'the next two puts sent their messages');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    t.equal(indexRequests().length, 2, 'but their index rows wait while two flushes are in flight');
+    release();
+    await Promise.all(puts);
+    const third = indexRequests().slice(2);
+    t.equal(third.length, 1, 'they leave together, once a flush came back');
+    t.equal(third[0]!.queries.filter((q) => q.includes('.search_hour_postings ')).length, 4, "both puts' postings in that one request");
+    t.same((await store.search.postings(appId, word, {}, 10)).map((p) => p.logId).sort(), [...chats].sort(), 'and every message is found');
     for (const chatId of chats) await store.writers.release(appId, chatId);
   });
 

@@ -26,10 +26,13 @@ import { writeTimestamp, type InDoubtPut } from './unknown-outcomes.ts';
  * no atomicity with its messages, and at a row per word they would fill a request alone (two
  * messages' words are past MERGE_LIMITS.statements), so the puts of a turn stopped sharing
  * requests (the search bench's fill: 220 sends/s against 514 without the index). They travel
- * apart: every index row handed over in a turn, sorted by partition so the rows of one word and
- * hour are one mutation, in requests of `INDEX_LIMITS`. A put resolves once its own requests and
- * every request holding one of its index rows succeeded; it is rejected (in doubt, written again
- * whole with its index rows) if any failed.
+ * apart: every index row handed over, sorted by partition so the rows of one partition (an
+ * hour's shard of postings, search.ts) are one mutation, in requests of `INDEX_LIMITS`. The index
+ * rows are a group commit of their own: while INDEX_FLUSHES flushes of them are in flight, the
+ * rows handed over wait, and leave together when one comes back, so the busier the node, the
+ * more rows share each partition (an idle node's leave at once, after the turn as a put's do). A
+ * put resolves once its own requests and every request holding one of its index rows succeeded;
+ * it is rejected (in doubt, written again whole with its index rows) if any failed.
  */
 export const MERGE_LIMITS = {
   /**
@@ -49,6 +52,9 @@ export const INDEX_LIMITS = {
   statements: 96,
   bytes: 24 * 1024,
 };
+
+/** Flushes of index rows in flight at once (see PutMerger): past them, rows wait for one to come back. */
+export const INDEX_FLUSHES = 2;
 
 /** A put on its way: its statements, and the timestamp set when it is sent. */
 export interface MergeablePut extends InDoubtPut {
@@ -72,6 +78,7 @@ interface WaitingIndex {
 export class PutMerger {
   private waiting: Waiting[] = [];
   private waitingIndex: WaitingIndex[] = [];
+  private indexFlushes = 0;
   private scheduled = false;
 
   constructor(private readonly db: Cql) {}
@@ -138,14 +145,20 @@ export class PutMerger {
   }
 
   private flushIndex(): void {
+    // The rows wait for a flush in flight to come back (which flushes them).
+    if (this.waitingIndex.length === 0 || this.indexFlushes >= INDEX_FLUSHES) return;
     const all = this.waitingIndex;
     this.waitingIndex = [];
-    if (all.length === 0) return;
     const { requests, of } = indexRequests(all.map((w) => w.rows));
     // No timestamp of their own: a row of the index is written once and never changed.
     const sent = requests.map((r) => this.db.batch(r, { isIdempotent: true }));
     all.forEach((w, i) => {
       Promise.all(of[i]!.map((r) => sent[r]!)).then(() => w.resolve(), w.reject);
+    });
+    this.indexFlushes++;
+    void Promise.allSettled(sent).then(() => {
+      this.indexFlushes--;
+      this.flushIndex();
     });
   }
 
@@ -197,7 +210,7 @@ export function indexRequests(puts: readonly (readonly BatchStatement[])[]): Ind
 
 /**
  * Rows of one partition sort together: the statement's table, then its first values, which are
- * the partition key's (app, term, hour for a posting; app, term for an hour; app, lead for a term)
+ * the partition key's (app, hour, shard for a posting; app, term for an hour; app, lead for a term)
  * and then clustering values, which only order rows within it.
  */
 const partitionOf = (s: BatchStatement) => `${s.query}\u0000${s.params.slice(0, 3).join('\u0000')}`;

@@ -248,14 +248,29 @@ export const nodeMigrations: Migration[] = [
     ],
   },
   {
-    // Indexes the messages written before node-021 (search-backfill.ts), going on from where an
-    // interrupted run saved its progress. It reads all of `chat_messages`: for a large keyspace,
-    // run `npm run schema` before starting the nodes of this version, rather than letting the
-    // first node to start do it (and wait for it). `npm run schema -- reindex` runs it again.
+    // The search backfill's progress table. It indexed the messages written before node-021; that
+    // run is node-023's now (it would write a table made only there).
     name: 'node-022-search-backfill',
     statements: [
-      // The backfill's progress, one row (`chat_messages`): the token of the last partition indexed, the messages indexed.
+      // A backfill's progress, a row per run (`hour_postings`: node-023's): the token of the last partition indexed, the messages indexed.
       `CREATE TABLE IF NOT EXISTS {ks}.search_backfill (name text PRIMARY KEY, last_token bigint, messages bigint, done boolean)`,
+    ],
+  },
+  {
+    // Postings by hour and shard of the term (search.ts SearchRows: a request's postings in a few
+    // partitions, not one each), in place of node-021's by term and hour, which are dropped; then
+    // every message is indexed into them (search-backfill.ts), going on from where an interrupted
+    // run saved its progress. The term's hours and the dictionary stay as they were. It reads all of
+    // `chat_messages`: for a large keyspace, run `npm run schema` before starting the nodes of this
+    // version, rather than letting the first node to start do it (and wait for it). `npm run schema
+    // -- reindex` runs it again.
+    name: 'node-023-search-shards',
+    statements: [
+      // A shard of an application's postings of one hour (the message id's), by term, then newest
+      // first: at most the application's words of that hour / SEARCH_SHARDS (16) rows, each term's
+      // slice one read; 200,000 rows (about 12 MB) at a sustained 100 messages of 9 words a second.
+      `CREATE TABLE IF NOT EXISTS {ks}.search_hour_postings (app_id text, hour bigint, shard int, term text, id text, log_id text, PRIMARY KEY ((app_id, hour, shard), term, id, log_id)) WITH CLUSTERING ORDER BY (term ASC, id DESC, log_id ASC)`,
+      `DROP TABLE IF EXISTS {ks}.search_postings`,
     ],
     data: (client, ks) => backfillSearch(client, ks).then(() => undefined),
   },

@@ -10,6 +10,18 @@ const LAST = '\u{10ffff}';
 const HOURS_READ = 48;
 
 const hourOf = (id: string) => Math.floor(uuidv7Time(id) / SEARCH_HOUR_MS);
+/** Partitions an application's postings of one hour are spread over (by their term): see shardOf. */
+export const SEARCH_SHARDS = 16;
+/**
+ * The partition of an hour's postings a term's are in: FNV-1a of its UTF-16 code units, modulo
+ * SEARCH_SHARDS. Stored in every posting's key, so it never changes (a change would hide every
+ * posting written before it).
+ */
+export function shardOf(term: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < term.length; i++) h = Math.imul(h ^ term.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % SEARCH_SHARDS;
+}
 /** A term's first character: the partition of the term dictionary it is in. */
 const leadOf = (term: string) => String.fromCodePoint(term.codePointAt(0)!);
 
@@ -17,10 +29,14 @@ const leadOf = (term: string) => String.fromCodePoint(term.codePointAt(0)!);
 const KNOWN_ROWS = 50_000;
 
 /**
- * The statements that index messages' text (migration node-021-search), for the message puts
- * that write them (MessageWrites): per term, its posting, and its hour and its place in the
- * dictionary unless a put of this store that succeeded wrote them already (a word used all day
- * costs one row a message, not three). Rows are remembered only once their put succeeded
+ * The statements that index messages' text (migrations node-021-search, node-023-search-shards),
+ * for the message puts that write them (MessageWrites): per term, its posting, and its hour and its
+ * place in the dictionary unless a put of this store that succeeded wrote them already (a word used
+ * all day costs one row a message, not three). A posting's partition is its application's hour and
+ * the term's shard, not the term: what costs Cassandra is the mutation, one per partition of a
+ * request, more than the row (bench/micro/cassandra-writes.ts `--spread`: 96 rows a request in 96
+ * partitions cost it about twice the CPU a row and 20 times the latency of 96 rows in 4), so the
+ * postings of all the words of the messages sent together fall in at most SEARCH_SHARDS partitions. Rows are remembered only once their put succeeded
  * (`landed`): a put that failed, or whose outcome is unknown, is written again whole or its rows
  * are written by the next message that needs them.
  */
@@ -42,7 +58,8 @@ export class SearchRows {
     if (!this.enabled) return statements;
     const hour = hourOf(m.id);
     for (const term of termsOf(m.content)) {
-      statements.push({ query: `INSERT INTO ${this.ks}.search_postings (app_id, term, hour, id, log_id) VALUES (?, ?, ?, ?, ?)`, params: [m.appId, term, hour, m.id, m.chatId] });
+      // The partition key's values first: the merger orders a request's rows by them (put-merger.ts).
+      statements.push({ query: `INSERT INTO ${this.ks}.search_hour_postings (app_id, hour, shard, term, id, log_id) VALUES (?, ?, ?, ?, ?, ?)`, params: [m.appId, hour, shardOf(term), term, m.id, m.chatId] });
       const hourKey = `h\u0000${m.appId}\u0000${term}\u0000${hour}`;
       if (!this.known.has(hourKey) && !keys.has(hourKey)) {
         statements.push({ query: `INSERT INTO ${this.ks}.search_term_hours (app_id, term, hour) VALUES (?, ?, ?)`, params: [m.appId, term, hour] });
@@ -67,7 +84,7 @@ export class SearchRows {
   }
 }
 
-/** The search index on Cassandra (see SearchIndex): a term's hours newest first, then each hour's postings. */
+/** The search index on Cassandra (see SearchIndex): a term's hours newest first, then its postings in each hour. */
 export class CassandraSearch implements SearchIndex {
   constructor(
     private readonly db: Cql,
@@ -95,10 +112,11 @@ export class CassandraSearch implements SearchIndex {
       const hours = (await this.db.execute(`SELECT hour FROM ${this.ks}.search_term_hours WHERE app_id = ? AND term = ?${bounds} LIMIT ?`, params)).rows.map((r) => num(r, 'hour'));
       for (const hour of hours) {
         const ids = [range.before === undefined ? '' : ' AND id < ?', range.after === undefined ? '' : ' AND id > ?'].join('');
-        const rows = await this.db.execute(`SELECT id, log_id FROM ${this.ks}.search_postings WHERE app_id = ? AND term = ? AND hour = ?${ids} LIMIT ?`, [
+        const rows = await this.db.execute(`SELECT id, log_id FROM ${this.ks}.search_hour_postings WHERE app_id = ? AND hour = ? AND shard = ? AND term = ?${ids} LIMIT ?`, [
           appId,
-          term,
           hour,
+          shardOf(term),
+          term,
           ...(range.before === undefined ? [] : [range.before]),
           ...(range.after === undefined ? [] : [range.after]),
           limit - out.length,
