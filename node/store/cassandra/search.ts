@@ -36,18 +36,26 @@ const KNOWN_ROWS = 50_000;
  * the term's shard, not the term: what costs Cassandra is the mutation, one per partition of a
  * request, more than the row (bench/micro/cassandra-writes.ts `--spread`: 96 rows a request in 96
  * partitions cost it about twice the CPU a row and 20 times the latency of 96 rows in 4), so the
- * postings of all the words of the messages sent together fall in at most SEARCH_SHARDS partitions. Rows are remembered only once their put succeeded
- * (`landed`): a put that failed, or whose outcome is unknown, is written again whole or its rows
- * are written by the next message that needs them.
+ * postings of all the words of the messages sent together fall in at most SEARCH_SHARDS partitions.
+ * Rows are remembered only once their put succeeded (`landed`): a put that failed, or whose
+ * outcome is unknown, is written again whole or its rows are written by the next message that
+ * needs them.
  */
 export class SearchRows {
   private readonly known = new Set<string>();
+  private readonly insert: { posting: string; hour: string; term: string };
 
   constructor(
-    private readonly ks: string,
+    ks: string,
     /** false: messages' text is not indexed (SEARCH_INDEX=off). */
     private readonly enabled: boolean,
-  ) {}
+  ) {
+    this.insert = {
+      posting: `INSERT INTO ${ks}.search_hour_postings (app_id, hour, shard, term, id, log_id) VALUES (?, ?, ?, ?, ?, ?)`,
+      hour: `INSERT INTO ${ks}.search_term_hours (app_id, term, hour) VALUES (?, ?, ?)`,
+      term: `INSERT INTO ${ks}.search_terms (app_id, lead, term) VALUES (?, ?, ?)`,
+    };
+  }
 
   /**
    * The statements of `m`'s terms, adding to `keys` (the put's own, to pass to `landed` once it is
@@ -59,15 +67,15 @@ export class SearchRows {
     const hour = hourOf(m.id);
     for (const term of termsOf(m.content)) {
       // The partition key's values first: the merger orders a request's rows by them (put-merger.ts).
-      statements.push({ query: `INSERT INTO ${this.ks}.search_hour_postings (app_id, hour, shard, term, id, log_id) VALUES (?, ?, ?, ?, ?, ?)`, params: [m.appId, hour, shardOf(term), term, m.id, m.chatId] });
+      statements.push({ query: this.insert.posting, params: [m.appId, hour, shardOf(term), term, m.id, m.chatId] });
       const hourKey = `h\u0000${m.appId}\u0000${term}\u0000${hour}`;
       if (!this.known.has(hourKey) && !keys.has(hourKey)) {
-        statements.push({ query: `INSERT INTO ${this.ks}.search_term_hours (app_id, term, hour) VALUES (?, ?, ?)`, params: [m.appId, term, hour] });
+        statements.push({ query: this.insert.hour, params: [m.appId, term, hour] });
         keys.add(hourKey);
       }
       const termKey = `t\u0000${m.appId}\u0000${term}`;
       if (!this.known.has(termKey) && !keys.has(termKey)) {
-        statements.push({ query: `INSERT INTO ${this.ks}.search_terms (app_id, lead, term) VALUES (?, ?, ?)`, params: [m.appId, leadOf(term), term] });
+        statements.push({ query: this.insert.term, params: [m.appId, leadOf(term), term] });
         keys.add(termKey);
       }
     }
