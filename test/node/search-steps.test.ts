@@ -50,14 +50,14 @@ t.test('search steps: a page that needs several reads the next postings early, t
   const newestOf = (chatIds: string[], n: number) => messages.filter((m) => chatIds.includes(m.chatId)).reverse().slice(0, n).map((m) => m.content);
 
   const few = await search.search(backend, 'common', { chatIds: [chats[0]!] }, 20, undefined);
-  if ('code' in few) throw new Error(few.message);
+  if ('code' in few) throw new Error(JSON.stringify(few));
   t.same(few.hits.map((h) => h.message.content), newestOf([chats[0]!], 20), 'the newest 20 of the chat, newest first');
   const step = SEARCH_LIMITS.step;
   t.same(asked(), [`postings ${step}`, `postings ${2 * step}`, 'messages'], `a first step of ${step} postings holds 10 of the chat's: the next, of ${2 * step}, is read before its messages`);
 
   calls.length = 0;
   const all = await search.search(backend, 'common', {}, 20, undefined);
-  if ('code' in all) throw new Error(all.message);
+  if ('code' in all) throw new Error(JSON.stringify(all));
   t.same(all.hits.map((h) => h.message.content), newestOf(chats, 20), 'every chat: the newest 20');
   t.same(asked(), [`postings ${step}`, 'messages'], 'the first step fills the page: nothing more is read');
 });
