@@ -10,7 +10,7 @@ export const SEARCH_LIMITS = Object.freeze({
   terms: 8,
   /** Terms the last word of a query stands for, as a prefix. */
   prefixTerms: 20,
-  /** Postings of the driving term read by a page's first step (each next step reads twice the last). */
+  /** Postings of the driving term read per step. */
   step: 200,
   /** Postings one page reads at most before it answers with what it found and a cursor. */
   scan: 2_000,
@@ -103,21 +103,10 @@ export class MessageSearch {
     const hits: SearchHit[] = [];
     const seen = new Set<string>();
     let window = firsts[driver]!;
-    let asked: number = SEARCH_LIMITS.step;
     let scanned = 0;
     let lastScanned: string | undefined;
     for (;;) {
       const wanted = window.filter((p) => (chats === undefined || chats.has(chatOfLog(p.logId))) && !seen.has(p.messageId));
-      // Each step reads twice the postings of the last, within the page's scan. When this one
-      // cannot fill the page (too few of its postings are in chats the searcher reads: a word in
-      // most of an application's messages, a searcher in few of its chats), the next step's
-      // postings are read while this one's messages are: a round trip a step, not two.
-      const more = window.length === asked && scanned + window.length < SEARCH_LIMITS.scan;
-      const nextAsked = Math.min(2 * asked, SEARCH_LIMITS.scan - scanned - window.length);
-      const nextStep = () => this.step(appId, groups[driver]!, window.at(-1)!.messageId, after, nextAsked);
-      const early = more && hits.length + wanted.length < size ? nextStep() : undefined;
-      // Left unread if this step fills the page after all (a failure then is nobody's).
-      early?.catch(() => {});
       const messages = await this.messagesOf(appId, wanted);
       for (const p of window) {
         scanned++;
@@ -131,17 +120,16 @@ export class MessageSearch {
         hits.push({ chatId: chatOfLog(m.chatId), message: messageView(m, undefined, 'userId' in who ? who.userId : undefined), matches: places });
         if (hits.length >= size) return { hits, nextCursor: cursorOf(p.messageId) };
       }
-      if (window.length < asked) return { hits };
-      if (!more) return { hits, nextCursor: cursorOf(lastScanned!) };
-      window = await (early ?? nextStep());
-      asked = nextAsked;
+      if (window.length < SEARCH_LIMITS.step) return { hits };
+      if (scanned >= SEARCH_LIMITS.scan) return { hits, nextCursor: cursorOf(lastScanned!) };
+      window = await this.step(appId, groups[driver]!, lastScanned, after);
     }
   }
 
-  /** The newest `limit` (SEARCH_LIMITS.step) postings of any of `terms` in the range, newest first. */
-  private step(appId: string, terms: string[], before: string | undefined, after: string | undefined, limit: number = SEARCH_LIMITS.step): Promise<SearchPosting[]> {
+  /** The newest SEARCH_LIMITS.step postings of any of `terms` in the range, newest first. */
+  private step(appId: string, terms: string[], before: string | undefined, after: string | undefined): Promise<SearchPosting[]> {
     const range = { ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after }) };
-    return this.store.search.postings(appId, terms.length === 1 ? terms[0]! : terms, range, limit);
+    return this.store.search.postings(appId, terms.length === 1 ? terms[0]! : terms, range, SEARCH_LIMITS.step);
   }
 
   /** The chats a searcher reads: a user's now (of `chatIds`, when given), the backend's `chatIds` or all (undefined). */
