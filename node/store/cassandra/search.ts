@@ -34,9 +34,10 @@ const KNOWN_ROWS = 50_000;
  * place in the dictionary unless a put of this store that succeeded wrote them already (a word used
  * all day costs one row a message, not three). A posting's partition is its application's hour and
  * the term's shard, not the term: what costs Cassandra is the mutation, one per partition of a
- * request, more than the row (bench/micro/cassandra-writes.ts `--spread`: 96 rows a request in 96
- * partitions cost it about twice the CPU a row and 20 times the latency of 96 rows in 4), so the
- * postings of all the words of the messages sent together fall in at most SEARCH_SHARDS partitions.
+ * request, more than the row (bench/micro/cassandra-writes.ts `--spread --shared`: 96 rows a
+ * request in 96 partitions cost it 132–332 µs of CPU a row at a p50 of 184–599 ms, in 16 partitions
+ * 36–89 µs at 23 ms), so the postings of all the words of the messages sent together fall in at
+ * most SEARCH_SHARDS partitions.
  * Rows are remembered only once their put succeeded (`landed`): a put that failed, or whose
  * outcome is unknown, is written again whole or its rows are written by the next message that
  * needs them.
