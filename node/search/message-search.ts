@@ -55,9 +55,9 @@ export interface SearchPage {
 
 /**
  * Message search (README, "Search"): the words of the query, each found in the index (the last
- * one as a prefix too, as the user types), newest first. One term drives: the one with the fewest
- * messages among the newest; its messages are read a step at a time, kept when in a chat the
- * searcher may read, and checked against the message as stored (every word there, not deleted
+ * one as a prefix too, as the user types), newest first. One word drives (driverOf): the sparsest
+ * among the newest; its postings are read a step at a time (a cursor per word: SearchIndex.cursor),
+ * kept when in a chat the searcher may read, and checked against the message as stored (every word there, not deleted
  * or hidden, the filters, not from a user the searcher blocks), which also gives the places of
  * the words to highlight. A page reads at most SEARCH_LIMITS.scan postings: it may then hold
  * fewer than `size` hits, with a cursor to go on from.
@@ -94,11 +94,11 @@ export class MessageSearch {
     await this.store.search.settled();
     const [chats, blocked, expansions] = await Promise.all([this.readable(who, filters.chatIds), this.blocked(who), this.store.search.termsWithPrefix(appId, last, SEARCH_LIMITS.prefixTerms)]);
     const lastTerms = [...new Set([last, ...expansions])];
-    // The driving group: the one with the fewest postings among the newest step.
-    const groups = [...exact.map((w) => [w]), lastTerms];
-    const firsts = await Promise.all(groups.map((g) => this.step(appId, g, before, after)));
-    let driver = 0;
-    firsts.forEach((f, i) => (driver = f.length < firsts[driver]!.length ? i : driver));
+    // The driving group: the sparsest, by its newest step (driverOf).
+    const range = { ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after }) };
+    const cursors = [...exact.map((w) => [w]), lastTerms].map((terms) => this.store.search.cursor(appId, terms, range));
+    const firsts = await Promise.all(cursors.map((c) => c.next(SEARCH_LIMITS.step)));
+    const driver = driverOf(firsts, SEARCH_LIMITS.step);
     const matches = (m: StoredMessage) => matchesOf(m.content, exact, last);
     const hits: SearchHit[] = [];
     const seen = new Set<string>();
@@ -122,14 +122,8 @@ export class MessageSearch {
       }
       if (window.length < SEARCH_LIMITS.step) return { hits };
       if (scanned >= SEARCH_LIMITS.scan) return { hits, nextCursor: cursorOf(lastScanned!) };
-      window = await this.step(appId, groups[driver]!, lastScanned, after);
+      window = await cursors[driver]!.next(SEARCH_LIMITS.step);
     }
-  }
-
-  /** The newest SEARCH_LIMITS.step postings of any of `terms` in the range, newest first. */
-  private step(appId: string, terms: string[], before: string | undefined, after: string | undefined): Promise<SearchPosting[]> {
-    const range = { ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after }) };
-    return this.store.search.postings(appId, terms.length === 1 ? terms[0]! : terms, range, SEARCH_LIMITS.step);
   }
 
   /** The chats a searcher reads: a user's now (of `chatIds`, when given), the backend's `chatIds` or all (undefined). */
@@ -163,6 +157,22 @@ export class MessageSearch {
     );
     return out;
   }
+}
+
+/**
+ * The group of a query's terms whose postings drive a search (read step by step; each found
+ * message is then checked for the other words): the sparsest, as its steps cover the most time
+ * for the same rows read. A group whose first step came back short is known whole (the fewest
+ * first); else the one whose `limit`-th newest posting is the oldest. Ties: the first.
+ */
+export function driverOf(firsts: readonly (readonly SearchPosting[])[], limit: number): number {
+  const rank = (f: readonly SearchPosting[]): [number, number, string] => (f.length < limit ? [0, f.length, ''] : [1, 0, f.at(-1)!.messageId]);
+  let best = 0;
+  for (let i = 1; i < firsts.length; i++) {
+    const [a, b] = [rank(firsts[i]!), rank(firsts[best]!)];
+    if (a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2])))) best = i;
+  }
+  return best;
 }
 
 /** Where the query's words are in `content`: every exact word there, and a word starting with the last; else none. */

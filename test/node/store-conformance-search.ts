@@ -108,4 +108,42 @@ export function searchConformance(withStore: (title: string, body: (t: Test, sto
     const p = (await store.search.postings(appId, 'alpha', {}, 400)).find((x) => x.messageId === all[4]!.id);
     t.same(p, { messageId: all[4]!.id, logId: chats[1] }, 'each posting keeps its log');
   });
+
+  withStore('search index: a cursor over several terms pages through their postings newest first, each message once, across hours and in any page size', async (t, store) => {
+    const appId = randomUUID();
+    const chats = [randomUUID(), randomUUID()];
+    const start = Date.parse('2026-11-29T09:30:00.000Z');
+    // 300 messages 20 s apart (over an hour boundary and into a third hour): every one with "common",
+    // every fourth with "mid" too, every 37th with "rare" too.
+    const all = Array.from({ length: 300 }, (_, i): StoredMessage => {
+      const at = start + i * 20_000;
+      const words = ['common', ...(i % 4 === 0 ? ['mid'] : []), ...(i % 37 === 0 ? ['rare'] : []), String(i)];
+      return { appId, chatId: chats[i % 2]!, id: uuidv7({ msecs: at }), seq: Math.floor(i / 2) + 1, senderId: 'ann', content: words.join(' '), createdAt: new Date(at).toISOString(), reactions: [] };
+    });
+    for (let i = 0; i < all.length; i += 100) await store.messages.put(all.slice(i, i + 100));
+    await store.search.settled();
+    const newest = (pick: (m: StoredMessage) => boolean) => all.filter(pick).sort((a, b) => (a.id < b.id ? 1 : -1)).map((m) => m.id);
+    const walk = async (terms: string[], sizes: number[], range: { before?: string; after?: string } = {}) => {
+      const cursor = store.search.cursor(appId, terms, range);
+      const out: string[] = [];
+      for (let i = 0; ; i++) {
+        const size = sizes[i % sizes.length]!;
+        const page = await cursor.next(size);
+        t.ok(page.length <= size, 'a page holds at most its limit');
+        out.push(...page.map((p) => p.messageId));
+        if (page.length < size) return out;
+      }
+    };
+    const has = (m: StoredMessage, w: string) => m.content.split(' ').includes(w);
+    t.same(await walk(['common', 'mid', 'rare', 'absent'], [1, 7, 50, 3]), newest(() => true), 'a common word, two rarer ones and one in no message: every message once');
+    t.same(await walk(['rare', 'mid'], [5]), newest((m) => has(m, 'mid') || has(m, 'rare')), 'two rarer words, in pages of 5');
+    t.same(await walk(['mid'], [11]), newest((m) => has(m, 'mid')), 'one word');
+    const [before, after] = [all[250]!.id, all[40]!.id];
+    t.same(await walk(['rare', 'mid', 'common'], [13, 2]), newest(() => true), 'in other page sizes, the same');
+    t.same(await walk(['rare', 'mid'], [4], { before, after }), newest((m) => (has(m, 'mid') || has(m, 'rare')) && m.id < before && m.id > after), 'within a range');
+    const once = store.search.cursor(appId, ['rare'], {});
+    t.equal((await once.next(100)).length, 9, 'every message of a word in one page');
+    t.same(await once.next(100), [], 'and then nothing');
+    t.same(await store.search.cursor(randomUUID(), ['common'], {}).next(10), [], "another application's: nothing");
+  });
 }

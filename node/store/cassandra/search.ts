@@ -1,27 +1,16 @@
-import { num, str, type BatchStatement, type Cql } from '../../../common/cassandra/index.ts';
+import { str, type BatchStatement, type Cql } from '../../../common/cassandra/index.ts';
 import { uuidv7Time } from '../buckets.ts';
 import { SEARCH_HOUR_MS, termsOf } from '../search-terms.ts';
-import type { SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
-import { newestFirst } from '../search-postings.ts';
+import type { PostingsCursor, SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
+import { TermsCursor } from './search-cursor.ts';
+import { shardOf } from './search-shards.ts';
+
+export { SEARCH_SHARDS, shardOf } from './search-shards.ts';
 
 /** The last code point: past every string with a given prefix in UTF-8 byte order, as Cassandra sorts text. */
 const LAST = '\u{10ffff}';
-/** Hours of a term read at a time while its postings are paged. */
-const HOURS_READ = 48;
 
 const hourOf = (id: string) => Math.floor(uuidv7Time(id) / SEARCH_HOUR_MS);
-/** Partitions an application's postings of one hour are spread over (by their term): see shardOf. */
-export const SEARCH_SHARDS = 16;
-/**
- * The partition of an hour's postings a term's are in: FNV-1a of its UTF-16 code units, modulo
- * SEARCH_SHARDS. Stored in every posting's key, so it never changes (a change would hide every
- * posting written before it).
- */
-export function shardOf(term: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < term.length; i++) h = Math.imul(h ^ term.charCodeAt(i), 0x01000193);
-  return (h >>> 0) % SEARCH_SHARDS;
-}
 /** A term's first character: the partition of the term dictionary it is in. */
 const leadOf = (term: string) => String.fromCodePoint(term.codePointAt(0)!);
 
@@ -100,42 +89,12 @@ export class CassandraSearch implements SearchIndex {
     private readonly ks: string,
   ) {}
 
-  async postings(appId: string, term: string | readonly string[], range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
-    if (typeof term !== 'string') {
-      // Each term's newest in the range: the newest of them all are among them.
-      const lists = await Promise.all(term.map((t) => this.postings(appId, t, range, limit)));
-      const seen = new Set<string>();
-      return lists
-        .flat()
-        .sort(newestFirst)
-        .filter((p) => !seen.has(`${p.messageId}/${p.logId}`) && seen.add(`${p.messageId}/${p.logId}`))
-        .slice(0, limit);
-    }
-    const out: SearchPosting[] = [];
-    if (limit <= 0) return out;
-    const low = range.after === undefined ? undefined : hourOf(range.after);
-    let high = range.before === undefined ? undefined : hourOf(range.before);
-    for (;;) {
-      const bounds = [high === undefined ? '' : ' AND hour <= ?', low === undefined ? '' : ' AND hour >= ?'].join('');
-      const params = [appId, term, ...(high === undefined ? [] : [high]), ...(low === undefined ? [] : [low]), HOURS_READ];
-      const hours = (await this.db.execute(`SELECT hour FROM ${this.ks}.search_term_hours WHERE app_id = ? AND term = ?${bounds} LIMIT ?`, params)).rows.map((r) => num(r, 'hour'));
-      for (const hour of hours) {
-        const ids = [range.before === undefined ? '' : ' AND id < ?', range.after === undefined ? '' : ' AND id > ?'].join('');
-        const rows = await this.db.execute(`SELECT id, log_id FROM ${this.ks}.search_hour_postings WHERE app_id = ? AND hour = ? AND shard = ? AND term = ?${ids} LIMIT ?`, [
-          appId,
-          hour,
-          shardOf(term),
-          term,
-          ...(range.before === undefined ? [] : [range.before]),
-          ...(range.after === undefined ? [] : [range.after]),
-          limit - out.length,
-        ]);
-        for (const r of rows.rows) out.push({ messageId: str(r, 'id'), logId: str(r, 'log_id') });
-        if (out.length >= limit) return out;
-      }
-      if (hours.length < HOURS_READ) return out;
-      high = hours.at(-1)! - 1;
-    }
+  postings(appId: string, term: string | readonly string[], range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]> {
+    return this.cursor(appId, typeof term === 'string' ? [term] : term, range).next(limit);
+  }
+
+  cursor(appId: string, terms: readonly string[], range: { before?: string; after?: string }): PostingsCursor {
+    return new TermsCursor(this.db, this.ks, appId, terms, range);
   }
 
   /** Written in the message's own put: nothing is pending. */

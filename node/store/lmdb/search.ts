@@ -1,4 +1,5 @@
-import type { SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
+import type { PostingsCursor, SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
+import { pagedCursor } from '../search-postings.ts';
 import { termsOf } from '../search-terms.ts';
 import { leastIdAt, uuidv7Time } from '../buckets.ts';
 import { END, type Db, type Key, type Tables } from './shared.ts';
@@ -305,6 +306,10 @@ export class LmdbSearch implements SearchIndex, RecordOutcome {
       const [appId, term] = key.split('\u0000') as [string, string];
       yield [['Q', appId, term], true];
     }
+  }
+
+  cursor(appId: string, terms: readonly string[], range: { before?: string; after?: string }): PostingsCursor {
+    return pagedCursor((r, limit) => this.postings(appId, terms, r, limit), range);
   }
 
   /** Of several terms, one floor for all: past the first, a term's postings older than the newest `limit` so far are not decoded. */

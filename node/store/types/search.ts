@@ -8,6 +8,12 @@ export interface SearchPosting {
   messageId: string;
 }
 
+/** SearchIndex.cursor: pages of postings, newest first. */
+export interface PostingsCursor {
+  /** The next at most `limit` postings, each older than (or, in another log, as old as) those given before; fewer than `limit`: there are no more. */
+  next(limit: number): Promise<SearchPosting[]>;
+}
+
 /**
  * For each application and term (search-terms.ts), the messages whose text had that term, newest
  * first by id (a UUIDv7: by time). The message store writes it from the write of the message
@@ -24,6 +30,13 @@ export interface SearchIndex {
    * O(limit) a term on both stores (plus, on Cassandra, one read per day of the range with none).
    */
   postings(appId: string, term: string | readonly string[], range: { before?: string; after?: string }, limit: number): Promise<SearchPosting[]>;
+  /**
+   * The postings of `terms` (a word, or a prefix's terms) in the range, as `postings` gives them,
+   * a page at a time: what a search steps through. Each page is what `postings` would give with
+   * `before` the last page's oldest; a cursor may keep what it learnt between pages (on Cassandra:
+   * each term's hours, what it read past a page, which terms have no more).
+   */
+  cursor(appId: string, terms: readonly string[], range: { before?: string; after?: string }): PostingsCursor;
   /**
    * Resolves once every message whose put resolved before the call is in the index (the embedded
    * store indexes a moment after the put; Cassandra in the put itself): what a search waits for,
