@@ -57,6 +57,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       webhooks: store.webhooks,
       beforeSend: store.beforeSend,
       attachmentSettings: async (appId) => (await store.attachmentSettings.get(appId))?.settings,
+      pushSettings: (appId) => store.pushSettings.get(appId),
       ...(files ? { files } : {}),
       ...(joined ? { cluster: joined.cluster } : {}),
     });
@@ -91,6 +92,10 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       onAttachmentSettingsChanged: (appId) => {
         node?.attachmentSettingsChanged(appId);
         announcer?.publish({ kind: 'control' }, encodeControl({ type: 'attachmentSettings.changed', appId }));
+      },
+      onPushSettingsChanged: (appId) => {
+        node?.pushSettingsChanged(appId);
+        announcer?.publish({ kind: 'control' }, encodeControl({ type: 'pushSettings.changed', appId }));
       },
       onAppDeleted: (appId) => {
         node?.appDeleted(appId);

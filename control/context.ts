@@ -32,6 +32,8 @@ export interface ControlContext {
   onWebhooksChanged: (appId: string) => void;
   /** An application's attachment settings changed: nodes drop their cached copies. */
   onAttachmentSettingsChanged: (appId: string) => void;
+  /** An application's push settings changed: nodes drop their cached copies. */
+  onPushSettingsChanged: (appId: string) => void;
   /** Applications' blocklists (kept with the nodes' moderation data); absent when this process cannot reach them. */
   blocklists?: BlocklistAdmin;
   now: () => Date;

@@ -31,6 +31,7 @@ import { webhookRoutes } from './http/webhook-routes.ts';
 import { beforeSendRoutes } from './http/before-send-routes.ts';
 import { blocklistRoutes } from './http/blocklist-routes.ts';
 import { attachmentSettingsRoutes } from './http/attachment-settings-routes.ts';
+import { pushRoutes } from './http/push-routes.ts';
 import type { BlocklistAdmin } from '../common/moderation/index.ts';
 import type { ControlStore } from './store/index.ts';
 
@@ -46,6 +47,7 @@ export interface ControlServiceOptions {
   onAppDeleted?: (appId: string) => void;
   onWebhooksChanged?: (appId: string) => void;
   onAttachmentSettingsChanged?: (appId: string) => void;
+  onPushSettingsChanged?: (appId: string) => void;
   /** Applications' blocklists, kept with the nodes' moderation data; absent: the management routes answer 503. */
   blocklists?: BlocklistAdmin;
 }
@@ -86,11 +88,12 @@ export async function createControlService(options: ControlServiceOptions): Prom
     onAppDeleted: options.onAppDeleted ?? (() => {}),
     onWebhooksChanged: options.onWebhooksChanged ?? (() => {}),
     onAttachmentSettingsChanged: options.onAttachmentSettingsChanged ?? (() => {}),
+    onPushSettingsChanged: options.onPushSettingsChanged ?? (() => {}),
     ...(options.blocklists ? { blocklists: options.blocklists } : {}),
     now: () => new Date(),
   };
   const metrics = createMetrics('control');
-  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...webhookRoutes(ctx), ...beforeSendRoutes(ctx), ...blocklistRoutes(ctx), ...attachmentSettingsRoutes(ctx), ...metaRoutes(ctx)];
+  const apiRoutes = [...authRoutes(ctx), ...appRoutes(ctx), ...keyRoutes(ctx), ...profileRoutes(ctx), ...mfaRoutes(ctx), ...usageRoutes(ctx), ...webhookRoutes(ctx), ...beforeSendRoutes(ctx), ...blocklistRoutes(ctx), ...attachmentSettingsRoutes(ctx), ...pushRoutes(ctx), ...metaRoutes(ctx)];
   let closing = false;
   const routes: AnyRoute[] = [
     ...apiRoutes,

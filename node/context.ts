@@ -1,3 +1,4 @@
+import type { PushSettingsCache } from './push/index.ts';
 import type { BlocklistAdmin } from '../common/moderation/index.ts';
 import type { ApiError, ApiKeyPrincipal, ApiKeyVerifier, Authenticator, Config, Logger } from '../common/index.ts';
 import type { SessionGuard } from './auth/session-guard.ts';
@@ -39,6 +40,8 @@ export interface NodeContext {
   usage: UsageMeter;
   /** Attachments' uploads and downloads; absent when ATTACHMENTS_STORE is off. */
   attachments?: Attachments;
+  /** Each application's push settings, as this node last read them (see PushSettingsCache). */
+  push: PushSettingsCache;
   /** Webhook events of user writes (`user.created`, `user.deleted`); none when absent. */
   webhooks?: ChatWebhooks;
   now: () => Date;

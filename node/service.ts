@@ -1,3 +1,4 @@
+import { pushRoutes, PushSettingsCache, type PushSettingsSource } from './push/index.ts';
 import { join } from 'node:path';
 import uws from 'uWebSockets.js';
 import Type from 'typebox';
@@ -74,6 +75,8 @@ export interface NodeServiceOptions {
   files?: ObjectStore;
   /** Each application's attachment settings (the control store); absent: the deployment's limits apply to all. */
   attachmentSettings?: AttachmentSettingsSource;
+  /** Each application's push settings (the control store); absent: no application has push. */
+  pushSettings?: PushSettingsSource;
 }
 
 /** What a node of a cluster shares with the others (see bin/cluster.ts, which builds it). */
@@ -96,6 +99,8 @@ export interface NodeService {
   webhooksChanged(appId: string): void;
   /** An application's attachment settings changed (in this process): the cached copy is dropped. */
   attachmentSettingsChanged(appId: string): void;
+  /** An application's push settings changed (in this process): the cached copy is dropped. */
+  pushSettingsChanged(appId: string): void;
   /** Applications' blocklists, as the dashboard changes them through the control service in this process. */
   blocklists: BlocklistAdmin;
   /**
@@ -207,6 +212,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     });
   }
   const chatCap = new ChatCap(store.chats, config.USER_CHATS_MAX);
+  const pushSettings = new PushSettingsCache(options.pushSettings, config.KEY_STATUS_TTL_MS);
   const attachments = options.files
     ? attachmentsOf(config, store, options.files, {
         appExists: (appId) => Promise.resolve(options.appStatus.isLive(appId)),
@@ -302,6 +308,8 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
           return blocklists.changed(message.appId);
         case 'attachmentSettings.changed':
           return attachments?.rules.changed(message.appId);
+        case 'pushSettings.changed':
+          return pushSettings.changed(message.appId);
         case 'upload.released':
           return attachments?.uploadReleased(message.uploadId);
         case 'node.leaving':
@@ -369,7 +377,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     const d = refreshes.hit(address);
     return d.allowed ? undefined : new ApiError('RATE_LIMITED', `at most ${config.REFRESH_PER_ADDRESS_PER_MINUTE} refreshes per minute from one address`, { retryAfterSeconds: d.retryAfterSeconds });
   };
-  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklists: blocklistAdmin, usage, ...(webhooks ? { webhooks } : {}), ...(attachments ? { attachments } : {}), now };
+  const ctx: NodeContext = { config, store, tokens, apiKeys, authenticateApiKey, admitRefresh, chats, sessions, log, authenticateUser, disconnectUser, bans, moderated, blocksChanged, blocklists: blocklistAdmin, usage, push: pushSettings, ...(webhooks ? { webhooks } : {}), ...(attachments ? { attachments } : {}), now };
 
   let closing = false;
   // The WebSocket route is registered before the catch-all HTTP route.
@@ -412,6 +420,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     ...blockRoutes(ctx),
     ...messageRoutes(ctx),
     ...attachmentRoutes(ctx),
+    ...pushRoutes(ctx),
     defineRoute({
       method: 'GET',
       path: '/api/server/whoami',
@@ -455,6 +464,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     appDeleted,
     webhooksChanged,
     attachmentSettingsChanged: (appId: string) => attachments?.rules.changed(appId),
+    pushSettingsChanged: (appId: string) => pushSettings.changed(appId),
     blocklists: blocklistAdmin,
     listen: async (host, port) => {
       let rpc: string | undefined;

@@ -5,12 +5,14 @@ import { request, type RequestOptions } from './http.ts';
 import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
 import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Pin, Pinned, Reaction, Role, SearchOptions, SearchPage, User, UserSession } from './types.ts';
 import { searchQuery } from './search-query.ts';
+import { PushCalls } from './push-calls.ts';
 import { ThreadCalls } from './thread-calls.ts';
 import { UploadCalls, type UploadOptions } from './upload-calls.ts';
 
 export * from './errors.ts';
 export type { UploadOptions } from './upload-calls.ts';
 export type { ThreadCalls } from './thread-calls.ts';
+export type { PushCalls, PushDevice, PushTarget } from './push-calls.ts';
 export { applyReaction } from './reactions.ts';
 export { CloseCode, closeAction, isRetryable, RETRYABLE_CODES, type CloseAction, type ErrorCode } from './codes.ts';
 export type * from './types.ts';
@@ -117,6 +119,8 @@ export class ChatClient {
     (path, init) => this.call(path, init),
     () => this.realtime,
   );
+  /** Push devices: the VAPID key, registering and removing devices (README, "Push notifications"). */
+  readonly push = new PushCalls((path, init) => this.call(path, init));
   private readonly uploads = new UploadCalls((path, init) => this.call(path, init), (...args) => this.fetchImpl(...args));
 
   // ---- realtime -----------------------------------------------------------------------------------

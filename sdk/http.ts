@@ -2,7 +2,7 @@ import { ChatApiError, ChatNetworkError, type Problem } from './errors.ts';
 import { retryAfterMsOf } from './retry-after.ts';
 
 export interface RequestOptions {
-  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   body?: unknown;
   token?: string;
   headers?: Record<string, string>;

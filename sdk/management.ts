@@ -110,6 +110,15 @@ export interface AttachmentSettings {
 }
 
 /** The settings, when they were set, and the deployment's limits they narrow. */
+/** An application's push providers as the management API shows them (no secret). */
+export interface PushSettings {
+  privateMode: boolean;
+  webPush?: { subject: string; publicKey: string; createdAt: string };
+  apns?: { keyId: string; teamId: string; topic: string; environment: string; updatedAt: string };
+  fcm?: { projectId: string; clientEmail: string; updatedAt: string };
+  updatedAt?: string;
+}
+
 export interface AttachmentSettingsState {
   settings: AttachmentSettings;
   updatedAt?: string;
@@ -380,6 +389,36 @@ export class ManagementClient {
     return this.call(`api/client/apps/${encodeURIComponent(appId)}/attachment-settings`, { method: 'PUT', body: settings });
   }
 
+  /** The application's push providers, without their secrets (README, "Push notifications"). */
+  getPushSettings(appId: string): Promise<PushSettings> {
+    return this.call(push(appId));
+  }
+
+  /** Turns on Web Push: the first call makes the VAPID key pair (its public key in the answer), later ones change only `subject`. */
+  setWebPush(appId: string, subject: string): Promise<PushSettings> {
+    return this.call(`${push(appId)}/web-push`, { method: 'PUT', body: { subject } });
+  }
+
+  /** Sets APNs (token authentication); `key` is the .p8 file's text, never shown again. */
+  setApns(appId: string, apns: { keyId: string; teamId: string; key: string; topic: string; environment: 'sandbox' | 'production' }): Promise<PushSettings> {
+    return this.call(`${push(appId)}/apns`, { method: 'PUT', body: apns });
+  }
+
+  /** Sets FCM (HTTP v1) from the service account's JSON key file, as text; its private key is never shown again. */
+  setFcm(appId: string, serviceAccount: string): Promise<PushSettings> {
+    return this.call(`${push(appId)}/fcm`, { method: 'PUT', body: { serviceAccount } });
+  }
+
+  /** Private mode: pushes carry ids only. */
+  setPushOptions(appId: string, options: { privateMode: boolean }): Promise<PushSettings> {
+    return this.call(push(appId), { method: 'PATCH', body: options });
+  }
+
+  /** Removes a provider and its secret; PUSH_PROVIDER_NOT_SET when it is not set. */
+  async removePushProvider(appId: string, provider: 'web-push' | 'apns' | 'fcm'): Promise<void> {
+    await this.call(`${push(appId)}/${provider}`, { method: 'DELETE' });
+  }
+
   getUsage(appId: string): Promise<ApplicationUsage> {
     return this.call(`api/client/apps/${encodeURIComponent(appId)}/usage`);
   }
@@ -390,4 +429,5 @@ export class ManagementClient {
 }
 
 const webhooks = (appId: string) => `api/client/apps/${encodeURIComponent(appId)}/webhooks`;
+const push = (appId: string) => `api/client/apps/${encodeURIComponent(appId)}/push`;
 const beforeSend = (appId: string) => `api/client/apps/${encodeURIComponent(appId)}/before-send`;

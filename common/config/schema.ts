@@ -78,6 +78,10 @@ export const ConfigSchema = Type.Object({
     default: false,
     description: 'Let webhook endpoints use http:// and loopback or private addresses (local development and tests only): otherwise only https:// URLs whose host resolves to public addresses, checked at creation and at every delivery.',
   }),
+  PUSH_ALLOW_LOOPBACK: Type.Boolean({
+    default: false,
+    description: 'Let push go to loopback addresses (local development and tests only): Web Push subscription endpoints and a service account token URI on 127.0.0.1 or ::1 (http:// for the token URI). Otherwise only https:// endpoints whose host resolves to public addresses, checked at registration and at every delivery.',
+  }),
   WEBHOOK_UNREAD_WINDOW_SECONDS: Type.Integer({
     default: 10,
     minimum: 1,

@@ -129,6 +129,8 @@ export function appRoutes(ctx: ControlContext): AnyRoute[] {
         ctx.onWebhooksChanged(app.id);
         await ctx.store.attachmentSettings.delete(app.id);
         ctx.onAttachmentSettingsChanged(app.id);
+        await ctx.store.pushSettings.delete(app.id);
+        ctx.onPushSettingsChanged(app.id);
         // Usage goes with it; a node's last flush may still add a few counts under the unused id.
         await ctx.store.usage.forget(app.id).catch((error: unknown) => ctx.log.warn({ appId: app.id, err: String(error) }, 'cannot forget usage of a deleted application'));
         ctx.log.info({ appId: app.id, revokedKeys: keys.length }, 'application deleted');

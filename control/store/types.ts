@@ -3,6 +3,7 @@ import type { UsageStore } from './types/usage.ts';
 import type { WebhookStore } from './types/webhooks.ts';
 import type { BeforeSendStore } from './types/before-send.ts';
 import type { AttachmentSettingsStore } from './types/attachment-settings.ts';
+import type { PushSettingsStore } from './types/push-settings.ts';
 
 export type AppStatus = 'ACTIVE' | 'SUSPENDED';
 /** DEMO: the default, with a ceiling of concurrent users (DEMO_MAX_CONCURRENT_USERS); STANDARD: none. */
@@ -203,6 +204,7 @@ export type { UsageDelta, UsageSnapshot, UsageStore } from './types/usage.ts';
 export type { WebhookDelivery, WebhookEndpoint, WebhookStore } from './types/webhooks.ts';
 export type { BeforeSendHook, BeforeSendStore } from './types/before-send.ts';
 export type { AttachmentSettingsStore, StoredAttachmentSettings } from './types/attachment-settings.ts';
+export type { PushPartValues, PushSettingsStore, PushWebPart } from './types/push-settings.ts';
 
 /** The control service's signing keys (contract in common/jwt/key-ring.ts); public halves are published as JWKS. */
 export type { SigningKeyStore };
@@ -218,6 +220,7 @@ export interface ControlStore {
   webhooks: WebhookStore;
   beforeSend: BeforeSendStore;
   attachmentSettings: AttachmentSettingsStore;
+  pushSettings: PushSettingsStore;
   signingKeys: SigningKeyStore;
   close(): Promise<void>;
 }

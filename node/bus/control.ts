@@ -21,6 +21,7 @@ export type ControlMessage =
   | { type: 'webhooks.changed'; appId: string }
   /** An application's attachment settings changed: drop the cached copy. */
   | { type: 'attachmentSettings.changed'; appId: string }
+  | { type: 'pushSettings.changed'; appId: string }
   /** An upload was finalized or refused: the node that took it stops holding its size against the application's total. */
   | { type: 'upload.released'; appId: string; uploadId: string }
   /** An application's blocklist changed: read it again before its next use. */
@@ -62,6 +63,7 @@ export function decodeControl(payload: Uint8Array | string): ControlMessage | un
     case 'webhooks.changed':
     case 'blocklist.changed':
     case 'attachmentSettings.changed':
+    case 'pushSettings.changed':
       return isString(m.appId) ? { type, appId: m.appId } : undefined;
     case 'upload.released':
       return isString(m.appId) && isString(m.uploadId) ? { type, appId: m.appId, uploadId: m.uploadId } : undefined;

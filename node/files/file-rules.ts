@@ -1,4 +1,5 @@
-import { ApiError, BackendUnavailableError } from '../../common/index.ts';
+import { ApiError } from '../../common/index.ts';
+import { CachedReads } from '../../common/cache/index.ts';
 import { typeMatches, type AttachmentDeploymentLimits, type AttachmentSettings } from '../../common/attachments/index.ts';
 
 /** What one application's uploads must meet: its settings within the deployment's limits. */
@@ -56,63 +57,28 @@ export function sizeRefusal(rule: FileRule, size: number): ApiError | undefined 
   return new ApiError('FILE_TOO_LARGE', `a file may be at most ${rule.maxFileBytes} bytes`, { errors: [{ path: '/body/size', message: `must be at most ${rule.maxFileBytes}` }] });
 }
 
-interface Cached {
-  rule: FileRule;
-  until: number;
-}
-
 /**
- * Each application's FileRule on this node: its settings read at most once per `ttlMs` (concurrent
- * asks share one read), and again at once after `changed`, which a change announces (in-process,
- * or on the cluster bus). When the source cannot answer, the rule last read stands; with none,
- * the caller gets BackendUnavailableError (503): an upload is never let through on a guess.
+ * Each application's FileRule on this node: its settings read at most once per `ttlMs` and again
+ * at once after `changed` (see CachedReads). When the source cannot answer, the rule last read
+ * stands; with none, the caller gets BackendUnavailableError (503): an upload is never let
+ * through on a guess.
  */
 export class FileRules {
-  private readonly cache = new Map<string, Cached>();
-  private readonly reading = new Map<string, Promise<FileRule>>();
+  private readonly reads: CachedReads<FileRule> | undefined;
   private readonly fallback: FileRule;
-  private readonly now: () => number;
-  /** Counts `changed` calls: a read that began before one is answered but not kept. */
-  private changes = 0;
 
-  constructor(private readonly o: FileRulesOptions) {
-    this.now = o.now ?? Date.now;
+  constructor(o: FileRulesOptions) {
     this.fallback = ruleOf(o.deployment, undefined);
+    const source = o.source;
+    this.reads = source && new CachedReads(async (appId) => ruleOf(o.deployment, await source(appId)), { ttlMs: o.ttlMs, what: 'attachment settings', maxKeys: MAX_CACHED, ...(o.now ? { now: o.now } : {}) });
   }
 
   get(appId: string): FileRule | Promise<FileRule> {
-    const source = this.o.source;
-    if (!source) return this.fallback;
-    const hit = this.cache.get(appId);
-    if (hit && hit.until > this.now()) return hit.rule;
-    const pending = this.reading.get(appId);
-    if (pending) return pending;
-    const began = this.changes;
-    const read = source(appId).then(
-      (settings) => {
-        const rule = ruleOf(this.o.deployment, settings);
-        if (began !== this.changes) return rule;
-        this.cache.delete(appId);
-        if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
-        this.cache.set(appId, { rule, until: this.now() + this.o.ttlMs });
-        return rule;
-      },
-      (error: unknown) => {
-        if (hit) return hit.rule;
-        throw new BackendUnavailableError('attachment settings', { cause: error });
-      },
-    );
-    const shared = read.finally(() => {
-      if (this.reading.get(appId) === shared) this.reading.delete(appId);
-    });
-    this.reading.set(appId, shared);
-    return shared;
+    return this.reads ? this.reads.get(appId) : this.fallback;
   }
 
   /** Read again before the next use (a change here, or announced). */
   changed(appId: string): void {
-    this.changes++;
-    this.cache.delete(appId);
-    this.reading.delete(appId);
+    this.reads?.changed(appId);
   }
 }

@@ -3,6 +3,7 @@ import type { ChatStore } from './types/chats.ts';
 import type { ChatWriters, MessageStore } from './types/messages.ts';
 import type { FlagStore, ModerationStore } from './types/moderation.ts';
 import type { WebhookOutbox } from './types/outbox.ts';
+import type { PushDeviceStore } from './types/push.ts';
 import type { SearchIndex } from './types/search.ts';
 import type { ThreadStore } from './types/threads.ts';
 import type { UserSessionStore, UserStore } from './types/users.ts';
@@ -21,6 +22,8 @@ export type * from './types/outbox.ts';
 export type * from './types/moderation.ts';
 export type * from './types/threads.ts';
 export type * from './types/search.ts';
+export type * from './types/push.ts';
+export { addressIdentity } from './types/push.ts';
 export { BUCKET_MS, FencedError, MENTION_WINDOW } from './types/messages.ts';
 
 /** Keys that sign user JWTs and make the cluster key; shared by every node of the cluster (contract in common/jwt/key-ring.ts). */
@@ -47,6 +50,8 @@ export interface NodeStore {
   threads: ThreadStore;
   /** The message search index, written by `messages.put` (see SearchIndex). */
   search: SearchIndex;
+  /** Users' push devices (see PushDeviceStore). */
+  push: PushDeviceStore;
   writers: ChatWriters;
   signingKeys: NodeSigningKeyStore;
   close(): Promise<void>;

@@ -8,6 +8,7 @@ import { usageStoreConformance } from './store-conformance-usage.ts';
 import { webhookStoreConformance } from './store-conformance-webhooks.ts';
 import { beforeSendStoreConformance } from './store-conformance-before-send.ts';
 import { attachmentSettingsStoreConformance } from './store-conformance-attachment-settings.ts';
+import { pushSettingsStoreConformance } from './store-conformance-push-settings.ts';
 
 /**
  * The behaviour every ControlStore implementation must show, written once against the interfaces
@@ -705,5 +706,6 @@ export function controlStoreConformance(t: Test, name: string, open: () => Promi
     webhookStoreConformance(t, fresh);
     beforeSendStoreConformance(t, fresh);
     attachmentSettingsStoreConformance(t, fresh);
+    pushSettingsStoreConformance(t, fresh);
   });
 }

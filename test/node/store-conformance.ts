@@ -10,6 +10,7 @@ import { chatModerationConformance } from './store-conformance-chat-moderation.t
 import { conversationConformance } from './store-conformance-conversation.ts';
 import { threadConformance, threadLogConformance } from './store-conformance-threads.ts';
 import { searchConformance } from './store-conformance-search.ts';
+import { pushConformance } from './store-conformance-push.ts';
 import { outboxConformance } from './store-conformance-outbox.ts';
 
 /**
@@ -681,4 +682,5 @@ export function nodeStoreConformance(t: Test, name: string, open: () => Promise<
   threadConformance(withStore);
   threadLogConformance(withStore);
   searchConformance(withStore);
+  pushConformance(withStore);
 }

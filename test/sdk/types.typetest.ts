@@ -42,3 +42,7 @@ agree<Same<typeof SdkCodes.CloseCode, { readonly [K in keyof typeof closeCodes]:
 // Threads: the caller's state and the inbox.
 agree<Same<Sdk.ThreadState, Static<typeof ThreadStateSchema>>>();
 agree<Same<Sdk.ThreadInbox, Static<typeof InboxSchema>>>();
+
+// Push: a device, and an application's push settings as the management API shows them.
+agree<Same<import('../../sdk/push-calls.ts').PushDevice, Static<typeof import('../../node/push/index.ts').PushDeviceView>>>();
+agree<Same<import('../../sdk/management.ts').PushSettings, import('../../common/push/index.ts').PushSettingsView>>();

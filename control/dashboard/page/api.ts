@@ -18,7 +18,7 @@ interface Stored {
   email: string;
 }
 
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Why the session ended, for the login form to say. */
 export type SignedOutReason = 'logout' | 'expired';

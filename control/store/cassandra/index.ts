@@ -8,6 +8,7 @@ import { CassandraUsage } from './usage.ts';
 import { CassandraWebhooks } from './webhooks.ts';
 import { CassandraBeforeSend } from './before-send.ts';
 import { CassandraAttachmentSettings } from './attachment-settings.ts';
+import { CassandraPushSettings } from './push-settings.ts';
 export { controlMigrations } from './schema.ts';
 
 /**
@@ -25,6 +26,7 @@ export class CassandraControlStore implements ControlStore {
   readonly webhooks: CassandraWebhooks;
   readonly beforeSend: CassandraBeforeSend;
   readonly attachmentSettings: CassandraAttachmentSettings;
+  readonly pushSettings: CassandraPushSettings;
   readonly signingKeys: CassandraSigningKeys;
 
   constructor(client: CassandraClient, keyspace: string, scope = 'control') {
@@ -41,6 +43,7 @@ export class CassandraControlStore implements ControlStore {
     this.webhooks = new CassandraWebhooks(db, keyspace);
     this.beforeSend = new CassandraBeforeSend(db, keyspace);
     this.attachmentSettings = new CassandraAttachmentSettings(db, keyspace);
+    this.pushSettings = new CassandraPushSettings(db, keyspace);
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'control', scope);
   }
 

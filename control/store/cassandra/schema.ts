@@ -101,4 +101,11 @@ export const controlMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.attachment_settings (app_id text PRIMARY KEY, settings_json text, updated_at text)`,
     ],
   },
+  {
+    name: 'control-010-push-settings',
+    statements: [
+      // Each application's push settings, a row per part (options, webPush, apns, fcm), each replaced whole by its set.
+      `CREATE TABLE IF NOT EXISTS {ks}.push_settings (app_id text, part text, value_json text, updated_at text, PRIMARY KEY (app_id, part))`,
+    ],
+  },
 ];

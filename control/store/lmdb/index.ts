@@ -1,9 +1,10 @@
 import { open, type RootDatabase } from 'lmdb';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../../common/files/index.ts';
-import type { AccountStore, ApiKeyStore, ApplicationStore, AttachmentSettingsStore, BeforeSendStore, ClusterStore, ControlStore, MfaStore, SessionStore, SigningKeyStore, UsageStore, WebhookStore } from '../types.ts';
+import type { AccountStore, ApiKeyStore, ApplicationStore, AttachmentSettingsStore, BeforeSendStore, ClusterStore, ControlStore, MfaStore, PushSettingsStore, SessionStore, SigningKeyStore, UsageStore, WebhookStore } from '../types.ts';
 import { LmdbAccounts, LmdbSessions } from './accounts.ts';
 import { LmdbApiKeys, LmdbApplications } from './apps.ts';
 import { LmdbAttachmentSettings } from './attachment-settings.ts';
+import { LmdbPushSettings } from './push-settings.ts';
 import { LmdbBeforeSend } from './before-send.ts';
 import { LmdbClusters } from './clusters.ts';
 import { LmdbMfa } from './mfa.ts';
@@ -28,6 +29,7 @@ export class LmdbControlStore implements ControlStore {
   readonly webhooks: WebhookStore;
   readonly beforeSend: BeforeSendStore;
   readonly attachmentSettings: AttachmentSettingsStore;
+  readonly pushSettings: PushSettingsStore;
   readonly signingKeys: SigningKeyStore;
 
   private constructor(private readonly root: RootDatabase) {
@@ -42,6 +44,7 @@ export class LmdbControlStore implements ControlStore {
     this.webhooks = new LmdbWebhooks(root, db('webhooks'));
     this.beforeSend = new LmdbBeforeSend(root, db('before_send'));
     this.attachmentSettings = new LmdbAttachmentSettings(db('attachment_settings'));
+    this.pushSettings = new LmdbPushSettings(root, db('push_settings'));
     this.signingKeys = new LmdbSigningKeys(root, db('signing_keys'));
   }
 

@@ -1,3 +1,4 @@
+import { CassandraPushDevices } from './push.ts';
 import { randomUUID } from 'node:crypto';
 import { CassandraSigningKeys, cql, type Cql } from '../../../common/cassandra/index.ts';
 import type { NodeStore, NodeStoreOptions, WriterId } from '../types.ts';
@@ -28,6 +29,7 @@ export class CassandraNodeStore implements NodeStore {
   readonly chats: CassandraChats;
   readonly messages: CassandraMessages;
   readonly threads: CassandraThreads;
+  readonly push: CassandraPushDevices;
   readonly search: CassandraSearch;
   readonly outbox: CassandraOutbox;
   readonly writers: CassandraLeases;
@@ -58,6 +60,7 @@ export class CassandraNodeStore implements NodeStore {
     this.chats = new CassandraChats(db, keyspace, this.writers, events);
     this.messages = new CassandraMessages(db, keyspace, this.writers, this.outbox, new PutMerger(db), new SearchRows(keyspace, options.searchIndex ?? true));
     this.threads = new CassandraThreads(db, keyspace);
+    this.push = new CassandraPushDevices(db, keyspace);
     this.search = new CassandraSearch(db, keyspace);
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');
   }

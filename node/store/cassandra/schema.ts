@@ -274,4 +274,13 @@ export const nodeMigrations: Migration[] = [
     ],
     data: (client, ks) => backfillSearch(client, ks).then(() => undefined),
   },
+  {
+    name: 'node-024-push-devices',
+    statements: [
+      // A user's push devices (push.ts): at most PUSH_DEVICES_PER_USER (10) rows a partition.
+      `CREATE TABLE IF NOT EXISTS {ks}.push_devices (app_id text, user_id text, device_id text, address_json text, created_at text, PRIMARY KEY ((app_id, user_id), device_id))`,
+      // Each address's one owner (a sha-256 of the Web Push endpoint, or of the provider and token).
+      `CREATE TABLE IF NOT EXISTS {ks}.push_device_addresses (app_id text, address_key text, user_id text, device_id text, PRIMARY KEY ((app_id, address_key)))`,
+    ],
+  },
 ];

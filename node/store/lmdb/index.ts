@@ -1,3 +1,4 @@
+import { LmdbPushDevices } from './push.ts';
 import { open, type RootDatabase } from 'lmdb';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../../common/files/index.ts';
 import { KeyRotationConflict, rotatedKeys, type SigningKey } from '../../../common/jwt/index.ts';
@@ -58,6 +59,7 @@ export class LmdbNodeStore implements NodeStore {
   readonly outbox: LmdbOutbox;
   readonly writers: LmdbWriters;
   readonly signingKeys: LmdbNodeSigningKeys;
+  readonly push: LmdbPushDevices;
 
   private constructor(private readonly root: RootDatabase, path: string, writer: WriterId | undefined, options: LmdbNodeStoreOptions) {
     const table = (name: string): Tables => ({ root, db: root.openDB<unknown, Key>({ name, encoding: 'msgpack' }) });
@@ -80,6 +82,7 @@ export class LmdbNodeStore implements NodeStore {
     this.messages = new LmdbMessages(messages, this.writers, this.outbox, this.search);
     this.threads = new LmdbThreads(table('threads'));
     this.signingKeys = new LmdbNodeSigningKeys(table('signing_keys'));
+    this.push = new LmdbPushDevices(table('push_devices'));
     // Messages stored before the index (or while it was off) are indexed in the background, from
     // where an earlier run stopped; unless that is complete (LmdbSearch.backfill).
     this.search.startBackfill();

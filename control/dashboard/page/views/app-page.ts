@@ -11,6 +11,7 @@ import { UsagePanel } from './usage.ts';
 import { WebhooksPanel } from './webhooks.ts';
 import { BlocklistPanel } from './blocklist.ts';
 import { AttachmentSettingsPanel } from './attachment-settings.ts';
+import { PushPanel } from './push.ts';
 
 /** One application: its state, endpoint, keys, webhooks, blocklist, attachment settings, usage, quick start, and renaming or deleting it. */
 
@@ -54,6 +55,7 @@ export function AppPage({ calls, appId }: { calls: Calls; appId: string }) {
     <${WebhooksPanel} calls=${calls} app=${detail} />
     <${BlocklistPanel} calls=${calls} appId=${detail.id} />
     <${AttachmentSettingsPanel} calls=${calls} appId=${detail.id} />
+    <${PushPanel} calls=${calls} appId=${detail.id} />
     <${UsagePanel} calls=${calls} appId=${detail.id} />
     <${QuickStart} endpoint=${endpoint} />
     <${Settings} calls=${calls} app=${detail} onRenamed=${app.set} />

@@ -1,0 +1,1 @@
+export { CachedReads } from './cached-reads.ts';

@@ -1,0 +1,3 @@
+export { addressOf, PUSH_DEVICES_PER_USER, pushDeviceView, PushDeviceView, RegisterPushBody } from './devices.ts';
+export { pushRoutes } from './routes.ts';
+export { PushSettingsCache, type PushSettingsSource } from './settings-cache.ts';
