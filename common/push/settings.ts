@@ -127,7 +127,7 @@ export function apnsProblems(body: ApnsBody): FieldProblem[] {
  * file, with `type` "service_account", a project id, a client e-mail, an RSA private key and (when
  * given) an https token URI. `insecureTokenUri`: a loopback http:// token URI is accepted too (tests).
  */
-export function serviceAccountOf(text: string, insecureTokenUri = false): PushSettings['fcm'] | FieldProblem[] {
+export function serviceAccountOf(text: string, insecureTokenUri = false): Omit<NonNullable<PushSettings['fcm']>, 'updatedAt'> | FieldProblem[] {
   const at = (field: string, message: string): FieldProblem[] => [{ path: `/body/serviceAccount${field}`, message }];
   let parsed: unknown;
   try {
@@ -151,7 +151,7 @@ export function serviceAccountOf(text: string, insecureTokenUri = false): PushSe
   const tokenUri = text_('token_uri') ?? 'https://oauth2.googleapis.com/token';
   if (!tokenUriAllowed(tokenUri, insecureTokenUri)) return at('/token_uri', insecureTokenUri ? 'must be an https:// or loopback http:// URL' : 'must be an https:// URL');
   const privateKeyId = text_('private_key_id');
-  return { projectId, clientEmail, privateKey: pem, ...(privateKeyId !== undefined && privateKeyId.length <= 128 ? { privateKeyId } : {}), tokenUri, updatedAt: '' };
+  return { projectId, clientEmail, privateKey: pem, ...(privateKeyId !== undefined && privateKeyId.length <= 128 ? { privateKeyId } : {}), tokenUri };
 }
 
 function tokenUriAllowed(uri: string, insecure: boolean): boolean {

@@ -113,7 +113,7 @@ export function pushRoutes(ctx: ControlContext): AnyRoute[] {
         if (Array.isArray(account)) return new ApiError('VALIDATION_FAILED', `${account[0]!.path.slice('/body/'.length)} ${account[0]!.message}`, { errors: account });
         if (!(await owned(auth.accountId, params.appId))) return appNotFound();
         const at = ctx.now().toISOString();
-        await ctx.store.pushSettings.put(params.appId, 'fcm', { ...account!, updatedAt: at }, at);
+        await ctx.store.pushSettings.put(params.appId, 'fcm', { ...account, updatedAt: at }, at);
         changed(params.appId);
         return view(params.appId);
       },
