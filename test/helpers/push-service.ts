@@ -31,7 +31,7 @@ export interface BrowserSubscription {
 }
 
 /** A self-signed certificate for 127.0.0.1 (openssl), PEM. */
-function loopbackCertificate(): { key: string; cert: string } {
+export function loopbackCertificate(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'push-cert-'));
   try {
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
