@@ -1,7 +1,6 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { constants, createSecureServer, type Http2SecureServer, type ServerHttp2Stream } from 'node:http2';
-import type { AddressInfo } from 'node:net';
-import { loopbackCertificate } from './push-service.ts';
+import { LoopbackTlsPeer } from './loopback-tls.ts';
 
 /** A notification as the local APNs took it, every check passed. */
 export interface ReceivedApns {
@@ -21,36 +20,21 @@ export interface ReceivedApns {
  * key, and an `apns-topic` of the app's bundle id; else 403 with Apple's reasons. `answer` sets
  * what a push that passed gets (200; 410 `Unregistered` says the token is gone).
  */
-export class LocalApns {
+export class LocalApns extends LoopbackTlsPeer {
   readonly received: ReceivedApns[] = [];
   readonly refused: { status: number; reason: string }[] = [];
   answer: (token: string) => { status: number; reason?: string } = () => ({ status: 200 });
-  readonly ca: string;
-  private readonly server: Http2SecureServer;
+  protected readonly server: Http2SecureServer;
   private readonly publicKey: KeyObject;
-  private port = 0;
 
   constructor(private readonly app: { keyId: string; teamId: string; key: string; topic: string }) {
-    const { key, cert } = loopbackCertificate();
-    this.ca = cert;
+    super();
     this.publicKey = createPublicKey(app.key);
-    this.server = createSecureServer({ key, cert });
+    this.server = createSecureServer(this.tls);
     this.server.on('stream', (stream, headers) => this.take(stream, headers));
   }
 
-  get origin(): string {
-    return `https://127.0.0.1:${this.port}`;
-  }
 
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
 
   private take(stream: ServerHttp2Stream, headers: Record<string, string | string[] | undefined>): void {
     const chunks: Buffer[] = [];

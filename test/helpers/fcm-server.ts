@@ -1,7 +1,6 @@
 import { createPublicKey, randomBytes, verify, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { loopbackCertificate } from './push-service.ts';
+import { LoopbackTlsPeer } from './loopback-tls.ts';
 
 /** A message as the local FCM took it. */
 export interface ReceivedFcm {
@@ -18,23 +17,20 @@ export interface ReceivedFcm {
  * gave, for the account's project. `answer` sets what a message that passed gets (200; 404
  * UNREGISTERED says the token is gone; 503 asks to try later).
  */
-export class LocalFcm {
+export class LocalFcm extends LoopbackTlsPeer {
   readonly received: ReceivedFcm[] = [];
   readonly refused: { status: number; reason: string }[] = [];
   answer: (token: string) => number = () => 200;
   /** Access tokens given, and the number of exchanges. */
   exchanges = 0;
-  readonly ca: string;
   private readonly issued = new Set<string>();
   private readonly publicKey: KeyObject;
-  private readonly server: Server;
-  private port = 0;
+  protected readonly server: Server;
 
   constructor(private readonly account: { projectId: string; clientEmail: string; privateKey: string }) {
-    const { key, cert } = loopbackCertificate();
-    this.ca = cert;
+    super();
     this.publicKey = createPublicKey(account.privateKey);
-    this.server = createServer({ key, cert }, (req, res) => {
+    this.server = createServer(this.tls, (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -67,20 +63,7 @@ export class LocalFcm {
     });
   }
 
-  get origin(): string {
-    return `https://127.0.0.1:${this.port}`;
-  }
 
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
 
   /** Why an assertion is refused, or undefined. */
   private assertionProblem(jwt: string): string | undefined {

@@ -1,11 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { createECDH, createPublicKey, randomBytes, randomUUID, verify, type ECDH } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import ece from 'http_ece';
+import { LoopbackTlsPeer } from './loopback-tls.ts';
 
 /** A push as the local push service took it: checked and decrypted. */
 export interface ReceivedPush {
@@ -30,17 +26,6 @@ export interface BrowserSubscription {
   ecdh: ECDH;
 }
 
-/** A self-signed certificate for 127.0.0.1 (openssl), PEM. */
-export function loopbackCertificate(): { key: string; cert: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'push-cert-'));
-  try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 /** The ES256 signature of a JWT, checked with a raw P-256 point (base64url); its claims, or why not. */
 function verifiedClaims(jwt: string, publicKey: string): { aud: string; exp: number; sub: string } | string {
   const parts = jwt.split('.');
@@ -62,20 +47,17 @@ function verifiedClaims(jwt: string, publicKey: string): { aud: string; exp: num
  * payload with the subscription's private key (RFC 8291, aes128gcm): what it cannot check it
  * refuses (401/403/400), as a real one would. `answer` sets the status of the next pushes (201).
  */
-export class LocalPushService {
+export class LocalPushService extends LoopbackTlsPeer {
   readonly received: ReceivedPush[] = [];
   readonly refused: { subscriptionId: string; status: number; reason: string }[] = [];
   /** The status answered to a push that passed every check (201 Created by default; 410 says the subscription is gone). */
   answer: (subscriptionId: string) => number = () => 201;
-  readonly ca: string;
   private readonly subscriptions = new Map<string, BrowserSubscription>();
-  private readonly server: Server;
-  private port = 0;
+  protected readonly server: Server;
 
   constructor() {
-    const { key, cert } = loopbackCertificate();
-    this.ca = cert;
-    this.server = createServer({ key, cert }, (req, res) => {
+    super();
+    this.server = createServer(this.tls, (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -114,15 +96,6 @@ export class LocalPushService {
     });
   }
 
-  get origin(): string {
-    return `https://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
 
   /** A new browser subscription to this service: its endpoint and keys, as PushSubscription.toJSON() gives them. */
   subscribe(): BrowserSubscription {
@@ -143,8 +116,4 @@ export class LocalPushService {
     }
   }
 
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
 }
