@@ -1,4 +1,4 @@
-import { pushRoutes, PushSettingsCache, type PushSettingsSource } from './push/index.ts';
+import { pushRoutes, PushSettingsCache, pushWorkers, type PushSettingsSource } from './push/index.ts';
 import { join } from 'node:path';
 import uws from 'uWebSockets.js';
 import Type from 'typebox';
@@ -189,6 +189,9 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     webhooks?.invalidate(appId);
     beforeSend?.invalidate(appId);
   };
+  const pushSettings = new PushSettingsCache(options.pushSettings, config.KEY_STATUS_TTL_MS);
+  // Pushes ride the webhook outbox: with no control store to read endpoints from, there are neither.
+  const push = options.webhooks && options.pushSettings ? pushWorkers({ config, store, settings: pushSettings, usersOnline, registry: metrics.registry, deliveryLog: options.webhooks, log: log.child({ component: 'push' }) }) : undefined;
   if (options.webhooks) {
     webhooks = new NodeWebhooks({
       store,
@@ -208,11 +211,11 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       allowInsecure: config.WEBHOOK_ALLOW_INSECURE_URLS,
       unreadWindowMs: config.WEBHOOK_UNREAD_WINDOW_SECONDS * 1000,
       cacheTtlMs: config.KEY_STATUS_TTL_MS,
+      ...(push ? { consumers: [push.delivery] } : {}),
       log: log.child({ component: 'webhooks' }),
     });
   }
   const chatCap = new ChatCap(store.chats, config.USER_CHATS_MAX);
-  const pushSettings = new PushSettingsCache(options.pushSettings, config.KEY_STATUS_TTL_MS);
   const attachments = options.files
     ? attachmentsOf(config, store, options.files, {
         appExists: (appId) => Promise.resolve(options.appStatus.isLive(appId)),
@@ -501,7 +504,9 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       actors.close();
       // After the last writes and closes, so their counts are in the final flush.
       await usage.close();
+      push?.delivery.close();
       await webhooks?.close();
+      await push?.close();
       beforeSend?.close();
       await attachments?.sweeper.stop();
       shedder.close();

@@ -82,6 +82,22 @@ export const ConfigSchema = Type.Object({
     default: false,
     description: 'Let push go to loopback addresses (local development and tests only): Web Push subscription endpoints and a service account token URI on 127.0.0.1 or ::1 (http:// for the token URI). Otherwise a Web Push endpoint must be https:// and not a loopback or private address (an IP literal is checked at registration; a name will be checked where it resolves when a push is sent).',
   }),
+  PUSH_CHAT_MEMBERS_MAX: Type.Integer({
+    default: 100,
+    minimum: 2,
+    maximum: 100_000,
+    description: 'Pushes of a new message go to every member with no live connection in a chat of at most this many members; in a larger chat only to the members it mentions (each recipient costs a few reads per message).',
+  }),
+  PUSH_APNS_ORIGIN: Type.String({
+    default: '',
+    pattern: '^(https://[^/\\s]+)?$',
+    description: "Send APNs pushes to this origin instead of Apple's (`https://host:port`): a relay of your own, or a test server. Empty: Apple's production or sandbox origin, as each application's APNs settings say.",
+  }),
+  PUSH_FCM_ORIGIN: Type.String({
+    default: '',
+    pattern: '^(https://[^/\\s]+)?$',
+    description: "Send FCM pushes to this origin instead of Google's (`https://host:port`): a relay of your own, or a test server. Empty: `https://fcm.googleapis.com`.",
+  }),
   WEBHOOK_UNREAD_WINDOW_SECONDS: Type.Integer({
     default: 10,
     minimum: 1,

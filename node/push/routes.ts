@@ -5,6 +5,10 @@ import type { NodeContext } from '../context.ts';
 import { addressOf, PUSH_DEVICES_PER_USER, pushDeviceView, PushDeviceView, RegisterPushBody } from './devices.ts';
 
 const DeviceParams = Type.Object({ deviceId: Type.String({ format: 'uuid' }) });
+const ChatParams = Type.Object({ chatId: Type.String({ format: 'uuid' }) });
+const ChatPushBody = Type.Object({ muted: Type.Boolean({ description: 'true: no push of this chat reaches you (its messages still arrive over WebSocket and in history)' }) }, { additionalProperties: false });
+const ChatPushView = Type.Object({ chatId: Type.String({ format: 'uuid' }), muted: Type.Boolean() });
+const notMember = () => new ApiError('CHAT_NOT_FOUND', 'no such chat, or you are not a member');
 const providerOf = { webPush: 'webPush', apns: 'apns', fcm: 'fcm' } as const;
 const providerName = { webPush: 'Web Push', apns: 'APNs', fcm: 'FCM' } as const;
 
@@ -89,6 +93,36 @@ export function pushRoutes(ctx: NodeContext): AnyRoute[] {
       handler: async ({ params, auth }) => {
         if ((await ctx.store.push.remove(auth.appId, auth.userId, params.deviceId)) === 'not-found') return new ApiError('PUSH_DEVICE_NOT_FOUND', 'no such push device of yours');
         return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/push/chats/:chatId',
+      operationId: 'getChatPush',
+      summary: 'Whether you turned off pushes of a chat',
+      tags,
+      params: ChatParams,
+      auth,
+      responses: { 200: { description: 'The setting (pushes are on until turned off)', schema: ChatPushView }, 404: { description: 'No such chat, or you are not a member (CHAT_NOT_FOUND)' }, ...jwtErrors },
+      handler: async ({ params, auth }) => {
+        if (!(await ctx.store.chats.member(auth.appId, params.chatId, auth.userId))) return notMember();
+        return { status: 200, body: { chatId: params.chatId, muted: await ctx.store.push.chatMuted(auth.appId, auth.userId, params.chatId) } };
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/api/push/chats/:chatId',
+      operationId: 'setChatPush',
+      summary: 'Turn pushes of a chat off (mute notifications) or on again, for you only',
+      tags,
+      params: ChatParams,
+      body: ChatPushBody,
+      auth,
+      responses: { 200: { description: 'Set: applies to the next message', schema: ChatPushView }, 404: { description: 'No such chat, or you are not a member (CHAT_NOT_FOUND)' }, ...jwtErrors },
+      handler: async ({ params, body, auth }) => {
+        if (!(await ctx.store.chats.member(auth.appId, params.chatId, auth.userId))) return notMember();
+        await ctx.store.push.muteChat(auth.appId, auth.userId, params.chatId, body.muted);
+        return { status: 200, body: { chatId: params.chatId, muted: body.muted } };
       },
     }),
   ];

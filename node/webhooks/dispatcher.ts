@@ -7,6 +7,7 @@ import { EndpointTask, endpointIn, FirstAttempts, NONE_DONE, wants } from './end
 import { Lane, type Task } from './lane.ts';
 import { IN_MEMORY_EVENTS, OwnerQueue, type Tracked } from './owner-queue.ts';
 import type { DeliveryRecord, HookEndpoint, WebhookSource } from './source.ts';
+import { ConsumerJob, type OutboxConsumer } from './outbox-consumer.ts';
 
 export interface DispatcherOptions {
   outbox: WebhookOutbox;
@@ -25,6 +26,8 @@ export interface DispatcherOptions {
   changed: (appId: string) => void;
   allowInsecure: boolean;
   log: Logger;
+  /** Other work riding the outbox (push): each takes the events of its own types. */
+  consumers?: OutboxConsumer[];
   /** Requests in flight per endpoint from this node (and connections per receiving origin). */
   concurrency?: number;
   /** How often progress is written, and dead owners looked for (ms). */
@@ -167,6 +170,13 @@ export class WebhookDispatcher {
     if (delayMs > 0) {
       setTimeout(() => this.dispatchSoon(t, 0), delayMs).unref();
       return;
+    }
+    if (this.o.consumers) {
+      for (const c of this.o.consumers) {
+        if (!c.takes(t.event)) continue;
+        t.waiting = 1;
+        return c.deliver(new ConsumerJob(t));
+      }
     }
     const list = this.o.endpoints.get(t.event.appId);
     // Cached (as but once per cache period): no promise on the way of every event.

@@ -4,6 +4,7 @@ import { changeLanded, type NodeStore, type OutboxEvent } from '../store/index.t
 import { Raw, WebhookDispatcher } from './dispatcher.ts';
 import { anySubscribed, EndpointCache } from './endpoints.ts';
 import type { HookEndpoint, WebhookSource } from './source.ts';
+import type { MakeEvent, OutboxConsumer } from './outbox-consumer.ts';
 import { UnreadCoalescer } from './unread.ts';
 
 export interface NodeWebhooksOptions {
@@ -16,6 +17,8 @@ export interface NodeWebhooksOptions {
   allowInsecure: boolean;
   unreadWindowMs: number;
   cacheTtlMs: number;
+  /** Other work riding the outbox with the message writes (push notifications). */
+  consumers?: OutboxConsumer[];
   log: Logger;
 }
 
@@ -58,6 +61,7 @@ export class NodeWebhooks implements ChatWebhooks {
       verify: async (e) => (e.check ? changeLanded(o.store, e.appId, e.check) : true),
       changed: o.changed,
       allowInsecure: o.allowInsecure,
+      ...(o.consumers ? { consumers: o.consumers } : {}),
       log: o.log,
     });
     this.unread = new UnreadCoalescer(o.unreadWindowMs, (p) => this.sendUnread(p));
@@ -68,7 +72,20 @@ export class NodeWebhooks implements ChatWebhooks {
     return Array.isArray(list) ? anySubscribed(list, type) : list.then((l) => anySubscribed(l, type));
   }
 
+  private readonly makeEvent: MakeEvent = (appId, type, json, check) => this.dispatcher.make(appId, type, new Raw(json), check);
+
+  /** The events of a batch of message writes: the endpoints' and the consumers' (push). */
   messageEvents(appId: string, writes: readonly MessageWrite[]): OutboxEvent[] | Promise<OutboxEvent[]> {
+    const hooks = this.webhookMessageEvents(appId, writes);
+    const consumers = this.o.consumers;
+    if (!consumers || consumers.length === 0) return hooks;
+    const parts = [hooks, ...consumers.map((c) => c.messageEvents(appId, writes, this.makeEvent))];
+    // Without a promise on the way while every part is at hand (as it is but once per cache period).
+    if (!parts.some((p) => p instanceof Promise)) return (parts as OutboxEvent[][]).flat();
+    return Promise.all(parts).then((all) => all.flat());
+  }
+
+  private webhookMessageEvents(appId: string, writes: readonly MessageWrite[]): OutboxEvent[] | Promise<OutboxEvent[]> {
     const list = this.endpoints.get(appId);
     // Endpoints never read (the control store is away): every event is made, and the dispatcher
     // finds out later whom it is for, so a send neither waits for nor loses it.

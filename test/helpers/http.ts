@@ -35,6 +35,7 @@ export function client(base: string) {
     get: <T = any>(path: string, token?: string) => call<T>('GET', path, { token }),
     post: <T = any>(path: string, body?: unknown, token?: string) => call<T>('POST', path, { body, token }),
     put: <T = any>(path: string, body?: unknown, token?: string) => call<T>('PUT', path, { body, token }),
+    patch: <T = any>(path: string, body?: unknown, token?: string) => call<T>('PATCH', path, { body, token }),
     del: <T = any>(path: string, token?: string) => call<T>('DELETE', path, { token }),
   };
 }

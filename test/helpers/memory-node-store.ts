@@ -219,7 +219,7 @@ export class MemoryNodeStore {
     flags: { flag: async () => ({ result: 'flagged', open: 1 }), open: async () => [], get: async () => undefined, resolve: async () => [], hideThreshold: async () => 0, setHideThreshold: async () => undefined },
     // The actor tests send no replies: nobody follows a thread.
     // The actor tests register no push devices.
-    push: { register: async () => ({ result: 'limit' }), list: async () => [], remove: async () => 'not-found' },
+    push: { register: async () => ({ result: 'limit' }), list: async () => [], remove: async () => 'not-found', chatMuted: async () => false, muteChat: async () => {} },
     search: { postings: async () => [], cursor: () => ({ next: async () => [] }), termsWithPrefix: async () => [], settled: async () => undefined },
     threads: { get: async () => undefined, getMany: async (_a, _u, keys) => keys.map(() => undefined), put: async () => undefined, touch: async () => undefined, followers: async () => [], threadsOf: async () => [], forget: async () => undefined, byActivity: async () => [], unread: async () => [] },
     signingKeys: new MemorySigningKeys(),

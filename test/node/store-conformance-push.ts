@@ -47,4 +47,19 @@ export function pushConformance(withStore: (title: string, body: (t: Test, store
     t.ok(listed.length <= 5, `at most 5 stored (${listed.length})`);
     t.equal(results.filter((r) => r.result === 'created').length, listed.length, 'every one stored was answered created, every other refused');
   });
+
+  withStore('push: a chat muted for one user only, and unmuted again', async (t, store) => {
+    const [app, other] = [randomUUID(), randomUUID()];
+    t.equal(await store.push.chatMuted(app, 'ann', 'c1'), false, 'not muted at first');
+    await store.push.muteChat(app, 'ann', 'c1', true);
+    await store.push.muteChat(app, 'ann', 'c1', true);
+    t.equal(await store.push.chatMuted(app, 'ann', 'c1'), true, 'muted (twice is once)');
+    t.equal(await store.push.chatMuted(app, 'ann', 'c2'), false, 'her other chat is not');
+    t.equal(await store.push.chatMuted(app, 'bob', 'c1'), false, 'another member is not');
+    t.equal(await store.push.chatMuted(other, 'ann', 'c1'), false, "another application's user of the same id is not");
+    await store.push.muteChat(app, 'ann', 'c1', false);
+    t.equal(await store.push.chatMuted(app, 'ann', 'c1'), false, 'unmuted');
+    await store.push.muteChat(app, 'ann', 'c1', false);
+    t.equal(await store.push.chatMuted(app, 'ann', 'c1'), false, 'unmuting an unmuted chat is no error');
+  });
 }

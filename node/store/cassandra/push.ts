@@ -10,6 +10,7 @@ const addressKey = (a: PushAddress) => createHash('sha256').update(addressIdenti
  * A registration counts the user's devices, writes, and counts again: one that finds more than
  * `max` (a race with another registration) takes itself back and is refused, so the bound holds
  * once both return. An address moved from another user is removed from that user's devices.
+ * `push_chat_mutes` (node-025-push-chat-mutes) holds the chats whose pushes a user turned off.
  */
 export class CassandraPushDevices implements PushDeviceStore {
   constructor(
@@ -54,6 +55,18 @@ export class CassandraPushDevices implements PushDeviceStore {
     const owner = (await this.db.execute(`SELECT user_id, device_id FROM ${this.ks}.push_device_addresses WHERE app_id = ? AND address_key = ?`, [appId, key])).first();
     if (owner && str(owner, 'user_id') === userId && str(owner, 'device_id') === deviceId) await this.db.execute(`DELETE FROM ${this.ks}.push_device_addresses WHERE app_id = ? AND address_key = ?`, [appId, key]);
     return 'removed';
+  }
+
+  async chatMuted(appId: string, userId: string, chatId: string): Promise<boolean> {
+    const rows = await this.db.execute(`SELECT chat_id FROM ${this.ks}.push_chat_mutes WHERE app_id = ? AND user_id = ? AND chat_id = ?`, [appId, userId, chatId]);
+    return rows.rowLength > 0;
+  }
+
+  async muteChat(appId: string, userId: string, chatId: string, muted: boolean): Promise<void> {
+    await this.db.execute(
+      muted ? `INSERT INTO ${this.ks}.push_chat_mutes (app_id, user_id, chat_id) VALUES (?, ?, ?)` : `DELETE FROM ${this.ks}.push_chat_mutes WHERE app_id = ? AND user_id = ? AND chat_id = ?`,
+      [appId, userId, chatId],
+    );
   }
 
   private async write(d: PushDevice): Promise<void> {

@@ -283,4 +283,11 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.push_device_addresses (app_id text, address_key text, user_id text, device_id text, PRIMARY KEY ((app_id, address_key)))`,
     ],
   },
+  {
+    name: 'node-025-push-chat-mutes',
+    statements: [
+      // The chats whose pushes a user turned off (push.ts): a partition per user, a row per chat.
+      `CREATE TABLE IF NOT EXISTS {ks}.push_chat_mutes (app_id text, user_id text, chat_id text, PRIMARY KEY ((app_id, user_id), chat_id))`,
+    ],
+  },
 ];

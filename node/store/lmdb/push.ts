@@ -7,8 +7,9 @@ const addressKey = (d: Pick<PushDevice, 'address'>) => createHash('sha256').upda
 
 /**
  * The embedded push devices: ['d', app, user, deviceId] → the device; ['a', app, addressKey] →
- * [user, deviceId], the address's one owner. A registration (its count, its move from another
- * user) is one write transaction.
+ * [user, deviceId], the address's one owner; ['m', app, user, chatId] → true, a chat whose pushes
+ * the user turned off. A registration (its count, its move from another user) is one write
+ * transaction.
  */
 export class LmdbPushDevices implements PushDeviceStore {
   constructor(private readonly t: Tables) {}
@@ -49,5 +50,13 @@ export class LmdbPushDevices implements PushDeviceStore {
       if (owner && owner[0] === userId && owner[1] === deviceId) db.remove(['a', appId, addressKey(device)]);
       return 'removed' as const;
     });
+  }
+
+  async chatMuted(appId: string, userId: string, chatId: string): Promise<boolean> {
+    return this.t.db.get(['m', appId, userId, chatId]) === true;
+  }
+
+  async muteChat(appId: string, userId: string, chatId: string, muted: boolean): Promise<void> {
+    await (muted ? this.t.db.put(['m', appId, userId, chatId], true) : this.t.db.remove(['m', appId, userId, chatId]));
   }
 }

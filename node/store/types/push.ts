@@ -31,4 +31,8 @@ export interface PushDeviceStore {
   /** The user's devices, oldest first. */
   list(appId: string, userId: string): Promise<PushDevice[]>;
   remove(appId: string, userId: string, deviceId: string): Promise<'removed' | 'not-found'>;
+  /** Whether the user turned off pushes of the chat (a chat's "mute notifications"; off by default). */
+  chatMuted(appId: string, userId: string, chatId: string): Promise<boolean>;
+  /** Turns pushes of the chat off (`muted`) or on again for the user; its other chats are untouched. */
+  muteChat(appId: string, userId: string, chatId: string, muted: boolean): Promise<void>;
 }
