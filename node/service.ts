@@ -191,7 +191,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   };
   const pushSettings = new PushSettingsCache(options.pushSettings, config.KEY_STATUS_TTL_MS);
   // Pushes ride the webhook outbox: with no control store to read endpoints from, there are neither.
-  const push = options.webhooks && options.pushSettings ? pushWorkers({ config, store, settings: pushSettings, usersOnline, registry: metrics.registry, deliveryLog: options.webhooks, log: log.child({ component: 'push' }) }) : undefined;
+  const push = options.webhooks && options.pushSettings ? pushWorkers({ config, store, settings: pushSettings, usersOnline, registry: metrics.registry, log: log.child({ component: 'push' }) }) : undefined;
   if (options.webhooks) {
     webhooks = new NodeWebhooks({
       store,

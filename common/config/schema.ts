@@ -80,7 +80,7 @@ export const ConfigSchema = Type.Object({
   }),
   PUSH_ALLOW_LOOPBACK: Type.Boolean({
     default: false,
-    description: 'Let push go to loopback addresses (local development and tests only): Web Push subscription endpoints and a service account token URI on 127.0.0.1 or ::1 (http:// for the token URI). Otherwise a Web Push endpoint must be https:// and not a loopback or private address (an IP literal is checked at registration; a name will be checked where it resolves when a push is sent).',
+    description: 'Let push go to loopback addresses (local development and tests only): Web Push subscription endpoints and a service account token URI on 127.0.0.1 or ::1 (http:// for the token URI). Otherwise a Web Push endpoint must be https:// and not a loopback or private address (an IP literal is checked at registration; a name where it resolves, each time a push is sent).',
   }),
   PUSH_CHAT_MEMBERS_MAX: Type.Integer({
     default: 100,
