@@ -52,4 +52,14 @@ export class PushCalls {
   async unregister(deviceId: string): Promise<void> {
     await this.call(`api/push/devices/${encodeURIComponent(deviceId)}`, { method: 'DELETE' });
   }
+
+  /** Turns pushes of a chat off (`muted`) or on again, for this user only. CHAT_NOT_FOUND when not a member. */
+  async muteChat(chatId: string, muted: boolean): Promise<{ chatId: string; muted: boolean }> {
+    return this.call(`api/push/chats/${encodeURIComponent(chatId)}`, { method: 'PUT', body: { muted } });
+  }
+
+  /** Whether this user turned off pushes of a chat. */
+  async chatMuted(chatId: string): Promise<boolean> {
+    return (await this.call<{ muted: boolean }>(`api/push/chats/${encodeURIComponent(chatId)}`)).muted;
+  }
 }

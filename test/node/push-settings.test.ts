@@ -137,5 +137,11 @@ t.test('push settings and devices', async (t) => {
     t.same((await user.push.devices()).map((d) => d.deviceId), [phone.deviceId]);
     const gone = await user.push.register({ fcm: 'token' }).catch((e: unknown) => e);
     t.ok(gone instanceof Error && (gone as { code?: string }).code === 'PUSH_NOT_CONFIGURED', 'FCM removed: PUSH_NOT_CONFIGURED');
+    const chat = await user.createGroup('quiet', []);
+    t.equal(await user.push.chatMuted(chat.chatId), false, 'pushes of a chat are on at first');
+    t.same(await user.push.muteChat(chat.chatId, true), { chatId: chat.chatId, muted: true });
+    t.equal(await user.push.chatMuted(chat.chatId), true, 'muted');
+    const stranger = await user.push.muteChat('00000000-0000-4000-8000-000000000000', true).catch((e: unknown) => e);
+    t.ok(stranger instanceof ChatApiError && stranger.code === 'CHAT_NOT_FOUND', 'a chat the user is not in: CHAT_NOT_FOUND');
   });
 });
