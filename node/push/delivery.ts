@@ -149,6 +149,9 @@ export class PushDelivery implements OutboxConsumer {
       if (!job.live()) return;
       job.mark(device.deviceId);
       ended();
+    }).catch((error: unknown) => {
+      // Not expected (the senders answer every failure as an outcome): the device waits for the next run or adoption.
+      this.o.log.warn({ err: String(error), eventId: job.event.id, deviceId: device.deviceId }, 'a push attempt failed unexpectedly');
     });
   }
 
