@@ -1,5 +1,5 @@
 import { AuthManager } from './auth.ts';
-import { ChatStateError } from './errors.ts';
+import { ChatApiError, ChatStateError } from './errors.ts';
 import { ChatModerationCalls } from './chat-moderation.ts';
 import { request, type RequestOptions } from './http.ts';
 import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
@@ -8,6 +8,7 @@ import { searchQuery } from './search-query.ts';
 import { PushCalls } from './push-calls.ts';
 import { ThreadCalls } from './thread-calls.ts';
 import { UploadCalls, type UploadOptions } from './upload-calls.ts';
+import { withRetries } from './upload.ts';
 
 export * from './errors.ts';
 export type { UploadOptions } from './upload-calls.ts';
@@ -63,6 +64,8 @@ const uuid = (): string => {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 };
 const enc = encodeURIComponent;
+/** A send with files refused while the object store is down (the files' records unreadable): worth sending again. */
+const storeDown = (error: unknown) => error instanceof ChatApiError && error.code === 'UNAVAILABLE';
 
 /**
  * The chat client for browsers (and Node): created with the base URL only, given the user's tokens
@@ -261,7 +264,9 @@ export class ChatClient {
    * with the same idempotency key after a reconnect), else over REST. Resolves once durable, with the
    * message as stored: an application's before-send hook may have replaced its content. Rejected
    * by that hook: `ChatApiError` with code `MESSAGE_REJECTED` (its `problem.detail` is the hook's
-   * reason); the hook failing under its `closed` policy: `BEFORE_SEND_FAILED`.
+   * reason); the hook failing under its `closed` policy: `BEFORE_SEND_FAILED`. A send that carries
+   * attachments is sent again, with the same idempotency key, while the service answers
+   * `UNAVAILABLE` (its object store is down), as `uploadFile`'s steps are: 5 attempts, about 8 s.
    */
   async send(chatId: string, content: string, options: SendOptions = {}): Promise<Message> {
     const idempotencyKey = options.idempotencyKey ?? uuid();
@@ -276,11 +281,14 @@ export class ChatClient {
       ...(options.parentId ? { parentId: options.parentId } : {}),
       ...(options.showInChat ? { showInChat: true } : {}),
     };
-    if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') {
-      return (await this.realtime.action<{ message: Message }>({ type: 'message.send', ...body })).message;
-    }
-    const { chatId: _c, ...rest } = body;
-    return (await this.call<{ message: Message }>(`api/messages/${enc(chatId)}`, { method: 'POST', body: rest })).message;
+    const attempt = async () => {
+      if (this.realtime.status !== 'idle' && this.realtime.status !== 'closed') {
+        return (await this.realtime.action<{ message: Message }>({ type: 'message.send', ...body })).message;
+      }
+      const { chatId: _c, ...rest } = body;
+      return (await this.call<{ message: Message }>(`api/messages/${enc(chatId)}`, { method: 'POST', body: rest })).message;
+    };
+    return body.attachments ? withRetries(attempt, storeDown) : attempt();
   }
 
   /**

@@ -99,19 +99,21 @@ function refusal(status: number, text: string): ChatApiError {
 /** Attempts of each step of an upload when the service or the store is unavailable for a while. */
 export const UPLOAD_ATTEMPTS = 5;
 
+/** A retryable refusal (`UNAVAILABLE`: the object store is down) or a network failure. */
+const transient = (error: unknown) => error instanceof ChatNetworkError || (error instanceof ChatApiError && error.retryable);
+
 /**
- * Runs `step` again after a retryable refusal (`UNAVAILABLE`: the object store is down) or a
- * network failure, waiting the service's Retry-After, else 0.5 s doubling, UPLOAD_ATTEMPTS in all.
- * Every step of an upload may be repeated: asking again makes another upload, a PUT writes the
- * same bytes, a finalize is idempotent.
+ * Runs `step` again after an error `retryable` accepts (by default a retryable refusal or a
+ * network failure), waiting the service's Retry-After, else 0.5 s doubling, UPLOAD_ATTEMPTS in
+ * all (about 8 s). Every step of an upload may be repeated: asking again makes another upload, a
+ * PUT writes the same bytes, a finalize is idempotent; so may a send with its idempotency key.
  */
-export async function withRetries<T>(step: () => Promise<T>, sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): Promise<T> {
+export async function withRetries<T>(step: () => Promise<T>, retryable: (error: unknown) => boolean = transient, sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await step();
     } catch (error) {
-      const retryable = error instanceof ChatNetworkError || (error instanceof ChatApiError && error.retryable);
-      if (!retryable || attempt >= UPLOAD_ATTEMPTS) throw error;
+      if (!retryable(error) || attempt >= UPLOAD_ATTEMPTS) throw error;
       await sleep((error instanceof ChatApiError ? error.retryAfterMs : undefined) ?? 500 * 2 ** (attempt - 1));
     }
   }

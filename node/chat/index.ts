@@ -8,6 +8,7 @@
  * after that, per chat in seq order.
  */
 export { ActorRegistry } from './registry.ts';
+export { SerialQueue } from './serial-queue.ts';
 export type { ChatActor, SendInput, SendResult } from './actor.ts';
 export { CHAT_LIST, CHAT_OPS, ChatService, PAGE, runHere, type ChatOpArgs, type ChatOpName, type ChatOpResult, type ChatRouter, type ChatServiceOptions, type ChatSummary, type Principal } from './service.ts';
 export type { LocalChatOps } from './local-ops.ts';

@@ -6,7 +6,7 @@ import type { ObjectStore } from './object-store.ts';
 import type { FileScanner } from './malware-scan.ts';
 import type { StorageQuota } from './quota.ts';
 import { FileSweeper, type SweepChecks } from './sweeper.ts';
-import type { AttachmentClaim, AttachmentPort } from '../chat/index.ts';
+import { SerialQueue, type AttachmentClaim, type AttachmentPort } from '../chat/index.ts';
 import type { StoredAttachment } from '../store/index.ts';
 import type { Attachment, AttachmentAccess, CreateUploadBody, Upload, UploadState } from './schemas.ts';
 import { fileKey, prefixOf, type UploadRecord } from './upload-record.ts';
@@ -52,8 +52,12 @@ export const DOWNLOAD_URL_SECONDS = 5 * 60;
  */
 const MAX_CONCURRENT_FINALIZES = 4;
 const MAX_WAITING_FINALIZES = 256;
+/** Finalizes of one upload queued on a node (retries of one request): more are refused like the above. */
+const MAX_FINALIZES_PER_UPLOAD = 8;
 /** Finalized upload records a node keeps in memory (about 500 bytes each). */
 const MAX_REMEMBERED_RECORDS = 10_000;
+
+const busy = () => new ApiError('UNAVAILABLE', 'this node is finalizing as many files as it can: retry shortly', { retryAfterSeconds: 1 });
 
 /** Who asks: a member of the chat (the caller checks membership before each call). */
 export interface Uploader {
@@ -77,6 +81,8 @@ export interface Uploader {
 export class Attachments implements AttachmentPort {
   private finalizing = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Each upload being finalized here, by its prefix: its finalizes one after the other. */
+  private readonly finalizeQueues = new Map<string, SerialQueue>();
   /** Each application's rule; `rules.changed(appId)` when its settings change. */
   readonly rules: FileRules;
   private readonly store: ObjectStore;
@@ -182,46 +188,71 @@ export class Attachments implements AttachmentPort {
     return { ...about, finalized: false, ...(await this.transfer.state(record)) };
   }
 
-  /** Checks the uploaded bytes and makes the attachment; idempotent. Only the uploader may finalize. */
+  /**
+   * Checks the uploaded bytes and makes the attachment; idempotent. Only the uploader may finalize.
+   * One finalize of an upload runs at a time on this node: a retry racing the first waits for it
+   * and answers its attachment, so usage counts the bytes once (across nodes, see `finalizeNow`).
+   */
   async finalize(who: Uploader, chatId: string, uploadId: string): Promise<Attachment | ApiError> {
     const record = await this.readRecord(who.appId, chatId, uploadId);
     if (!record || record.uploaderId !== who.userId || this.expired(record)) return new ApiError('UPLOAD_NOT_FOUND', 'no such upload of yours in this chat (or it expired)');
     if (record.attachment) return record.attachment;
+    const key = prefixOf(record);
+    let queue = this.finalizeQueues.get(key);
+    if (!queue && this.finalizeQueues.size >= MAX_WAITING_FINALIZES) return busy();
+    if (queue && queue.length >= MAX_FINALIZES_PER_UPLOAD) return busy();
+    if (!queue) this.finalizeQueues.set(key, (queue = new SerialQueue()));
+    const mine = queue;
+    return mine.run(() => this.finalizeNow(record)).finally(() => {
+      if (mine.length === 0 && this.finalizeQueues.get(key) === mine) this.finalizeQueues.delete(key);
+    });
+  }
+
+  /**
+   * One finalize, the only one of its upload on this node. Another node may finalize it at the
+   * same time (a retry sent elsewhere): then its record is read again before anything is deleted
+   * or written, and an attachment already recorded is answered as it is. Two that overlap exactly
+   * may each count the bytes in usage; neither ever deletes the other's file.
+   */
+  private async finalizeNow(asked: UploadRecord): Promise<Attachment | ApiError> {
+    // Read again: a finalize this one waited for may have ended it (finalized, or refused and deleted).
+    const record = await this.readRecord(asked.appId, asked.chatId, asked.id);
+    if (!record) return new ApiError('UPLOAD_NOT_FOUND', 'no such upload of yours in this chat (or it expired)');
+    if (record.attachment) return record.attachment;
     const incomplete = await this.transfer.assemble(record);
     if (incomplete) return incomplete;
     const head = await this.store.head(fileKey(record));
-    if (!head) return new ApiError('UPLOAD_INCOMPLETE', 'no bytes were put for this upload yet: PUT them to its URL first');
-    if (head.size !== record.size) {
-      await this.store.delete(fileKey(record));
-      return new ApiError('UPLOAD_INCOMPLETE', `the stored file has ${head.size} bytes, not the ${record.size} the upload declared: it was deleted; put it again`);
-    }
-    if (this.finalizing >= MAX_CONCURRENT_FINALIZES) {
-      if (this.waiting.length >= MAX_WAITING_FINALIZES) return new ApiError('UNAVAILABLE', 'this node is finalizing as many files as it can: retry shortly', { retryAfterSeconds: 1 });
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    } else this.finalizing++;
+    if (!head) return (await this.recordedElsewhere(record)) ?? new ApiError('UPLOAD_INCOMPLETE', 'no bytes were put for this upload yet: PUT them to its URL first');
+    // Signed PUTs and multipart parts store exactly the declared size (both stores refuse any
+    // other), so a file of another size was written by a finalize that already checked it and
+    // stripped its metadata (on another node, still running or stopped midway): kept as it is.
+    const rewritten = head.size !== record.size;
+    const turn = await this.takeTurn();
+    if (turn) return turn;
     try {
       const bytes = await this.store.read(fileKey(record));
-      if (!bytes) return new ApiError('UPLOAD_INCOMPLETE', 'the uploaded file is gone: put it again');
+      if (!bytes) return (await this.recordedElsewhere(record)) ?? new ApiError('UPLOAD_INCOMPLETE', 'the uploaded file is gone: put it again');
       const verdict = await this.scanner?.scan(bytes);
       if (verdict?.infected) {
-        await this.store.deletePrefix(`${prefixOf(record)}/`);
-        this.ended(record);
-        return new ApiError('FILE_INFECTED', `the malware scanner found ${verdict.signature}: the file was deleted`, { errors: [{ path: '/file', message: `infected: ${verdict.signature}` }] });
+        return this.refuse(record, new ApiError('FILE_INFECTED', `the malware scanner found ${verdict.signature}: the file was deleted`, { errors: [{ path: '/file', message: `infected: ${verdict.signature}` }] }));
       }
       const file = await inspectFile(bytes);
       // The rule as it is now: settings changed since the upload was asked for apply.
       const refusal = typeRefusal(await this.rules.get(record.appId), file.type, '/file');
-      if (refusal) {
-        await this.store.deletePrefix(`${prefixOf(record)}/`);
-        this.ended(record);
-        return refusal;
+      if (refusal) return this.refuse(record, refusal);
+      if ('unreadable' in file) {
+        const why = `a ${file.type} image must be readable, to strip its metadata: ${file.unreadable}`;
+        return this.refuse(record, new ApiError('IMAGE_UNREADABLE', `${why}; the file was deleted`, { errors: [{ path: '/file', message: why }] }));
       }
-      if (file.bytes !== bytes) await this.store.put(fileKey(record), file.bytes, file.type);
+      const done = await this.recordedElsewhere(record);
+      if (done) return done;
+      const kept = rewritten ? bytes : file.bytes;
+      if (kept !== bytes) await this.store.put(fileKey(record), kept, file.type);
       if (file.image) await this.store.put(`${prefixOf(record)}/thumb`, file.image.thumbnail.bytes, file.image.thumbnail.type);
       const attachment: Attachment = {
         id: record.id,
         name: record.name,
-        size: file.bytes.length,
+        size: kept.length,
         type: file.type,
         ...(file.image
           ? {
@@ -233,7 +264,7 @@ export class Attachments implements AttachmentPort {
           : {}),
       };
       await this.writeRecord({ ...record, attachment });
-      this.storedBytes?.(record.appId, file.bytes.length + (file.image?.thumbnail.bytes.length ?? 0));
+      this.storedBytes?.(record.appId, kept.length + (file.image?.thumbnail.bytes.length ?? 0));
       this.ended(record);
       return attachment;
     } finally {
@@ -242,6 +273,31 @@ export class Attachments implements AttachmentPort {
       if (next) next();
       else this.finalizing--;
     }
+  }
+
+  /** A turn among the MAX_CONCURRENT_FINALIZES, waited for; UNAVAILABLE when too many wait already. */
+  private async takeTurn(): Promise<ApiError | undefined> {
+    if (this.finalizing < MAX_CONCURRENT_FINALIZES) {
+      this.finalizing++;
+      return undefined;
+    }
+    if (this.waiting.length >= MAX_WAITING_FINALIZES) return busy();
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return undefined;
+  }
+
+  /** A refused file's upload deleted, files and all, unless another node finalized it meanwhile (then its attachment). */
+  private async refuse(record: UploadRecord, refusal: ApiError): Promise<Attachment | ApiError> {
+    const done = await this.recordedElsewhere(record);
+    if (done) return done;
+    await this.store.deletePrefix(`${prefixOf(record)}/`);
+    this.ended(record);
+    return refusal;
+  }
+
+  /** The attachment another node's finalize of `record` recorded, read from the store, if any. */
+  private async recordedElsewhere(record: UploadRecord): Promise<Attachment | undefined> {
+    return (await this.readRecord(record.appId, record.chatId, record.id, true))?.attachment;
   }
 
   /**
@@ -300,9 +356,10 @@ export class Attachments implements AttachmentPort {
     return Date.parse(record.expiresAt) <= this.now().getTime();
   }
 
-  private async readRecord(appId: string, chatId: string, uploadId: string): Promise<UploadRecord | undefined> {
+  /** An upload's record, finalized ones from memory unless `fresh`. */
+  private async readRecord(appId: string, chatId: string, uploadId: string, fresh = false): Promise<UploadRecord | undefined> {
     const key = `a/${appId}/${chatId}/${uploadId}/record.json`;
-    const known = this.finalized.get(key);
+    const known = fresh ? undefined : this.finalized.get(key);
     if (known) return known;
     const bytes = await this.store.read(key);
     const record = bytes ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as UploadRecord) : undefined;

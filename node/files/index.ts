@@ -23,6 +23,6 @@ export { UPLOAD_PART_BYTES } from './upload-record.ts';
 export { Attachments, DOWNLOAD_URL_SECONDS, type AttachmentLimits, type AttachmentsOptions, type Uploader } from './attachments.ts';
 export { FileSweeper, type SweepChecks } from './sweeper.ts';
 export { FileRules, ruleOf, type AttachmentSettingsSource, type FileRule } from './file-rules.ts';
-export { inspectFile, THUMBNAIL_MAX_SIDE, type InspectedFile } from './inspect.ts';
+export { inspectFile, THUMBNAIL_MAX_SIDE, type InspectedFile, type UnreadableImage } from './inspect.ts';
 export { Attachment, AttachmentAccess, AttachmentParams, CreateUploadBody, Upload, UploadParams, UploadState } from './schemas.ts';
 export { ClamdScanner, type FileScanner, type ScanVerdict } from './malware-scan.ts';

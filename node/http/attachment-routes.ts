@@ -78,7 +78,7 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
       operationId: 'finalizeUpload',
       summary: 'Check an uploaded file and make it an attachment (the uploader only; idempotent)',
       description:
-        'The node reads the stored bytes: their size must be the declared one, their type (sniffed from the bytes, never the declared one) must be allowed; an image is stored again without its metadata (EXIF, GPS), with a WebP thumbnail and a ThumbHash placeholder. A refused file is deleted.',
+        'The node reads the stored bytes: their type (sniffed from the bytes, never the declared one) must be allowed; an image is stored again without its metadata (EXIF, GPS), with a WebP thumbnail and a ThumbHash placeholder. A refused file is deleted. Idempotent, also when retries race: every finalize of an upload answers the same attachment.',
       tags,
       params: UploadParams,
       bodyOptional: true,
@@ -86,9 +86,9 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
       responses: {
         200: { description: 'The attachment, as a message will carry it', schema: Attachment },
         400: { description: 'chatId or uploadId is not a UUID' },
-        409: { description: 'No bytes yet, not the declared size, or parts of a multipart upload missing, each named (UPLOAD_INCOMPLETE)' },
+        409: { description: 'No bytes yet, or parts of a multipart upload missing, each named (UPLOAD_INCOMPLETE)' },
         415: { description: 'The sniffed type is refused (FILE_TYPE_REFUSED); the file was deleted' },
-        422: { description: 'The malware scanner (CLAMAV_ADDRESS) found something (FILE_INFECTED); the file was deleted' },
+        422: { description: 'The malware scanner (CLAMAV_ADDRESS) found something (FILE_INFECTED), or an image does not decode or has more than 50,000,000 pixels, so its metadata cannot be stripped (IMAGE_UNREADABLE); the file was deleted' },
         ...common,
         404: { description: 'Not a member (CHAT_NOT_FOUND), or no such upload of yours (UPLOAD_NOT_FOUND)' },
       },

@@ -49,6 +49,8 @@ async function filesInTheApp(t: Test, store: Store) {
   });
   const progress = await alice.evaluate(() => (window as unknown as { progressSeen: number[] }).progressSeen);
   t.ok(progress.length > 0, `the upload's progress bar was shown (${progress.length} updates, last ${progress.at(-1)?.toFixed(2)})`);
+  t.ok(progress.every((v, i) => i === 0 || v >= progress[i - 1]!), `it never went back (${progress.map((v) => v.toFixed(2)).join(' ')})`);
+  t.equal(progress.at(-1), 1, 'and rose to 1: every byte sent before the bar gave way to the message');
   const shownOnBob = await bob.$eval('.msg .attachment.image img.thumb', (img) => ({ w: (img as HTMLImageElement).naturalWidth, h: (img as HTMLImageElement).naturalHeight, frame: getComputedStyle(img.parentElement!).backgroundImage }));
   t.same([shownOnBob.w, shownOnBob.h], [320, 200], 'bob sees the thumbnail at its size');
   t.match(shownOnBob.frame, /^url\("data:image\/png/, 'over the ThumbHash placeholder');

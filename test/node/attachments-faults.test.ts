@@ -3,13 +3,14 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import WebSocket from 'ws';
 import { ChatClient, type WebSocketConstructor } from 'chat-service/client';
-import { integration, requireService, startService } from '../helpers/index.ts';
+import { client as http, integration, requireService, startService } from '../helpers/index.ts';
 
 /**
  * The object store going down and coming back, through a TCP proxy in front of the real S3 server
  * that the test cuts (every connection reset, new ones refused) and heals: uploads, finalizes and
  * deletions of messages with files get 503 UNAVAILABLE, plain messages and sends of finalized files
- * still work, nothing is lost, and the SDK's upload retries through a short outage.
+ * still work, nothing is lost, and the SDK's upload, and its send of files, retry through a short
+ * outage.
  */
 const s3 = await requireService('objectstore', (line) => t.comment(line));
 if (!s3) {
@@ -36,13 +37,14 @@ if (!s3) {
   };
   const endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
 
-  const svc = await startService({
+  const env = {
     ATTACHMENTS_STORE: 's3',
     S3_ENDPOINT: endpoint,
     S3_BUCKET: 'chat-service-fault-tests',
     S3_ACCESS_KEY_ID: process.env.S3_ACCESS_KEY_ID ?? 'chat-service-dev',
     S3_SECRET_ACCESS_KEY: process.env.S3_SECRET_ACCESS_KEY ?? 'chat-service-dev-secret',
-  });
+  };
+  const svc = await startService(env);
   t.teardown(() => svc.stop());
   const it = await integration(svc, 'att-faults');
   const [alice, bob] = [await it.user('alice'), await it.user('bob')];
@@ -98,5 +100,25 @@ if (!s3) {
     t.match(attachment, { name: 'retried.pdf', type: 'application/pdf', size: PDF.length });
     const sent = await client.send(chatId, '', { attachments: [attachment.id] });
     t.same(sent.attachments, [attachment]);
+  });
+
+  t.test("the SDK's send of files retries through a short outage, with one key: one message", async (t) => {
+    const ready = await uploadFinalized();
+    // A node that has not read the upload's record since it started needs the store to send it.
+    await svc.stop();
+    const restarted = await startService(env, svc.dataDir);
+    t.teardown(() => restarted.stop());
+    const node = http(restarted.nodeUrl);
+    setCut(true);
+    const refused = await node.post(`/api/messages/${chatId}`, { content: 'refused', attachments: [ready] }, alice.jwt);
+    t.match(refused, { status: 503, body: { code: 'UNAVAILABLE' } }, 'while the store is down, a send of files not read since the start is refused');
+    setTimeout(() => setCut(false), 1_500);
+    const sdk = new ChatClient({ baseUrl: restarted.nodeUrl, WebSocket: WebSocket as unknown as WebSocketConstructor });
+    sdk.setAuth({ jwt: alice.jwt, refreshToken: alice.refreshToken, userId: alice.userId, expiresIn: 900 });
+    t.teardown(() => sdk.close());
+    const sent = await sdk.send(chatId, 'after the outage', { attachments: [ready] });
+    t.same(sent.attachments?.map((a) => a.id), [ready], 'the SDK sends it once the store is back');
+    const history = (await node.get(`/api/messages/getMessages/${chatId}?size=10`, alice.jwt)).body.messages as { content: string }[];
+    t.equal(history.filter((m) => m.content === 'after the outage').length, 1, 'one message, however many attempts');
   });
 }

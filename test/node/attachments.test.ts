@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
-import { requireService, startService, integration, WsClient, type ChatUserSession, type Running } from '../helpers/index.ts';
+import { requireService, serviceFiles, startService, integration, WsClient, type ChatUserSession, type Running } from '../helpers/index.ts';
+import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
  * Attachments end to end, on both object stores: the embedded one (files under DATA_DIR, served
@@ -23,8 +24,10 @@ const EXE_AS_PNG = Buffer.concat([Buffer.from('MZ'), Buffer.alloc(510, 0x90)]);
 
 async function suite(t: Test, name: string, env: Record<string, string>) {
   // Deletions are swept within about 2 s here (README: ATTACHMENT_DELETE_DELAY_SECONDS + ATTACHMENT_SWEEP_SECONDS).
-  const svc: Running = await startService({ ATTACHMENT_MAX_BYTES: String(MAX_BYTES), ATTACHMENT_DELETE_DELAY_SECONDS: '1', ATTACHMENT_SWEEP_SECONDS: '1', ...env });
+  const svc: Running = await startService({ ATTACHMENT_MAX_BYTES: String(MAX_BYTES), ATTACHMENT_DELETE_DELAY_SECONDS: '1', ATTACHMENT_SWEEP_SECONDS: '1', WEBHOOK_ALLOW_INSECURE_URLS: 'true', ...env });
   t.teardown(() => svc.stop());
+  const files = await serviceFiles(svc, env);
+  t.teardown(() => files.close());
   const it = await integration(svc, `att-${name}`);
   const [alice, bob, carol] = [await it.user('alice'), await it.user('bob'), await it.user('carol')];
   const chat = await it.node.post('/api/chats', { type: 'group', name: 'files', memberIds: [bob.userId] }, alice.jwt);
@@ -96,6 +99,41 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     t.match(await it.node.get(path, bob.jwt), { status: 404, body: { code: 'CHAT_NOT_FOUND' } }, 'a removed member gets no new URL');
     const back = await it.node.post(`/api/chats/${chatId}/members`, { userIds: [bob.userId] }, alice.jwt);
     t.ok(back.status < 300, back.text);
+    t.equal((await it.node.get(path, bob.jwt)).status, 200, 'back in the chat: URLs again');
+    const left = await it.node.post(`/api/chats/${chatId}/leave`, undefined, bob.jwt);
+    t.ok(left.status < 300, left.text);
+    t.match(await it.node.get(path, bob.jwt), { status: 404, body: { code: 'CHAT_NOT_FOUND' } }, 'a member who left gets no new URL');
+    t.ok((await it.node.post(`/api/chats/${chatId}/members`, { userIds: [bob.userId] }, alice.jwt)).status < 300);
+
+    // The node signs for 5 minutes (DOWNLOAD_URL_SECONDS); the same signing, made short here
+    // through the store's interface, shows what happens when such a URL expires.
+    const short = await files.presignGet(`a/${it.appId}/${chatId}/${image.body.id}/file`, { expiresInSeconds: 2, contentType: 'image/png' });
+    t.equal((await fetch(short)).status, 200, 'a download URL works until it expires');
+    let status = 200;
+    for (const until = Date.now() + 10_000; Date.now() < until && status === 200; await new Promise((r) => setTimeout(r, 250))) {
+      const res = await fetch(short);
+      status = res.status;
+      await res.body?.cancel();
+    }
+    t.equal(status, 403, 'and is refused once expired');
+  });
+
+  await t.test(`${name}: webhooks carry the attachments' metadata, never their bytes or URLs`, async (t) => {
+    const receiver = await WebhookReceiver.start();
+    t.teardown(() => receiver.stop());
+    const hook = await it.control.post(`/api/client/apps/${it.appId}/webhooks`, { url: receiver.url, events: ['message.new'] }, it.accessToken);
+    t.equal(hook.status, 201, hook.text);
+    receiver.secret = hook.body.secret as string;
+    const image = await upload(alice, await pngWithMetadata(), 'hooked.png', 'image/png');
+    const pdf = await upload(alice, PDF, 'hooked.pdf', 'application/pdf');
+    const sent = await it.node.post(`/api/messages/${chatId}`, { content: 'for the hook', attachments: [image.body.id, pdf.body.id] }, alice.jwt);
+    t.equal(sent.status, 201, sent.text);
+    const mine = () => receiver.ofType('message.new').find((d) => JSON.stringify(d.data).includes(sent.body.message.messageId as string));
+    await receiver.until(() => mine() !== undefined, 10_000, 'message.new');
+    const event = JSON.stringify(mine()!.data);
+    t.same(JSON.parse(event).attachments, [image.body, pdf.body], 'the metadata, as the message carries it');
+    t.notMatch(event, /https?:|\/v1\/files|X-Amz|%PDF|"url"/, 'no URL and no bytes');
+    await it.control.del(`/api/client/apps/${it.appId}/webhooks/${hook.body.id}`, it.accessToken);
   });
 
   await t.test(`${name}: a message carries attachments to every member, over REST and WebSocket, in history too`, async (t) => {

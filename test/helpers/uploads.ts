@@ -1,0 +1,35 @@
+import { join } from 'node:path';
+import { LocalObjectStore, S3ObjectStore, type ObjectStore } from '../../node/files/index.ts';
+import type { Running } from '../../bin/spawn.ts';
+import type { client } from './http.ts';
+
+type NodeClient = ReturnType<typeof client>;
+
+/**
+ * An upload of `bytes` into `chatId` asked for as `jwt`, its bytes PUT where the answer says, as
+ * a browser or a backend would: the upload's id. Throws when either step is refused: the suites
+ * that use it test what comes after.
+ */
+export async function putUpload(node: NodeClient, jwt: string, chatId: string, bytes: Uint8Array, name: string, type: string): Promise<string> {
+  const created = await node.post(`/api/chats/${chatId}/uploads`, { name, size: bytes.length, type }, jwt);
+  if (created.status !== 201) throw new Error(`upload of ${name} refused: ${created.text}`);
+  const put = created.body.upload as { url: string; headers: Record<string, string> };
+  const stored = await fetch(put.url, { method: 'PUT', headers: put.headers, body: new Uint8Array(bytes) });
+  if (stored.status !== 200) throw new Error(`PUT of ${name} refused: ${stored.status} ${await stored.text()}`);
+  return created.body.uploadId as string;
+}
+
+/** Finalizes an upload of the caller's: the node's answer. */
+export function finalizeUpload(node: NodeClient, jwt: string, chatId: string, uploadId: string) {
+  return node.post(`/api/chats/${chatId}/uploads/${uploadId}/finalize`, undefined, jwt);
+}
+
+/**
+ * The object store a running service keeps its attachments in, opened in this process through the
+ * ObjectStore interface, as another node would: the S3 bucket `env` names (ATTACHMENTS_STORE=s3),
+ * else the service's own `DATA_DIR/files`. Closed by the caller.
+ */
+export function serviceFiles(svc: Running, env: Record<string, string>): Promise<ObjectStore> {
+  if (env.ATTACHMENTS_STORE !== 's3') return LocalObjectStore.open({ dir: join(svc.dataDir, 'files'), publicUrl: () => svc.nodeUrl });
+  return S3ObjectStore.open({ endpoint: env.S3_ENDPOINT!, bucket: env.S3_BUCKET!, region: env.S3_REGION ?? 'us-east-1', accessKeyId: env.S3_ACCESS_KEY_ID!, secretAccessKey: env.S3_SECRET_ACCESS_KEY! });
+}
