@@ -23,6 +23,7 @@ Scenarios:
                server CPU per delivery and per message; sweeps for the highest rate whose p99
                stays under --p99, runs at 70% of it, then an overload run at twice it
   sends        persisted, acknowledged sends per second over WebSocket and over HTTP
+               (--push web-push: the push scenario below)
   history      getMessages latency and throughput at several history depths (this service only)
   chatlist     GET /api/chats for a user at the chat cap against a user with one chat, on the
                embedded store and on Cassandra with 3 nodes (this service only)
@@ -39,6 +40,10 @@ Scenarios:
   webhooks     persisted sends over WebSocket with no webhook endpoint and with one subscribed to
                every event (a loopback receiver), alternating in one run: sends/s and p99 as
                ratios (this service only)
+  push         persisted sends over WebSocket, every chat with one member offline, with no push
+               and with Web Push (a loopback push service), alternating in one run: sends/s as a
+               ratio (goal >= 0.8) and how long after the run the last push arrived (goal <= 2 s);
+               also 'sends --push web-push' (this service only)
   blocklist    persisted sends over WebSocket with no blocklist and with one of 10,000 entries,
                alternating in one run: sends/s and p99 as ratios (this service only)
   attachments  uploads of 1 MB files (ask, PUT, finalize: uploads/s and MB/s), then persisted
@@ -102,6 +107,10 @@ sends:
   --window W           WebSocket sends in flight per sender (default 16)
   --transports LIST    of ws,http (default: both)
   --concurrency N      HTTP requests in flight in total (default 64)
+  --push web-push      run the push scenario instead (below)
+push:
+  --senders S, --window W   as for sends (defaults 64 and 16; as many offline recipients)
+  --rounds N           pairs of runs, no push then Web Push (default 4)
 webhooks:
   --senders S, --window W   as for sends (defaults 64 and 16)
   --rounds N           pairs of runs, no endpoint then one endpoint (default 6)
@@ -175,6 +184,7 @@ const OPTIONS = {
   senders: { type: 'string' },
   window: { type: 'string' },
   transports: { type: 'string' },
+  push: { type: 'string' },
   concurrency: { type: 'string' },
   depths: { type: 'string' },
   profile: { type: 'string' },

@@ -3,7 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { barChart, lineChart } from './charts.ts';
 import type { Row, ScenarioResult } from './output.ts';
 
-const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'cluster-ha', 'webhooks', 'blocklist', 'attachments', 'threads', 'search'];
+const ORDER = ['connections', 'fanout', 'sends', 'history', 'chatlist', 'flood', 'cluster', 'cluster-ha', 'webhooks', 'push', 'blocklist', 'attachments', 'threads', 'search'];
 const PEERS = ['uws', 'socketio'];
 
 const fmt = (v: unknown): string => {
@@ -186,13 +186,13 @@ const clusterHaSection: Section = async (r, chart) => {
 };
 
 /**
- * The sends/s ratio of each round's pair (with the endpoint ÷ without), lowest to highest: how far
+ * The sends/s ratio of each round's pair (with the endpoint, or push, ÷ without), lowest to highest: how far
  * single rounds stray from the mean on this shared machine.
  */
-function roundRange(rows: Row[]): string {
+function roundRange(rows: Row[], baseline = 'no endpoint'): string {
   const ratios: number[] = [];
-  for (const one of rows.filter((x) => x.mode !== 'no endpoint')) {
-    const none = rows.find((x) => x.round === one.round && x.mode === 'no endpoint');
+  for (const one of rows.filter((x) => x.mode !== baseline)) {
+    const none = rows.find((x) => x.round === one.round && x.mode === baseline);
     if (none && Number(none.ackedPerSecond) > 0) ratios.push(Number(one.ackedPerSecond) / Number(none.ackedPerSecond));
   }
   if (ratios.length < 2) return '';
@@ -236,6 +236,14 @@ const SECTIONS: Record<string, Section> = {
       table(r.rows, [['round', 'round'], ['mode', 'webhooks'], ['ackedPerSecond', 'acked sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['deliveredPerSecond', 'message.new delivered/s'], ['eventsDelivered', 'message.new delivered'], ['sendsAcked', 'sends acked'], ['catchUpMs', 'deliveries caught up after (ms)'], ['receiverCpuUsPerRequest', 'receiver CPU µs / request'], ['errors', 'errors']]),
       `With one endpoint ÷ without: sends/s ${ratios?.sends ?? '–'}×, p99 ${ratios?.p99 ?? '–'}× (means of the rounds)${roundRange(r.rows)}.\n`,
       await chart('webhooks', barChart(r.rows.map((x) => ({ ...x, bar: `${x.mode}, round ${x.round}` })), { title: 'Acknowledged sends per second, without and with a webhook endpoint', y: 'ackedPerSecond', yTitle: 'acked sends/s', x: 'bar' })),
+    ].join('\n');
+  },
+  push: async (r, chart) => {
+    const ratios = (r.summary as { ratios?: { sends?: number; cpuPerSend?: number } }).ratios;
+    return [
+      table(r.rows, [['round', 'round'], ['mode', 'push'], ['ackedPerSecond', 'acked sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['sendsAcked', 'sends acked'], ['pushesDelivered', 'pushes delivered'], ['lastPushAfterRunMs', "last push after the run's end (ms)"], ['errors', 'errors']]),
+      `With Web Push ÷ without: sends/s ${ratios?.sends ?? '–'}×, server CPU per send ${ratios?.cpuPerSend ?? '–'}× (means of the rounds)${roundRange(r.rows, 'no push')}.\n`,
+      await chart('push', barChart(r.rows.map((x) => ({ ...x, bar: `${x.mode}, round ${x.round}` })), { title: 'Acknowledged sends per second, every recipient offline, without and with Web Push', y: 'ackedPerSecond', yTitle: 'acked sends/s', x: 'bar' })),
     ].join('\n');
   },
   blocklist: async (r, chart) => {

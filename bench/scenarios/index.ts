@@ -8,6 +8,7 @@ import { history } from './history.ts';
 import type { ScenarioOptions, ScenarioOutput } from './options.ts';
 import { sends } from './sends.ts';
 import { webhooks } from './webhooks.ts';
+import { push } from './push.ts';
 import { blocklist } from './blocklist.ts';
 import { attachments } from './attachments.ts';
 import { threads } from './threads.ts';
@@ -60,6 +61,7 @@ export const SCENARIOS = {
   flood,
   cluster,
   webhooks,
+  push,
   blocklist,
   attachments,
   threads,

@@ -48,3 +48,18 @@ t.test('the service refuses what it cannot check: another key’s JWT, another s
   t.equal((await send(webPushRequest(address, vapid, { payload: 'y', ttlSeconds: 60, urgency: 'normal' }))).status, 410, 'gone');
   service.answer = () => 201;
 });
+
+t.test('the VAPID JWT is signed once an hour per key and push service, never with less than 11 hours left', async (t) => {
+  const address = (endpoint: string) => ({ kind: 'webPush' as const, endpoint, ...service.subscribe().keys });
+  const at = Date.parse('2030-01-01T00:00:00Z');
+  const auth = (endpoint: string, nowMs: number) => webPushRequest(address(endpoint), vapid, { payload: 'x', ttlSeconds: 60, urgency: 'normal' }, nowMs).headers.authorization!;
+  const claims = (header: string) => JSON.parse(Buffer.from(/t=([^,]+)/.exec(header)![1]!.split('.')[1]!, 'base64url').toString()) as { aud: string; exp: number };
+  const first = auth('https://push.example.net/a', at);
+  t.equal(auth('https://push.example.net/b', at + 59 * 60_000), first, 'the same origin within the hour: the same JWT');
+  t.equal(claims(first).exp, at / 1000 + 12 * 3600);
+  const other = auth('https://updates.push.example.org/c', at + 1000);
+  t.equal(claims(other).aud, 'https://updates.push.example.org', "another push service: a JWT of its own (aud its origin)");
+  const later = auth('https://push.example.net/a', at + 61 * 60_000);
+  t.not(later, first, 'after an hour: a new one');
+  t.equal(claims(later).exp, (at + 61 * 60_000) / 1000 + 12 * 3600, 'with 12 hours ahead again');
+});
