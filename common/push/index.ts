@@ -10,3 +10,4 @@ export {
   WebPushBody,
   type PushSettings,
 } from './settings.ts';
+export { PUSH_DELIVERIES_KEPT, PushDeliveryRecord } from './deliveries.ts';

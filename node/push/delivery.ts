@@ -14,7 +14,7 @@ export const PUSH_EVENT = 'push.message';
 
 /** What the node is told of each push attempt: metrics and the delivery log. */
 export interface PushObserver {
-  attempted(appId: string, provider: PushProvider, job: OutboxEvent, target: { userId: string; deviceId: string }, outcome: PushOutcome, attempt: number, nextRetryAt: number | undefined): void;
+  attempted(appId: string, provider: PushProvider, job: OutboxEvent, target: { userId: string; deviceId: string; messageId: string }, outcome: PushOutcome, attempt: number, nextRetryAt: number | undefined): void;
 }
 
 export interface PushDeliveryOptions {
@@ -133,7 +133,7 @@ export class PushDelivery implements OutboxConsumer {
       const provider = device.address.kind;
       const retryAt = outcome.result === 'retry' ? this.now() + retryDelay(attempt) : undefined;
       const giveUp = retryAt !== undefined && retryAt - content.sentAtMs > PUSH_TTL_SECONDS * 1000;
-      this.o.observer.attempted(job.event.appId, provider, job.event, { userId, deviceId: device.deviceId }, outcome, attempt, giveUp ? undefined : retryAt);
+      this.o.observer.attempted(job.event.appId, provider, job.event, { userId, deviceId: device.deviceId, messageId: content.messageId }, outcome, attempt, giveUp ? undefined : retryAt);
       if (outcome.result === 'gone') {
         await this.o.store.push.remove(job.event.appId, userId, device.deviceId).catch((error: unknown) => this.o.log.warn({ err: String(error), deviceId: device.deviceId }, 'cannot remove a push device the service says is gone'));
       }
