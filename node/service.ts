@@ -1,4 +1,4 @@
-import { pushRoutes, PushSettingsCache, pushWorkers, type PushSettingsSource } from './push/index.ts';
+import { pushRoutes, PushSettingsCache, pushWorkers, type PushLogSink, type PushSettingsSource } from './push/index.ts';
 import { join } from 'node:path';
 import uws from 'uWebSockets.js';
 import Type from 'typebox';
@@ -38,7 +38,7 @@ import { threadRoutes } from './http/thread-routes.ts';
 import { searchRoutes } from './http/search-routes.ts';
 import { BanGuard, BlockGuard, Blocklists, blockRoutes, chatModerationRoutes, flagRoutes, moderationRoutes, NodeBlocklistAdmin } from './moderation/index.ts';
 import { attachmentRoutes } from './http/attachment-routes.ts';
-import { attachmentsOf, LocalObjectStore, serveLocalFiles, type AttachmentSettingsSource, type ObjectStore } from './files/index.ts';
+import { attachmentsOf, FileDeletions, LocalObjectStore, serveLocalFiles, type AttachmentSettingsSource, type ObjectStore } from './files/index.ts';
 import { messageRoutes } from './http/message-routes.ts';
 import { userRoutes } from './http/user-routes.ts';
 import { nodeMetrics } from './metrics.ts';
@@ -77,6 +77,8 @@ export interface NodeServiceOptions {
   attachmentSettings?: AttachmentSettingsSource;
   /** Each application's push settings (the control store); absent: no application has push. */
   pushSettings?: PushSettingsSource;
+  /** Where push attempts are logged (the control store), for the management API and the dashboard. */
+  pushLog?: PushLogSink;
 }
 
 /** What a node of a cluster shares with the others (see bin/cluster.ts, which builds it). */
@@ -184,6 +186,26 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const beforeSend =
     options.beforeSend && new BeforeSendHooks({ source: options.beforeSend, ttlMs: config.KEY_STATUS_TTL_MS, allowInsecure: config.WEBHOOK_ALLOW_INSECURE_URLS, log: log.child({ component: 'before-send' }), now });
   // Cached per application: its webhook endpoints and before-send hook; dropped when they change.
+  const attachments = options.files
+    ? attachmentsOf(config, store, options.files, {
+        appExists: (appId) => Promise.resolve(options.appStatus.isLive(appId)),
+        storedBytes: (appId, bytes) => usage.filesStored(appId, bytes),
+        ...(options.fileUsage
+          ? { storedTotal: { stored: options.fileUsage.storedBytes, unflushed: (appId: string) => usage.unflushedFileBytes(appId), flushes: () => usage.flushes } }
+          : {}),
+        // The node that took an upload another finalizes stops holding its size at once.
+        ...(cluster ? { released: (appId: string, uploadId: string) => cluster.bus.publish({ kind: 'control' }, encodeControl({ type: 'upload.released', appId, uploadId })) } : {}),
+        // One node sweeps: the first live one by id.
+        ...(cluster ? { sweepHere: async () => (await cluster.membership.live()).map((n) => n.nodeId).sort()[0] === cluster.nodeId } : {}),
+        ...(options.attachmentSettings ? { settings: options.attachmentSettings } : {}),
+        // With an outbox (webhooks read from the control store), deletions carry their files' deletion in it.
+        ...(options.webhooks ? { deletionsInOutbox: true } : {}),
+        settingsTtlMs: config.KEY_STATUS_TTL_MS,
+        log: log.child({ component: 'attachments' }),
+        now,
+      })
+    : undefined;
+  const fileDeletions = attachments && options.webhooks ? new FileDeletions(attachments.sweeper, log.child({ component: 'attachments' })) : undefined;
   let webhooks: NodeWebhooks | undefined;
   const webhooksChanged = (appId: string) => {
     webhooks?.invalidate(appId);
@@ -191,7 +213,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   };
   const pushSettings = new PushSettingsCache(options.pushSettings, config.KEY_STATUS_TTL_MS);
   // Pushes ride the webhook outbox: with no control store to read endpoints from, there are neither.
-  const push = options.webhooks && options.pushSettings ? pushWorkers({ config, store, settings: pushSettings, usersOnline, registry: metrics.registry, log: log.child({ component: 'push' }) }) : undefined;
+  const push = options.webhooks && options.pushSettings ? pushWorkers({ config, store, settings: pushSettings, usersOnline, registry: metrics.registry, ...(options.pushLog ? { deliveryLog: options.pushLog } : {}), log: log.child({ component: 'push' }) }) : undefined;
   if (options.webhooks) {
     webhooks = new NodeWebhooks({
       store,
@@ -211,28 +233,11 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       allowInsecure: config.WEBHOOK_ALLOW_INSECURE_URLS,
       unreadWindowMs: config.WEBHOOK_UNREAD_WINDOW_SECONDS * 1000,
       cacheTtlMs: config.KEY_STATUS_TTL_MS,
-      ...(push ? { consumers: [push.delivery] } : {}),
+      consumers: [...(push ? [push.delivery] : []), ...(fileDeletions ? [fileDeletions] : [])],
       log: log.child({ component: 'webhooks' }),
     });
   }
   const chatCap = new ChatCap(store.chats, config.USER_CHATS_MAX);
-  const attachments = options.files
-    ? attachmentsOf(config, store, options.files, {
-        appExists: (appId) => Promise.resolve(options.appStatus.isLive(appId)),
-        storedBytes: (appId, bytes) => usage.filesStored(appId, bytes),
-        ...(options.fileUsage
-          ? { storedTotal: { stored: options.fileUsage.storedBytes, unflushed: (appId: string) => usage.unflushedFileBytes(appId), flushes: () => usage.flushes } }
-          : {}),
-        // The node that took an upload another finalizes stops holding its size at once.
-        ...(cluster ? { released: (appId: string, uploadId: string) => cluster.bus.publish({ kind: 'control' }, encodeControl({ type: 'upload.released', appId, uploadId })) } : {}),
-        // One node sweeps: the first live one by id.
-        ...(cluster ? { sweepHere: async () => (await cluster.membership.live()).map((n) => n.nodeId).sort()[0] === cluster.nodeId } : {}),
-        ...(options.attachmentSettings ? { settings: options.attachmentSettings } : {}),
-        settingsTtlMs: config.KEY_STATUS_TTL_MS,
-        log: log.child({ component: 'attachments' }),
-        now,
-      })
-    : undefined;
   attachments?.sweeper.start(config.ATTACHMENT_SWEEP_SECONDS * 1000);
   actors = new ActorRegistry(
     {
@@ -505,6 +510,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
       // After the last writes and closes, so their counts are in the final flush.
       await usage.close();
       push?.delivery.close();
+      fileDeletions?.close();
       await webhooks?.close();
       await push?.close();
       beforeSend?.close();

@@ -11,7 +11,7 @@ export interface UploadOptions {
   name?: string;
   /** Its MIME type; default: the Blob's own. The service sniffs the real one from the bytes. */
   type?: string;
-  /** Called as bytes go out: in a browser as they are sent (XMLHttpRequest's progress), elsewhere at the start and the end of each PUT. */
+  /** Called as bytes go out: in a browser as they are sent (XMLHttpRequest's progress), in Node as each 64 KiB of the streamed body is taken by fetch, elsewhere at the start and the end of each PUT. */
   onProgress?: (sent: number, total: number) => void;
   /** Called once the upload exists: keep its id to finish an interrupted upload with `resumeUpload`. */
   onUploadId?: (uploadId: string) => void;

@@ -52,11 +52,21 @@ export async function putMissing(target: UploadTarget, blob: Blob, onProgress: (
 const SET_BY_RUNTIME = new Set(['content-length', 'host']);
 const withoutSetByRuntime = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([k]) => !SET_BY_RUNTIME.has(k.toLowerCase())));
 
+/** How much of a file a streamed PUT hands to fetch at once (and how often it reports progress). */
+export const STREAM_CHUNK_BYTES = 64 * 1024;
+
+/** Whether this runs on Node, whose fetch takes a streamed body with the Content-Length given. */
+const onNode = () => typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === 'string';
+
 /**
  * PUTs a file to a signed URL. In a browser through XMLHttpRequest, whose upload progress events
- * fetch lacks; elsewhere through fetch, with progress reported at the start and the end. A refusal
- * (4xx/5xx) becomes a ChatApiError (the node's problem when it has one), a failure to connect a
- * ChatNetworkError.
+ * fetch lacks. In Node through fetch with the body streamed in STREAM_CHUNK_BYTES chunks, each
+ * reported as fetch takes it (so progress moves as the bytes go, a chunk and the socket's buffer
+ * ahead of the wire at most), with the signed Content-Length (a stream's length is not known to
+ * fetch, which would otherwise send it chunked, which a signed URL refuses). Elsewhere through fetch
+ * with the whole Blob, progress reported at the start and the end. A retried PUT reports from its
+ * start again. A refusal (4xx/5xx) becomes a ChatApiError (the node's problem when it has one), a
+ * failure to connect a ChatNetworkError.
  */
 export async function putBytes(put: SignedPut, blob: Blob, onProgress: ((sent: number, total: number) => void) | undefined, fetchImpl: typeof fetch): Promise<void> {
   const total = blob.size;
@@ -76,14 +86,35 @@ export async function putBytes(put: SignedPut, blob: Blob, onProgress: ((sent: n
   onProgress?.(0, total);
   let res: Response;
   try {
-    // Content-Length is the body's own size, which fetch sets (some fetch implementations refuse it given).
-    res = await fetchImpl(put.url, { method: 'PUT', headers: withoutSetByRuntime(put.headers), body: blob });
+    // With a Blob, Content-Length is the body's own size, which fetch sets (Node's fetch joins a
+    // given one to its own, "3, 3", which some dispatchers refuse); with a stream it is given.
+    const init: RequestInit & { duplex?: 'half' } = onNode()
+      ? { method: 'PUT', headers: { ...withoutSetByRuntime(put.headers), 'content-length': String(total) }, body: counted(blob, onProgress), duplex: 'half' }
+      : { method: 'PUT', headers: withoutSetByRuntime(put.headers), body: blob };
+    res = await fetchImpl(put.url, init);
   } catch (cause) {
     throw new ChatNetworkError(`cannot upload to ${new URL(put.url).origin}`, { cause });
   }
   const text = await res.text();
   if (!res.ok) throw refusal(res.status, text);
   onProgress?.(total, total);
+}
+
+/** `blob` as a stream read a chunk at a time, as its reader asks (no read ahead), each reported once handed over. */
+function counted(blob: Blob, onProgress: ((sent: number, total: number) => void) | undefined): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (sent >= blob.size) return controller.close();
+        const chunk = new Uint8Array(await blob.slice(sent, sent + STREAM_CHUNK_BYTES).arrayBuffer());
+        sent += chunk.length;
+        controller.enqueue(chunk);
+        onProgress?.(sent, blob.size);
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 function refusal(status: number, text: string): ChatApiError {

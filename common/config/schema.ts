@@ -166,7 +166,7 @@ export const ConfigSchema = Type.Object({
     default: 120,
     minimum: 1,
     maximum: 86400,
-    description: "How long after a message's or a chat's deletion (or an upload's end) its files are deleted: long enough for the deletion to land or fail first. They are gone within this plus ATTACHMENT_SWEEP_SECONDS.",
+    description: "How long after an upload's end (or an application's deletion) its files are deleted: long enough for the change to land or fail first. They are gone within this plus ATTACHMENT_SWEEP_SECONDS. A message's or a chat's deletion carries its files' deletion in the outbox instead: they go within seconds.",
   }),
   ATTACHMENT_SWEEP_SECONDS: Type.Integer({ default: 60, minimum: 1, maximum: 3600, description: 'How often each node deletes the attachment files that are due (see ATTACHMENT_DELETE_DELAY_SECONDS).' }),
   CLAMAV_ADDRESS: Type.String({

@@ -53,6 +53,7 @@ export const errorCodes = {
   PIN_LIMIT_REACHED: { status: 409, title: 'The chat has as many pinned messages as it may' },
   OPEN_THREAD_LIMIT_REACHED: { status: 409, title: 'The connection has as many threads open as it may' },
   UPLOAD_INCOMPLETE: { status: 409, title: "The upload's bytes are missing" },
+  UPLOAD_FINALIZED: { status: 409, title: 'The upload is finalized: its bytes can no longer be put' },
   FILE_TOO_LARGE: { status: 413, title: 'The file is larger than the largest attachment allowed' },
   STORAGE_QUOTA_EXCEEDED: { status: 413, title: "The file would take the application past the attachment bytes it may store" },
   FILE_TYPE_REFUSED: { status: 415, title: 'Files of this type are not accepted' },

@@ -22,8 +22,8 @@ export interface ShownMessage {
   final?: boolean;
 }
 
-/** Signed URLs live 5 minutes: a copy is used for 4. */
-const URLS_REUSE_MS = 4 * 60_000;
+/** Signed URLs live 5 minutes: a copy is used for 4 (and a link shown with one is refreshed past that). */
+export const URLS_REUSE_MS = 4 * 60_000;
 
 /** A send's idempotency key: random, 32 hex digits (`randomUUID` exists only on https and localhost). */
 const newKey = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');

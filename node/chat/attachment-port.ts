@@ -1,13 +1,17 @@
 import type { ApiError } from '../../common/index.ts';
 import type { StoredAttachment } from '../store/index.ts';
 
-/** A send's request to carry files. */
-export interface AttachmentClaim {
+/** The files a send names. */
+export interface AttachmentLookup {
   appId: string;
   chatId: string;
   senderId: string;
   /** The upload ids the send names, distinct, in the order given. */
   uploadIds: readonly string[];
+}
+
+/** A send's request to carry files. */
+export interface AttachmentClaim extends AttachmentLookup {
   /** The id the message will have. */
   messageId: string;
   /** The message that carries an upload already: stored, or being written by this chat's actor. */
@@ -25,6 +29,12 @@ export interface AttachmentClaim {
  */
 export interface AttachmentPort {
   claim(request: AttachmentClaim): Promise<StoredAttachment[] | ApiError>;
+  /**
+   * The attachments a send names, as its message would carry them, for the before-send hook
+   * (asked before the actor sees the send): the refusals of `claim` but ATTACHMENT_IN_USE, which
+   * only the actor's claim can decide. A read: nothing is claimed.
+   */
+  describe(request: AttachmentLookup): Promise<StoredAttachment[] | ApiError>;
   /**
    * Called before a message that holds files is deleted (its tombstone written): records, durably,
    * that they are to go once the deletion has landed. Throws when that cannot be recorded, and the

@@ -1,5 +1,6 @@
 import type { ApiError } from '../../common/index.ts';
 import type { BeforeSendPolicy } from '../../common/webhooks/index.ts';
+import type { StoredAttachment } from '../store/index.ts';
 import type { SendInput } from './actor.ts';
 import type { Principal } from './local-ops.ts';
 
@@ -18,6 +19,10 @@ export interface BeforeSendHook {
 export interface BeforeSendPort {
   /** The application's hook, or undefined without one: from a cache when known (a lookup), else once read. */
   hookOf(appId: string): BeforeSendHook | undefined | Promise<BeforeSendHook | undefined>;
-  /** What to store (the input, or the input with replaced content), or the sender's refusal. Never throws. */
-  ask(hook: BeforeSendHook, p: Principal, chatId: string, input: SendInput): Promise<SendInput | ApiError>;
+  /**
+   * What to store (the input, or the input with replaced content), or the sender's refusal. Never
+   * throws. `files`: the metadata of the finalized uploads `input.attachments` names, in its order
+   * (AttachmentPort.describe), for the hook to see what the message carries.
+   */
+  ask(hook: BeforeSendHook, p: Principal, chatId: string, input: SendInput, files?: readonly StoredAttachment[]): Promise<SendInput | ApiError>;
 }

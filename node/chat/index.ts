@@ -31,6 +31,6 @@ export type { ChatView, MemberView, MessageView, ReactionView, ReplyView } from 
 export { messageView } from './views.ts';
 export { ChatBanSchema, MuteSchema, type Moderator } from './chat-moderation.ts';
 export type { BeforeSendHook, BeforeSendPort } from './before-send-port.ts';
-export type { AttachmentClaim, AttachmentPort } from './attachment-port.ts';
+export type { AttachmentClaim, AttachmentLookup, AttachmentPort } from './attachment-port.ts';
 export { changeWithEvents, type ChangeEventItem, type ChatWebhooks, type MessageWrite } from './change-events.ts';
 export { FlagSchema, flagView, type FlagView } from './flag-views.ts';

@@ -1,5 +1,6 @@
 import { FencedError, type WriterId } from '../store/index.ts';
 import { ChatActor, type ActorDeps } from './actor.ts';
+import type { AttachmentPort } from './attachment-port.ts';
 
 export interface RegistryOptions {
   /** An actor with nothing pending and unused this long is evicted. */
@@ -33,6 +34,11 @@ export class ActorRegistry {
 
   get size(): number {
     return this.actors.size;
+  }
+
+  /** The attachments the actors claim files from (ActorDeps), read before a send reaches its actor. */
+  get attachments(): AttachmentPort | undefined {
+    return this.deps.attachments;
   }
 
   /**

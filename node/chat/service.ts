@@ -170,7 +170,9 @@ export class ChatService {
    * never waits for a hook. Only a member's new message is asked about: a non-member gets
    * CHAT_NOT_FOUND without a call, and a retry whose idempotency key names a stored message gets
    * that message (as stored) without a call. A retry while the first send is still being asked
-   * about or written asks again; the chat still stores one message, the first.
+   * about or written asks again; the chat still stores one message, the first. A send with files
+   * gives the hook their metadata, read from the attachments (one read each, from memory when this
+   * node finalized them).
    */
   private async sendAsking(p: Principal, chatId: string, input: SendInput, pending: BeforeSendHook | Promise<BeforeSendHook | undefined>): Promise<SendResult | ApiError> {
     const hook = await pending;
@@ -181,7 +183,12 @@ export class ChatService {
     ]);
     if (!member) return new ApiError('CHAT_NOT_FOUND', 'no such chat, or you are not a member');
     if (earlier) return this.on(p.appId, chatId, 'send', p, chatId, input);
-    const checked = await this.beforeSend.ask(hook, p, chatId, input);
+    // The hook sees the files' metadata, not just their ids; a send whose files the actor would
+    // refuse (not finalized, not the sender's, expired) is refused without asking it.
+    const port = this.actors.attachments;
+    const files = input.attachments?.length && port ? await port.describe({ appId: p.appId, chatId, senderId: p.userId, uploadIds: input.attachments }) : undefined;
+    if (files instanceof ApiError) return files;
+    const checked = await this.beforeSend.ask(hook, p, chatId, input, files);
     return checked instanceof ApiError ? checked : this.on(p.appId, chatId, 'send', p, chatId, checked);
   }
 

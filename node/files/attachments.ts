@@ -6,10 +6,13 @@ import type { ObjectStore } from './object-store.ts';
 import type { FileScanner } from './malware-scan.ts';
 import type { StorageQuota } from './quota.ts';
 import { FileSweeper, type SweepChecks } from './sweeper.ts';
-import { SerialQueue, type AttachmentClaim, type AttachmentPort } from '../chat/index.ts';
+import { SerialQueue, type AttachmentClaim, type AttachmentLookup, type AttachmentPort } from '../chat/index.ts';
 import type { StoredAttachment } from '../store/index.ts';
 import type { Attachment, AttachmentAccess, CreateUploadBody, Upload, UploadState } from './schemas.ts';
-import { fileKey, prefixOf, type UploadRecord } from './upload-record.ts';
+import { fileKey, prefixOf, sendable, uploadKey, type UploadRecord } from './upload-record.ts';
+import { UploadRecords } from './upload-records.ts';
+import { signedRequestChecks } from './signed-checks.ts';
+import type { SignedRequestCheck } from './local-store.ts';
 import { UploadTransfer } from './upload-transfer.ts';
 
 export interface AttachmentLimits {
@@ -34,6 +37,8 @@ export interface AttachmentsOptions {
   storedBytes?: (appId: string, bytes: number) => void;
   /** Whether this node runs the sweep now (see SweeperOptions); every node when absent. */
   sweepHere?: () => Promise<boolean>;
+  /** Message and chat deletions carry their files' deletion in the outbox (FileDeletions): no marker for them. */
+  deletionsInOutbox?: boolean;
   /** Where each application's total bytes are counted against its rule's; no limit when absent. */
   quota?: StorageQuota;
   /**
@@ -54,8 +59,6 @@ const MAX_CONCURRENT_FINALIZES = 4;
 const MAX_WAITING_FINALIZES = 256;
 /** Finalizes of one upload queued on a node (retries of one request): more are refused like the above. */
 const MAX_FINALIZES_PER_UPLOAD = 8;
-/** Finalized upload records a node keeps in memory (about 500 bytes each). */
-const MAX_REMEMBERED_RECORDS = 10_000;
 
 const busy = () => new ApiError('UNAVAILABLE', 'this node is finalizing as many files as it can: retry shortly', { retryAfterSeconds: 1 });
 
@@ -71,12 +74,15 @@ export interface Uploader {
  * image stripped of its metadata with a thumbnail and a placeholder made); then any member can ask
  * for short-lived signed URLs of the file and its thumbnail.
  *
- * Keys: `a/{appId}/{chatId}/{uploadId}/` holds `record.json`, `file` and, for an image, `thumb`;
- * so an application's and a chat's files are each one prefix (tenancy in every key).
+ * Keys: `a/{appId}/{chatId}/{uploadId}/` holds `record.json`, `upload` (the bytes as put), `file`
+ * (the checked bytes) and, for an image, `thumb`; so an application's and a chat's files are each
+ * one prefix (tenancy in every key).
  *
- * Guarantees: a file is never served before its finalize has checked it; finalize is idempotent
- * (again: the same attachment); a refused file's bytes are deleted at once; the uploader's claims
- * (size, type) are checked against the stored bytes, never trusted.
+ * Guarantees: a file is never served before its finalize has checked it; the bytes served are
+ * the ones checked, written by finalize to a key no signed URL names, so an upload URL still valid
+ * after finalize cannot replace them; finalize is idempotent (again: the same attachment); a
+ * refused file's bytes are deleted at once; the uploader's claims (size, type) are checked against
+ * the stored bytes, never trusted.
  */
 export class Attachments implements AttachmentPort {
   private finalizing = 0;
@@ -94,6 +100,8 @@ export class Attachments implements AttachmentPort {
   private readonly quota: StorageQuota | undefined;
   private readonly transfer: UploadTransfer;
   private readonly released: ((appId: string, uploadId: string) => void) | undefined;
+  private readonly records: UploadRecords;
+  private readonly log: Logger;
   /** Deletes what nothing needs any more (see sweeper.ts); the node starts it (`sweeper.start`). */
   readonly sweeper: FileSweeper;
 
@@ -108,8 +116,11 @@ export class Attachments implements AttachmentPort {
     this.quota = o.quota;
     this.transfer = new UploadTransfer(o.store, this.now);
     this.released = o.released;
+    this.records = new UploadRecords(o.store);
+    this.log = o.log;
     this.sweeper = new FileSweeper(o.store, o.checks, o.log, () => this.now().getTime(), {
       ...(o.sweepHere ? { sweepHere: o.sweepHere } : {}),
+      ...(o.deletionsInOutbox ? { deletionsInOutbox: true } : {}),
       ...(o.storedBytes
         ? {
             usage: {
@@ -157,7 +168,7 @@ export class Attachments implements AttachmentPort {
 
   private async startUpload(who: Uploader, chatId: string, body: CreateUploadBody, id: string, now: Date): Promise<Upload> {
     const record: UploadRecord = {
-      v: 1,
+      v: 2,
       id,
       appId: who.appId,
       chatId,
@@ -171,7 +182,7 @@ export class Attachments implements AttachmentPort {
     // The marker first: an upload is never left without the deletion that ends it (which also
     // ends its multipart upload, parts and all: see ObjectStore.deletePrefix).
     await this.sweeper.mark({ kind: 'upload', appId: who.appId, chatId, uploadId: id }, now.getTime() + this.limits.uploadTtlMs + this.limits.deleteDelayMs);
-    if (body.multipart) record.multipartId = await this.store.createMultipart(fileKey(record), body.type ?? 'application/octet-stream');
+    if (body.multipart) record.multipartId = await this.store.createMultipart(uploadKey(record), body.type ?? 'application/octet-stream');
     await this.writeRecord(record);
     return { uploadId: id, ...(await this.transfer.requests(record)), expiresAt: record.expiresAt };
   }
@@ -221,16 +232,14 @@ export class Attachments implements AttachmentPort {
     if (record.attachment) return record.attachment;
     const incomplete = await this.transfer.assemble(record);
     if (incomplete) return incomplete;
-    const head = await this.store.head(fileKey(record));
-    if (!head) return (await this.recordedElsewhere(record)) ?? new ApiError('UPLOAD_INCOMPLETE', 'no bytes were put for this upload yet: PUT them to its URL first');
-    // Signed PUTs and multipart parts store exactly the declared size (both stores refuse any
-    // other), so a file of another size was written by a finalize that already checked it and
-    // stripped its metadata (on another node, still running or stopped midway): kept as it is.
-    const rewritten = head.size !== record.size;
+    const source = await this.sourceOf(record);
+    if (!source) return (await this.recordedElsewhere(record)) ?? new ApiError('UPLOAD_INCOMPLETE', 'no bytes were put for this upload yet: PUT them to its URL first');
     const turn = await this.takeTurn();
     if (turn) return turn;
     try {
-      const bytes = await this.store.read(fileKey(record));
+      // These bytes, as read once, are what is checked and what is kept: the object they were read
+      // from may be put again meanwhile (a URL still valid), never the final key they go to.
+      const bytes = await this.store.read(source.key);
       if (!bytes) return (await this.recordedElsewhere(record)) ?? new ApiError('UPLOAD_INCOMPLETE', 'the uploaded file is gone: put it again');
       const verdict = await this.scanner?.scan(bytes);
       if (verdict?.infected) {
@@ -246,8 +255,8 @@ export class Attachments implements AttachmentPort {
       }
       const done = await this.recordedElsewhere(record);
       if (done) return done;
-      const kept = rewritten ? bytes : file.bytes;
-      if (kept !== bytes) await this.store.put(fileKey(record), kept, file.type);
+      const kept = source.checked ? bytes : file.bytes;
+      if (kept !== bytes || source.key !== fileKey(record)) await this.store.put(fileKey(record), kept, file.type);
       if (file.image) await this.store.put(`${prefixOf(record)}/thumb`, file.image.thumbnail.bytes, file.image.thumbnail.type);
       const attachment: Attachment = {
         id: record.id,
@@ -266,6 +275,9 @@ export class Attachments implements AttachmentPort {
       await this.writeRecord({ ...record, attachment });
       this.storedBytes?.(record.appId, kept.length + (file.image?.thumbnail.bytes.length ?? 0));
       this.ended(record);
+      // The bytes as put are not needed any more; left behind (the store down), or put again by
+      // a URL still valid, they are never served and go with the upload's prefix.
+      if (source.key !== fileKey(record)) await this.store.delete(source.key).catch((error: unknown) => this.log.warn({ err: String(error), key: source.key }, 'finalize: the uploaded copy stays until its upload is deleted'));
       return attachment;
     } finally {
       // The turn passes to the next waiting finalize, if any, else it is given back.
@@ -273,6 +285,20 @@ export class Attachments implements AttachmentPort {
       if (next) next();
       else this.finalizing--;
     }
+  }
+
+  /**
+   * Where the bytes to finalize are: the final key when a finalize already wrote it (another
+   * node's, still running or stopped midway: `checked`, kept as they are), else where they were put.
+   * For a `v: 2` record only finalize writes the final key. A `v: 1` record's bytes are put there
+   * too; signed PUTs and multipart parts store exactly the declared size (both stores refuse any
+   * other), so there a file of another size is one a finalize already rewrote.
+   */
+  private async sourceOf(record: UploadRecord): Promise<{ key: string; checked: boolean } | undefined> {
+    const final = await this.store.head(fileKey(record));
+    if (final && (record.v !== 1 || final.size !== record.size)) return { key: fileKey(record), checked: true };
+    if (record.v === 1) return final ? { key: fileKey(record), checked: false } : undefined;
+    return (await this.store.head(uploadKey(record))) ? { key: uploadKey(record), checked: false } : undefined;
   }
 
   /** A turn among the MAX_CONCURRENT_FINALIZES, waited for; UNAVAILABLE when too many wait already. */
@@ -308,19 +334,13 @@ export class Attachments implements AttachmentPort {
    */
   async claim(c: AttachmentClaim): Promise<StoredAttachment[] | ApiError> {
     const [records, holders] = await Promise.all([Promise.all(c.uploadIds.map((id) => this.readRecord(c.appId, c.chatId, id))), Promise.all(c.uploadIds.map((id) => c.heldBy(id)))]);
-    for (const [i, record] of records.entries()) {
-      const path = `/attachments/${i}`;
-      const holder = holders[i];
-      const notFound = () => new ApiError('ATTACHMENT_NOT_FOUND', `attachments[${i}] names no finalized upload of yours in this chat`, { errors: [{ path, message: 'no finalized upload of yours in this chat' }] });
-      if (!record?.attachment || record.uploaderId !== c.senderId) return notFound();
-      if (holder !== undefined && holder !== c.messageId) {
-        return new ApiError('ATTACHMENT_IN_USE', `attachments[${i}] is already sent in message ${holder}: upload the file again to send it again`, { errors: [{ path, message: 'already sent in another message' }] });
-      }
-      // An expired upload is refused even before the sweeper deletes it, so no message is stored
-      // holding a file about to go (the sweep waits ATTACHMENT_DELETE_DELAY_SECONDS past expiry).
-      if (this.expired(record)) return notFound();
-    }
-    return records.map((r) => r!.attachment!);
+    return sendable(c.senderId, records, holders, c.messageId, this.now().getTime());
+  }
+
+  /** The attachments a send names, for its before-send hook (AttachmentPort): `claim`'s checks but the holder's. */
+  async describe(c: AttachmentLookup): Promise<StoredAttachment[] | ApiError> {
+    const records = await Promise.all(c.uploadIds.map((id) => this.readRecord(c.appId, c.chatId, id)));
+    return sendable(c.senderId, records, [], undefined, this.now().getTime());
   }
 
   /**
@@ -341,6 +361,11 @@ export class Attachments implements AttachmentPort {
     return { attachment: a, url, ...(thumbnailUrl ? { thumbnailUrl } : {}), expiresAt: new Date(this.now().getTime() + DOWNLOAD_URL_SECONDS * 1000).toISOString() };
   }
 
+  /** The checks of requests to the embedded store's signed URLs (see signed-checks.ts). */
+  signedRequestChecks(): SignedRequestCheck {
+    return signedRequestChecks(this.records, this.checks, this.now);
+  }
+
   /** Another node finalized or refused an upload: if this node took it, its size is no longer held. */
   uploadReleased(uploadId: string): void {
     this.quota?.release(uploadId);
@@ -356,34 +381,11 @@ export class Attachments implements AttachmentPort {
     return Date.parse(record.expiresAt) <= this.now().getTime();
   }
 
-  /** An upload's record, finalized ones from memory unless `fresh`. */
-  private async readRecord(appId: string, chatId: string, uploadId: string, fresh = false): Promise<UploadRecord | undefined> {
-    const key = `a/${appId}/${chatId}/${uploadId}/record.json`;
-    const known = fresh ? undefined : this.finalized.get(key);
-    if (known) return known;
-    const bytes = await this.store.read(key);
-    const record = bytes ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as UploadRecord) : undefined;
-    if (record?.attachment) this.remember(key, record);
-    return record;
+  private readRecord(appId: string, chatId: string, uploadId: string, fresh = false): Promise<UploadRecord | undefined> {
+    return this.records.read(appId, chatId, uploadId, fresh);
   }
 
-  private async writeRecord(record: UploadRecord): Promise<void> {
-    const key = `${prefixOf(record)}/record.json`;
-    await this.store.put(key, Buffer.from(JSON.stringify(record)), 'application/json');
-    if (record.attachment) this.remember(key, record);
+  private writeRecord(record: UploadRecord): Promise<void> {
+    return this.records.write(record);
   }
-
-  /**
-   * Finalized records never change again, so a copy is as good as the object: the send that
-   * carries an upload, usually soon after its finalize on the same node, reads no object. A
-   * record's files may be deleted meanwhile (its upload expired, its message deleted): a send is
-   * then refused by the record's expiry or by the holder, as without the copy. Bounded, oldest first.
-   */
-  private remember(key: string, record: UploadRecord): void {
-    this.finalized.delete(key);
-    this.finalized.set(key, record);
-    if (this.finalized.size > MAX_REMEMBERED_RECORDS) this.finalized.delete(this.finalized.keys().next().value!);
-  }
-
-  private readonly finalized = new Map<string, UploadRecord>();
 }

@@ -26,3 +26,4 @@ export { FileRules, ruleOf, type AttachmentSettingsSource, type FileRule } from 
 export { inspectFile, THUMBNAIL_MAX_SIDE, type InspectedFile, type UnreadableImage } from './inspect.ts';
 export { Attachment, AttachmentAccess, AttachmentParams, CreateUploadBody, Upload, UploadParams, UploadState } from './schemas.ts';
 export { ClamdScanner, type FileScanner, type ScanVerdict } from './malware-scan.ts';
+export { FileDeletions, FILES_EVENT } from './file-deletions.ts';

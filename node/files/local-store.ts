@@ -54,6 +54,13 @@ export interface LocalSignedResponse {
   file?: ReadStream;
 }
 
+/**
+ * What a signature alone cannot know: whether what it allowed when it was signed is still allowed
+ * (the attachments' rules: signed-checks.ts). Asked once a request's signature holds, before any
+ * byte is read or served: undefined to go on, else the refusal to answer.
+ */
+export type SignedRequestCheck = (method: 'GET' | 'PUT', key: string) => Promise<ApiError | undefined>;
+
 /** The signing key's file in the store's directory: not an object (keys never start with '.'). */
 const SIGNING_KEY_FILE = '.signing-key';
 const TMP_DIR = '.tmp';
@@ -71,6 +78,7 @@ const SIGNED = ['m', 'e', 's', 't', 'd', 'u', 'p'] as const;
 export class LocalObjectStore implements ObjectStore {
   readonly kind = 'local';
   private readonly parts = new LocalParts((key) => this.path(key));
+  private check: SignedRequestCheck | undefined;
 
   private constructor(
     private readonly dir: string,
@@ -218,14 +226,25 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /**
-   * Serves one request to a signed URL: checks the signature, the expiry and the method, then
-   * stores a PUT's body (refused unless its Content-Length and Content-Type are the signed ones,
+   * Has `handleSigned` ask `check` about every request whose signature holds (one check: a later
+   * one replaces it). Set by the attachments once they exist, which need this store first; until
+   * then, and without one, a valid signature is all a request needs.
+   */
+  checkSignedRequests(check: SignedRequestCheck): void {
+    this.check = check;
+  }
+
+  /**
+   * Serves one request to a signed URL: checks the signature, the expiry and the method, then the
+   * `check` given (checkSignedRequests), then stores a PUT's body (refused unless its Content-Length and Content-Type are the signed ones,
    * and cut off past the signed size) or opens the object for a GET. Answers 403 for a bad or
    * expired signature without touching the disk.
    */
   async handleSigned(r: LocalSignedRequest): Promise<LocalSignedResponse> {
     const grant = this.verify(r.method, r.key, r.query);
     if ('code' in grant) return refuse(grant.code, grant.detail);
+    const refused = await this.check?.(r.method === 'PUT' ? 'PUT' : 'GET', r.key);
+    if (refused) return refusal(refused);
     if (r.method === 'PUT') {
       if (r.contentLength !== String(grant.size)) return refuse('VALIDATION_FAILED', `Content-Length must be ${grant.size}, the size this URL was signed for`, '/headers/content-length');
       // A part has no type of its own (its upload's was given when it was made): any is taken.
@@ -358,6 +377,9 @@ function absent(error: NodeJS.ErrnoException): undefined {
 }
 
 function refuse(code: ErrorCode, detail: string, path?: string): LocalSignedResponse {
-  const error = new ApiError(code, detail, path ? { errors: [{ path, message: detail }] } : {});
+  return refusal(new ApiError(code, detail, path ? { errors: [{ path, message: detail }] } : {}));
+}
+
+function refusal(error: ApiError): LocalSignedResponse {
   return { status: error.status, headers: { 'content-type': 'application/problem+json' }, problem: error.toProblem() };
 }

@@ -37,7 +37,9 @@ export async function openObjectStore(config: Readonly<Config>, publicUrl: () =>
   });
 }
 
-/** The node's attachments over `files`, their limits from the config, the chat store answering the sweeper. */
+/**
+ * The node's attachments over `files` (and, on the embedded store, the checks of its signed
+ * URLs' requests), their limits from the config, the chat store answering the sweeper. */
 export interface AttachmentsWiring {
   appExists: (appId: string) => Promise<boolean>;
   /** Usage: attachment bytes stored changed. */
@@ -55,6 +57,8 @@ export interface AttachmentsWiring {
   released?: (appId: string, uploadId: string) => void;
   /** Whether this node sweeps now (a cluster's first live node); every node when absent. */
   sweepHere?: () => Promise<boolean>;
+  /** Message and chat deletions carry their files' deletion in the outbox (FileDeletions). */
+  deletionsInOutbox?: boolean;
   log: Logger;
   now: () => Date;
 }
@@ -64,7 +68,7 @@ const QUOTA_FIGURE_TTL_MS = 5_000;
 
 export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files: ObjectStore, w: AttachmentsWiring): Attachments {
   const [host, port] = config.CLAMAV_ADDRESS.split(':');
-  return new Attachments({
+  const attachments = new Attachments({
     store: files,
     ...(config.CLAMAV_ADDRESS ? { scanner: new ClamdScanner(host!, Number(port), config.CLAMAV_TIMEOUT_MS) } : {}),
     rules: new FileRules({ deployment: deploymentLimits(config), ...(w.settings ? { source: w.settings } : {}), ttlMs: w.settingsTtlMs }),
@@ -86,8 +90,13 @@ export function attachmentsOf(config: Readonly<Config>, store: NodeStore, files:
     now: w.now,
     storedBytes: w.storedBytes,
     ...(w.sweepHere ? { sweepHere: w.sweepHere } : {}),
+    ...(w.deletionsInOutbox ? { deletionsInOutbox: true } : {}),
     ...(w.released ? { released: w.released } : {}),
     // Kept even when the deployment sets no total: an application's settings may set one.
     ...(w.storedTotal ? { quota: new StorageQuota({ usage: w.storedTotal, ttlMs: QUOTA_FIGURE_TTL_MS }) } : {}),
   });
+  // The node route serves the embedded store's URLs: it asks the attachments whether a signed
+  // request is still allowed (no PUT after finalize, no download of a hidden or deleted message's file).
+  if (files instanceof LocalObjectStore) files.checkSignedRequests(attachments.signedRequestChecks());
+  return attachments;
 }

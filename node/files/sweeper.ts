@@ -12,7 +12,8 @@ export interface SweepChecks {
   appExists(appId: string): Promise<boolean>;
 }
 
-type Marker =
+/** A deletion the sweeper makes once it is due, after checking nothing needs the files any more. */
+export type FileMarker =
   | { kind: 'upload'; appId: string; chatId: string; uploadId: string }
   | { kind: 'message'; appId: string; chatId: string; messageId: string; uploadId: string }
   | { kind: 'chat'; appId: string; chatId: string }
@@ -26,6 +27,12 @@ export interface SweeperOptions {
    */
   sweepHere?: () => Promise<boolean>;
   /** Usage: the bytes of finalized uploads' files and thumbnails the sweep deletes, per application. */
+  /**
+   * Message and chat deletions carry their files' deletion in the webhook outbox (FileDeletions),
+   * written with the change itself: no marker is written for them here (`mark` resolves at once),
+   * so a deletion does not need the object store to be up.
+   */
+  deletionsInOutbox?: boolean;
   usage?: {
     /** Whether an upload was finalized (only those were counted when stored). */
     finalized(appId: string, chatId: string, uploadId: string): Promise<boolean>;
@@ -70,7 +77,8 @@ export class FileSweeper {
   }
 
   /** Records a deletion to make at `dueMs` (durable once this resolves). */
-  async mark(marker: Marker, dueMs: number): Promise<void> {
+  async mark(marker: FileMarker, dueMs: number): Promise<void> {
+    if (this.options.deletionsInOutbox && (marker.kind === 'message' || marker.kind === 'chat')) return;
     const parts = marker.kind === 'upload' ? [marker.uploadId] : marker.kind === 'message' ? [marker.messageId, marker.uploadId] : [];
     const name = [String(dueMs), marker.kind, marker.appId, marker.kind === 'app' ? '0' : marker.chatId, ...parts].join('.');
     await this.store.put(`gc/${hourName(Math.floor(dueMs / HOUR_MS))}/${name}`, new Uint8Array(0), 'application/octet-stream');
@@ -117,7 +125,15 @@ export class FileSweeper {
     this.fromHour = firstLeft ?? current;
   }
 
-  private async handle(m: Marker): Promise<void> {
+  /**
+   * Makes a deletion now, as a due marker would be (checked against the chat store first, so a
+   * change that did not land deletes nothing); rejects when the object store fails, to be tried again.
+   */
+  collect(m: FileMarker): Promise<void> {
+    return this.handle(m);
+  }
+
+  private async handle(m: FileMarker): Promise<void> {
     if (m.kind === 'app') {
       if (!(await this.checks.appExists(m.appId))) await this.deleteFiles(m.appId, `a/${m.appId}/`);
       return;
@@ -159,7 +175,7 @@ export class FileSweeper {
   }
 }
 
-function markerOf(kind: string | undefined, appId: string | undefined, chatId: string | undefined, a: string | undefined, b: string | undefined): Marker | undefined {
+function markerOf(kind: string | undefined, appId: string | undefined, chatId: string | undefined, a: string | undefined, b: string | undefined): FileMarker | undefined {
   if (!appId || !chatId) return undefined;
   if (kind === 'upload' && a) return { kind, appId, chatId, uploadId: a };
   if (kind === 'message' && a && b) return { kind, appId, chatId, messageId: a, uploadId: b };

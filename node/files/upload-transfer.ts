@@ -1,7 +1,7 @@
 import { ApiError } from '../../common/index.ts';
 import type { ObjectStore, SignedRequest } from './object-store.ts';
 import type { UploadPart } from './schemas.ts';
-import { fileKey, partsOf, type UploadRecord } from './upload-record.ts';
+import { partsOf, uploadKey, type UploadRecord } from './upload-record.ts';
 
 /** How long a signed upload URL works (at most: an upload's own time may be shorter). */
 export const UPLOAD_URL_SECONDS = 15 * 60;
@@ -24,13 +24,13 @@ export class UploadTransfer {
   async requests(record: UploadRecord, received: ReadonlySet<number> = new Set()): Promise<{ upload?: ReturnType<typeof wire>; parts?: UploadPart[] }> {
     const expiresInSeconds = this.urlSeconds(record);
     if (!record.multipartId) {
-      const put = await this.store.presignPut(fileKey(record), { size: record.size, contentType: record.declaredType ?? 'application/octet-stream', expiresInSeconds });
+      const put = await this.store.presignPut(uploadKey(record), { size: record.size, contentType: record.declaredType ?? 'application/octet-stream', expiresInSeconds });
       return { upload: wire(put) };
     }
     const parts = await Promise.all(
       partsOf(record.size).map(async (p): Promise<UploadPart> => {
         if (received.has(p.number)) return { ...p, received: true };
-        return { ...p, received: false, upload: wire(await this.store.presignPart(fileKey(record), record.multipartId!, p.number, { size: p.size, expiresInSeconds })) };
+        return { ...p, received: false, upload: wire(await this.store.presignPart(uploadKey(record), record.multipartId!, p.number, { size: p.size, expiresInSeconds })) };
       }),
     );
     return { parts };
@@ -38,7 +38,7 @@ export class UploadTransfer {
 
   /** What the store has of an unfinalized upload: the bytes received, and fresh requests for the rest. */
   async state(record: UploadRecord): Promise<{ received: number; upload?: ReturnType<typeof wire>; parts?: UploadPart[] }> {
-    const head = await this.store.head(fileKey(record));
+    const head = await this.store.head(uploadKey(record));
     if (head?.size === record.size) return record.multipartId ? { received: head.size, parts: partsOf(record.size).map((p) => ({ ...p, received: true })) } : { received: head.size };
     if (!record.multipartId) return { received: 0, ...(await this.requests(record)) };
     const received = await this.receivedParts(record);
@@ -53,7 +53,7 @@ export class UploadTransfer {
    */
   async assemble(record: UploadRecord): Promise<ApiError | undefined> {
     if (!record.multipartId) return undefined;
-    const key = fileKey(record);
+    const key = uploadKey(record);
     if ((await this.store.head(key))?.size === record.size) return undefined;
     const received = await this.receivedParts(record);
     const missing = partsOf(record.size).filter((p) => !received.has(p.number));
@@ -72,7 +72,7 @@ export class UploadTransfer {
   /** The parts stored at their expected size (a part of another size is not one). */
   private async receivedParts(record: UploadRecord): Promise<Set<number>> {
     const expected = new Map(partsOf(record.size).map((p) => [p.number, p.size]));
-    const stored = (await this.store.listParts(fileKey(record), record.multipartId!)) ?? [];
+    const stored = (await this.store.listParts(uploadKey(record), record.multipartId!)) ?? [];
     return new Set(stored.filter((p) => expected.get(p.number) === p.size).map((p) => p.number));
   }
 

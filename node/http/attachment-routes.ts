@@ -33,7 +33,8 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
       description:
         "The answer's `upload` is the request to make: PUT exactly `size` bytes to `upload.url` with `upload.headers` (signed: another size or type is refused), within 15 minutes. " +
         'With `multipart: true` the answer has `parts` instead: PUT each part (8 MiB, the last fewer) to its own URL, in any order; an interrupted upload resumes with GET …/uploads/{uploadId}, which names the parts received and signs new URLs for the others. ' +
-        'Then finalize it. An upload not sent in a message within ATTACHMENT_UPLOAD_TTL_SECONDS (an hour) is deleted.',
+        'Then finalize it. An upload not sent in a message within ATTACHMENT_UPLOAD_TTL_SECONDS (an hour) is deleted. ' +
+        'The URLs write the upload\'s own key, never the finalized file: after finalize a PUT to them changes nothing served (the embedded store refuses it, 409 UPLOAD_FINALIZED).',
       tags,
       params: ChatParams,
       body: CreateUploadBody,
@@ -78,7 +79,8 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
       operationId: 'finalizeUpload',
       summary: 'Check an uploaded file and make it an attachment (the uploader only; idempotent)',
       description:
-        'The node reads the stored bytes: their type (sniffed from the bytes, never the declared one) must be allowed; an image is stored again without its metadata (EXIF, GPS), with a WebP thumbnail and a ThumbHash placeholder. A refused file is deleted. Idempotent, also when retries race: every finalize of an upload answers the same attachment.',
+        'The node reads the stored bytes: their type (sniffed from the bytes, never the declared one) must be allowed; an image is stored again without its metadata (EXIF, GPS), with a WebP thumbnail and a ThumbHash placeholder. A refused file is deleted. ' +
+        'The bytes checked are written to a key no upload URL can write, which downloads read: a later PUT to the upload URL never replaces them. Idempotent, also when retries race: every finalize of an upload answers the same attachment.',
       tags,
       params: UploadParams,
       bodyOptional: true,
@@ -103,6 +105,10 @@ export function attachmentRoutes(ctx: NodeContext): AnyRoute[] {
       path: '/api/chats/:chatId/attachments/:attachmentId',
       operationId: 'getAttachment',
       summary: 'Signed URLs of a file and its thumbnail, valid 5 minutes (members only)',
+      description:
+        'Only for a file of a message that is shown (not hidden pending review, not deleted), or an upload of yours not sent yet. ' +
+        'On the embedded store each download through the URL is checked again: once the message is hidden or deleted, or the chat deleted, it answers 404 FILE_NOT_FOUND. ' +
+        'An S3 presigned URL cannot be called back: it works until it expires (5 minutes), whatever happens meanwhile.',
       tags,
       params: AttachmentParams,
       auth,

@@ -5,6 +5,7 @@ import { Compile } from 'typebox/compile';
 import { ApiError, BackendUnavailableError, type Logger } from '../../common/index.ts';
 import { BEFORE_SEND_EVENT, BeforeSendAnswer, deliver, webhookUrlProblem, type BeforeSendPolicy } from '../../common/webhooks/index.ts';
 import { Content, type BeforeSendHook, type BeforeSendPort, type Principal, type SendInput } from '../chat/index.ts';
+import type { StoredAttachment } from '../store/index.ts';
 
 /** Where hooks are read: the control store's BeforeSendStore. */
 export interface BeforeSendSource {
@@ -97,7 +98,7 @@ export class BeforeSendHooks implements BeforeSendPort {
    * the input with the hook's replacement content), or the error the sender gets (MESSAGE_REJECTED;
    * BEFORE_SEND_FAILED when the hook fails and the policy is `closed`). Never throws.
    */
-  async ask(hook: BeforeSendHook, p: Principal, chatId: string, input: SendInput): Promise<SendInput | ApiError> {
+  async ask(hook: BeforeSendHook, p: Principal, chatId: string, input: SendInput, files?: readonly StoredAttachment[]): Promise<SendInput | ApiError> {
     const { appId } = p;
     const id = randomUUID();
     const at = this.now();
@@ -107,7 +108,8 @@ export class BeforeSendHooks implements BeforeSendPort {
       content: input.content,
       ...(input.replyTo !== undefined ? { replyTo: input.replyTo } : {}),
       ...(input.clientKey !== undefined ? { clientKey: input.clientKey } : {}),
-      ...(input.attachments !== undefined ? { attachments: input.attachments } : {}),
+      // The files' metadata (as the message will carry it), for the hook to judge them: never the bytes.
+      ...(files ? { attachments: files } : input.attachments !== undefined ? { attachments: input.attachments.map((id) => ({ id })) } : {}),
       ...(input.data !== undefined ? { data: input.data } : {}),
       ...(input.system ? { type: 'system' } : {}),
       ...(input.mentions !== undefined ? { mentions: input.mentions } : {}),

@@ -115,8 +115,11 @@ export class NodeWebhooks implements ChatWebhooks {
     if (events.length > 0) this.dispatcher.written(events, ok);
   }
 
-  prepare(appId: string, items: ChangeEventItem[]): Promise<OutboxEvent[]> {
-    return this.dispatcher.prepare(appId, items);
+  /** The events of a change about to be written with them: the endpoints' and the consumers' (file deletions). */
+  async prepare(appId: string, items: ChangeEventItem[]): Promise<OutboxEvent[]> {
+    const hooks = await this.dispatcher.prepare(appId, items);
+    const extra = (this.o.consumers ?? []).flatMap((c) => c.changeEvents?.(appId, items, this.makeEvent) ?? []);
+    return extra.length === 0 ? hooks : [...hooks, ...extra];
   }
 
   emit(appId: string, items: { type: string; data: unknown }[]): Promise<void> {

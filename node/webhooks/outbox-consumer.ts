@@ -1,4 +1,4 @@
-import type { MessageWrite } from '../chat/index.ts';
+import type { ChangeEventItem, MessageWrite } from '../chat/index.ts';
 import type { OutboxEvent } from '../store/index.ts';
 import type { Tracked } from './owner-queue.ts';
 
@@ -6,7 +6,7 @@ import type { Tracked } from './owner-queue.ts';
 export type MakeEvent = (appId: string, type: string, json: string, check: OutboxEvent['check']) => OutboxEvent;
 
 /**
- * Work other than webhook endpoints that rides the webhook outbox (push notifications): its events
+ * Work other than webhook endpoints that rides the webhook outbox (push notifications, file deletions): its events
  * are made with the message writes they follow and are durable with them, and the dispatcher hands
  * each to it, from this node's writes and from the outboxes it adopts, until it finishes them. Its
  * event types are its own (no endpoint can subscribe to them), so endpoints never see them.
@@ -16,6 +16,8 @@ export interface OutboxConsumer {
   takes(event: OutboxEvent): boolean;
   /** The events it adds for a batch of message writes (none when the application does not use it). */
   messageEvents(appId: string, writes: readonly MessageWrite[], make: MakeEvent): OutboxEvent[] | Promise<OutboxEvent[]>;
+  /** The events it adds for a chat, member or user change (each item carries its check). */
+  changeEvents?(appId: string, items: readonly ChangeEventItem[], make: MakeEvent): OutboxEvent[];
   /** Delivers an event; it calls `job.finish()` once, when nothing of it is left to do. */
   deliver(job: ConsumerJob): void;
 }

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { chromiumMissing } from '../helpers/dashboard-page.ts';
@@ -71,6 +72,19 @@ async function filesInTheApp(t: Test, store: Store) {
   await alice.waitForFunction(() => !!document.querySelector('.msg .attachment.file')?.getAttribute('href'));
   const download = await fetch((await link.getAttribute('href'))!);
   t.same(Buffer.from(await download.arrayBuffer()), pdf, 'and the link serves it');
+  // The page left open past the URLs' 5 minutes (its clock moved on): followed, the link asks
+  // for fresh URLs first, and the download works.
+  await alice.evaluate(() => {
+    const real = Date.now.bind(Date);
+    Date.now = () => real() + 5 * 60_000;
+  });
+  const asked = alice.waitForRequest((r) => r.method() === 'GET' && /\/api\/chats\/[^/]+\/attachments\//.test(r.url()), { timeout: 10_000 });
+  const downloading = alice.waitForEvent('download', { timeout: 10_000 });
+  await link.click();
+  await asked;
+  t.pass('a link followed past its URLs\' time asks for fresh ones');
+  const downloaded = await downloading;
+  t.same(await readFile((await downloaded.path())!), pdf, 'and downloads the file');
 
   await alice.setInputFiles('.composer .file-input', { name: 'funny.png', mimeType: 'image/png', buffer: Buffer.concat([Buffer.from('MZ'), Buffer.alloc(400)]) });
   const refusal = alice.locator('.msg.failed [role=alert]');

@@ -50,17 +50,32 @@ if (!s3) {
   const [alice, bob] = [await it.user('alice'), await it.user('bob')];
   const chatId = (await it.node.post('/api/chats', { type: 'group', name: 'faults', memberIds: [bob.userId] }, alice.jwt)).body.chatId as string;
   const PDF = Buffer.from('%PDF-1.4\n%%EOF\n');
-  const uploadFinalized = async () => {
-    const created = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'a.pdf', size: PDF.length, type: 'application/pdf' }, alice.jwt);
+  const uploadFinalized = async (inChat = chatId) => {
+    const created = await it.node.post(`/api/chats/${inChat}/uploads`, { name: 'a.pdf', size: PDF.length, type: 'application/pdf' }, alice.jwt);
     await fetch(created.body.upload.url, { method: 'PUT', headers: created.body.upload.headers, body: new Uint8Array(PDF) });
-    const done = await it.node.post(`/api/chats/${chatId}/uploads/${created.body.uploadId}/finalize`, undefined, alice.jwt);
+    const done = await it.node.post(`/api/chats/${inChat}/uploads/${created.body.uploadId}/finalize`, undefined, alice.jwt);
     return done.body.id as string;
+  };
+  /** Whether a download URL stops answering with the file within 15 s (S3: 404 NoSuchKey once deleted). */
+  const gone = async (url: string) => {
+    for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
+      const res = await fetch(url);
+      await res.body?.cancel();
+      if (res.status === 404) return true;
+    }
+    return false;
   };
 
   t.test('the store down: 503 for what needs it, plain messages and sends of finalized files still work, nothing lost', async (t) => {
     const sentBefore = await it.node.post(`/api/messages/${chatId}`, { content: 'before', attachments: [await uploadFinalized()] }, alice.jwt);
     t.equal(sentBefore.status, 201, sentBefore.text);
     const ready = await uploadFinalized();
+    // A message and a chat with files, deleted while the store is down (below).
+    const doomedId = (await it.node.post('/api/chats', { type: 'group', name: 'doomed', memberIds: [] }, alice.jwt)).body.chatId as string;
+    const doomedFile = await uploadFinalized(doomedId);
+    t.equal((await it.node.post(`/api/messages/${doomedId}`, { content: '', attachments: [doomedFile] }, alice.jwt)).status, 201);
+    const doomedUrl = (await it.node.get(`/api/chats/${doomedId}/attachments/${doomedFile}`, alice.jwt)).body.url as string;
+    const withFileUrl = (await it.node.get(`/api/chats/${chatId}/attachments/${ready}`, alice.jwt)).body.url as string;
     // Put but not finalized: finalize needs the store, to read the bytes.
     const pending = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'p.pdf', size: PDF.length, type: 'application/pdf' }, alice.jwt);
     await fetch(pending.body.upload.url, { method: 'PUT', headers: pending.body.upload.headers, body: new Uint8Array(PDF) });
@@ -78,16 +93,19 @@ if (!s3) {
     const withFile = await it.node.post(`/api/messages/${chatId}`, { content: 'with a file', attachments: [ready] }, alice.jwt);
     t.equal(withFile.status, 201, `a send of a finalized file still goes (${withFile.text})`);
     const deletion = await it.node.del(`/api/messages/${chatId}/${withFile.body.message.messageId}`, alice.jwt);
-    t.match(deletion, { status: 503, body: { code: 'UNAVAILABLE' } }, "deleting a message with files is refused: its files' deletion cannot be recorded");
+    t.equal(deletion.status, 200, `deleting a message with files goes: its files' deletion waits in the outbox (${deletion.text})`);
+    t.equal((await it.node.del(`/api/chats/${doomedId}`, alice.jwt)).status, 204, 'so does deleting a chat with files');
     setCut(false);
+    t.ok(await gone(withFileUrl), "once the store is back, the deleted message's file is deleted");
+    t.ok(await gone(doomedUrl), "and the deleted chat's");
     let retried: { status: number; text: string } = { status: 0, text: '' };
     for (const until = Date.now() + 10_000; Date.now() < until && retried.status !== 200; await new Promise((r) => setTimeout(r, 300))) {
       retried = await it.node.post(`/api/chats/${chatId}/uploads/${pending.body.uploadId}/finalize`, undefined, alice.jwt);
     }
     t.equal(retried.status, 200, `the same finalize succeeds once the store is back (${retried.text})`);
     const history = await it.node.get(`/api/messages/getMessages/${chatId}?size=10`, bob.jwt);
-    t.same(history.body.messages.map((m: { content: string }) => m.content), ['with a file', 'plain text still goes', 'before'], 'every acknowledged message is there, once');
-    t.equal((await it.node.get(`/api/chats/${chatId}/attachments/${ready}`, bob.jwt)).status, 200);
+    t.same(history.body.messages.map((m: { content: string; deleted: boolean }) => [m.content, m.deleted]), [['', true], ['plain text still goes', false], ['before', false]], 'every acknowledged message is there, once (the one with a file deleted)');
+    t.equal((await it.node.get(`/api/chats/${chatId}/attachments/${ready}`, bob.jwt)).status, 404, "the deleted message's file is not served");
   });
 
   t.test("the SDK's uploadFile retries through a short outage", async (t) => {

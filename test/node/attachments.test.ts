@@ -196,6 +196,15 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     }
     return false;
   };
+  /** Polls until nothing is left under `prefix` in the store (the sweep deleted it), for at most 15 s. */
+  const emptied = async (prefix: string) => {
+    for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
+      let left = 0;
+      for await (const _ of files.list(prefix)) left++;
+      if (left === 0) return true;
+    }
+    return false;
+  };
 
   await t.test(`${name}: a deleted message's files, a deleted chat's files and a hidden message's files`, async (t) => {
     const image = await upload(alice, await pngWithMetadata(), 'gone.png', 'image/png');
@@ -208,6 +217,8 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     t.match(await it.node.get(`/api/chats/${chatId}/attachments/${image.body.id}`, bob.jwt), { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } }, 'no new URL once the message is deleted');
     t.ok(await gone(urls.url), 'the file is deleted from the store within seconds');
     t.ok(await gone(urls.thumbnailUrl), 'and its thumbnail');
+    // The node's route refuses a hidden or deleted message's file at once: the store says it is gone.
+    t.ok(await emptied(`a/${it.appId}/${chatId}/${image.body.id}/`), 'nothing of the upload is left in the store');
 
     const doomed = await it.node.post('/api/chats', { type: 'group', name: 'doomed', memberIds: [bob.userId] }, alice.jwt);
     const doomedId = doomed.body.chatId as string;
@@ -218,6 +229,7 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     const pdfUrl = (await it.node.get(`/api/chats/${doomedId}/attachments/${created.body.uploadId}`, bob.jwt)).body.url as string;
     t.equal((await it.node.del(`/api/chats/${doomedId}`, alice.jwt)).status, 204);
     t.ok(await gone(pdfUrl), "a deleted chat's files are deleted too");
+    t.ok(await emptied(`a/${it.appId}/${doomedId}/`), 'nothing of the chat is left in the store');
 
     const settings = await it.node.put('/api/moderation/settings', { flagHideThreshold: 1 }, it.apiKey);
     t.equal(settings.status, 200, settings.text);

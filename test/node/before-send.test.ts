@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import { ChatApiError, ChatClient, type WebSocketConstructor } from 'chat-service/client';
 import { ManagementClient } from 'chat-service/management';
 import { assertProblem } from '../helpers/problem.ts';
-import { client, integration, newAccount, startService, WsClient, type Running } from '../helpers/index.ts';
+import { client, fetchHeaders, integration, newAccount, startService, WsClient, type Running } from '../helpers/index.ts';
 
 /*
  * README, "Before-send hook": a node asks the application's hook about each message before it is
@@ -106,6 +106,22 @@ t.test('allow: each send is one signed call carrying the message; a stored retry
   const outsider = await it.user('outsider');
   assertProblem(t, await it.node.post(`/api/messages/${chatId}`, { content: 'let me in' }, outsider.jwt), 404, 'CHAT_NOT_FOUND', 'a non-member');
   t.equal(hook.calls.length, 2, 'a non-member’s send is never shown to the hook');
+});
+
+t.test('a send with files: the hook sees each file’s metadata, never its bytes or a URL', async (t) => {
+  const { it, alice, chatId, hook, rest } = await chatWithHook(t);
+  const pdf = Buffer.from('%PDF-1.4\n%%EOF\n');
+  const created = await it.node.post(`/api/chats/${chatId}/uploads`, { name: 'terms.pdf', size: pdf.length, type: 'application/pdf' }, alice.jwt);
+  t.equal(created.status, 201, created.text);
+  const put = await fetch(created.body.upload.url, { method: 'PUT', headers: fetchHeaders(created.body.upload.headers), body: new Uint8Array(pdf) });
+  t.equal(put.status, 200);
+  const done = await it.node.post(`/api/chats/${chatId}/uploads/${created.body.uploadId}/finalize`, undefined, alice.jwt);
+  t.equal(done.status, 200, done.text);
+  const sent = await rest('the terms', { attachments: [done.body.id] });
+  t.equal(sent.status, 201, sent.text);
+  const call = hook.calls.at(-1)!;
+  t.same(call.payload.data.attachments, [{ id: done.body.id, name: 'terms.pdf', size: pdf.length, type: 'application/pdf' }], 'id, name, size and sniffed type');
+  t.notOk(JSON.stringify(call.payload).includes('http'), 'no URL to the file');
 });
 
 t.test('reject: REST answers 422 MESSAGE_REJECTED with the reason, WebSocket an error frame; nothing is stored', async (t) => {
