@@ -58,6 +58,7 @@ export async function startDeployment(config: Readonly<Config>, log: Logger): Pr
       beforeSend: store.beforeSend,
       attachmentSettings: async (appId) => (await store.attachmentSettings.get(appId))?.settings,
       pushSettings: (appId) => store.pushSettings.get(appId),
+      pushLog: (records) => store.pushSettings.recordDeliveries(records),
       ...(files ? { files } : {}),
       ...(joined ? { cluster: joined.cluster } : {}),
     });

@@ -109,7 +109,6 @@ export interface AttachmentSettings {
   refusedTypes?: string[];
 }
 
-/** The settings, when they were set, and the deployment's limits they narrow. */
 /** An application's push providers as the management API shows them (no secret). */
 export interface PushSettings {
   privateMode: boolean;
@@ -119,6 +118,30 @@ export interface PushSettings {
   updatedAt?: string;
 }
 
+/** One attempt in an application's push delivery log (README, "Push notifications"): ids and the outcome, never the message. */
+export interface PushDelivery {
+  id: string;
+  provider: 'webPush' | 'apns' | 'fcm';
+  /** The push: every attempt of one push to one device carries it. */
+  eventId: string;
+  messageId: string;
+  /** The recipient. */
+  userId: string;
+  deviceId: string;
+  /** 1 for the first attempt of the push. */
+  attempt: number;
+  /** sent: the push service took it; gone: the device is no longer there (it was removed); retry: tried again at `nextRetryAt`; failed: refused for good. */
+  result: 'sent' | 'gone' | 'retry' | 'failed';
+  /** The push service's HTTP status, when it answered. */
+  statusCode?: number;
+  /** The push service's reason, or the network error. */
+  reason?: string;
+  durationMs: number;
+  nextRetryAt?: string;
+  at: string;
+}
+
+/** The settings, when they were set, and the deployment's limits they narrow. */
 export interface AttachmentSettingsState {
   settings: AttachmentSettings;
   updatedAt?: string;
@@ -412,6 +435,11 @@ export class ManagementClient {
   /** Private mode: pushes carry ids only. */
   setPushOptions(appId: string, options: { privateMode: boolean }): Promise<PushSettings> {
     return this.call(push(appId), { method: 'PATCH', body: options });
+  }
+
+  /** The application's most recent push attempts, newest first: one provider's when named (`limit` 1–100, default 50). */
+  async getPushDeliveries(appId: string, options: { provider?: PushDelivery['provider']; limit?: number } = {}): Promise<PushDelivery[]> {
+    return (await this.call<{ deliveries: PushDelivery[] }>(`${push(appId)}/deliveries`, { query: { provider: options.provider, limit: options.limit } })).deliveries;
   }
 
   /** Removes a provider and its secret; PUSH_PROVIDER_NOT_SET when it is not set. */

@@ -1,19 +1,24 @@
 import { ApiError } from '../../common/index.ts';
 import { defineRoute, type AnyRoute } from '../../common/http/index.ts';
-import { ApnsBody, apnsProblems, FcmBody, newVapidKeys, PushOptionsBody, pushSettingsView, PushSettingsView, serviceAccountOf, WebPushBody } from '../../common/push/index.ts';
+import { ApnsBody, apnsProblems, FcmBody, newVapidKeys, PUSH_DELIVERIES_KEPT, PushOptionsBody, pushSettingsView, PushSettingsView, serviceAccountOf, WebPushBody, type PushDeliveryRecord } from '../../common/push/index.ts';
 import type { ControlContext } from '../context.ts';
-import { AppParams } from './schemas.ts';
+import { AppParams, PushDeliveriesQuery, PushDeliveryList } from './schemas.ts';
 
 const appNotFound = () => new ApiError('APP_NOT_FOUND', 'no such application in this account');
 const notSet = (provider: string) => new ApiError('PUSH_PROVIDER_NOT_SET', `the application has no ${provider} settings`);
 const names = { 'web-push': 'Web Push', apns: 'APNs', fcm: 'FCM' } as const;
+/** Attempts listed when the query names no limit (at most 100, as for webhook deliveries). */
+const DEFAULT_DELIVERIES = 50;
+/** An attempt as the API lists it: without `appId`, which the path names. */
+const deliveryView = ({ appId: _appId, ...attempt }: PushDeliveryRecord) => attempt;
 
 /**
  * An application's push providers (README, "Push notifications"): Web Push (a VAPID key pair the
  * service makes, once), APNs (a token key) and FCM (a service account), and whether pushes carry
  * ids only. A provider's secret is taken once and never shown again; a set is checked as a whole
  * (the key parsed, the service account read) and refused with the field named; every change is
- * announced (`onPushSettingsChanged`), so the nodes use it for the next push.
+ * announced (`onPushSettingsChanged`), so the nodes use it for the next push. The delivery log
+ * lists the attempts the nodes recorded (ids and outcomes, never a message).
  */
 export function pushRoutes(ctx: ControlContext): AnyRoute[] {
   const auth = { verify: ctx.tokens.authenticate, security: 'accessToken' };
@@ -38,6 +43,29 @@ export function pushRoutes(ctx: ControlContext): AnyRoute[] {
       auth,
       responses: { 200: { description: 'The settings (no provider until one is set)', schema: PushSettingsView }, ...errors },
       handler: async ({ params, auth }) => ((await owned(auth.accountId, params.appId)) ? view(params.appId) : appNotFound()),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: `${base}/deliveries`,
+      operationId: 'listPushDeliveries',
+      summary: 'The application’s most recent push attempts, newest first (ids and outcomes, never the message)',
+      description:
+        `Every attempt a node made to hand a push to Web Push, APNs or FCM, with how the push service answered; \`provider\` keeps one provider's. ` +
+        `The log keeps the application's last ${PUSH_DELIVERIES_KEPT} attempts (on Cassandra, those of the last 7 days); deleting the application deletes it.`,
+      tags,
+      params: AppParams,
+      query: PushDeliveriesQuery,
+      auth,
+      responses: {
+        200: { description: 'Attempts, newest first', schema: PushDeliveryList },
+        400: { description: 'A provider other than webPush, apns or fcm, or a limit outside 1–100 (VALIDATION_FAILED, naming the query field)' },
+        ...errors,
+      },
+      handler: async ({ params, query, auth }) => {
+        if (!(await owned(auth.accountId, params.appId))) return appNotFound();
+        const list = await ctx.store.pushSettings.deliveries(params.appId, query.provider, query.limit ?? DEFAULT_DELIVERIES);
+        return { status: 200, body: { deliveries: list.map(deliveryView) } };
+      },
     }),
     defineRoute({
       method: 'PATCH',

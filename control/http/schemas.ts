@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { DisplayText, EmailAddress } from '../../common/index.ts';
+import { PushDeliveryRecord } from '../../common/push/index.ts';
 import { MAX_WEBHOOK_URL, WEBHOOK_EVENTS } from '../../common/webhooks/index.ts';
 
 /** Validation rules of the management interface (spec §4.1 rule 4 leaves them to us; README lists them). */
@@ -191,6 +192,13 @@ export const WebhookDelivery = Type.Object({
   at: Type.String({ format: 'date-time', description: 'When the attempt was made.' }),
 });
 export const WebhookDeliveryList = Type.Object({ deliveries: Type.Array(WebhookDelivery, { description: 'Newest first.' }) });
+export const PushDeliveriesQuery = Type.Object({
+  provider: Type.Optional(Type.Union(PushDeliveryRecord.properties.provider.anyOf, { description: 'Only the attempts through this provider' })),
+  limit: DeliveriesQuery.properties.limit,
+});
+/** An attempt as the push delivery log lists it: the record without `appId`, which the path names. */
+export const PushDelivery = Type.Omit(PushDeliveryRecord, ['appId']);
+export const PushDeliveryList = Type.Object({ deliveries: Type.Array(PushDelivery, { description: 'Newest first.' }) });
 export const WebhookTestResult = Type.Object({
   delivered: Type.Boolean({ description: 'The receiver answered 2xx within 10 s.' }),
   eventId: Type.String({ description: 'The `webhook-id` the test delivery carried.' }),

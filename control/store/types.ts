@@ -204,7 +204,7 @@ export type { UsageDelta, UsageSnapshot, UsageStore } from './types/usage.ts';
 export type { WebhookDelivery, WebhookEndpoint, WebhookStore } from './types/webhooks.ts';
 export type { BeforeSendHook, BeforeSendStore } from './types/before-send.ts';
 export type { AttachmentSettingsStore, StoredAttachmentSettings } from './types/attachment-settings.ts';
-export type { PushPartValues, PushSettingsStore, PushWebPart } from './types/push-settings.ts';
+export type { PushDeliveryRecord, PushPartValues, PushSettingsStore, PushWebPart } from './types/push-settings.ts';
 
 /** The control service's signing keys (contract in common/jwt/key-ring.ts); public halves are published as JWKS. */
 export type { SigningKeyStore };

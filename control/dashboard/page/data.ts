@@ -1,11 +1,11 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { ApiKey, ApiKeySummary, Application, ApplicationUsage, AttachmentSettings, AttachmentSettingsState, BlocklistEntry, MfaStatus, Profile, PushSettings, TotpEnrolment, WebhookDelivery, WebhookEndpoint, WebhookTestResult } from '../../../sdk/management.ts';
+import type { ApiKey, ApiKeySummary, Application, ApplicationUsage, AttachmentSettings, AttachmentSettingsState, BlocklistEntry, MfaStatus, Profile, PushDelivery, PushSettings, TotpEnrolment, WebhookDelivery, WebhookEndpoint, WebhookTestResult } from '../../../sdk/management.ts';
 import type { DashboardApi } from './api.ts';
 import { describeFailure, type Failure } from './forms.ts';
 
 /** The management API's calls as the views make them; the shapes are the SDK's (README, "The management interface"). */
 
-export type { ApiKey, Application, AttachmentSettings, AttachmentSettingsState, BlocklistEntry, MfaStatus, Profile, PushSettings, TotpEnrolment, WebhookDelivery, WebhookEndpoint, WebhookTestResult };
+export type { ApiKey, Application, AttachmentSettings, AttachmentSettingsState, BlocklistEntry, MfaStatus, Profile, PushDelivery, PushSettings, TotpEnrolment, WebhookDelivery, WebhookEndpoint, WebhookTestResult };
 /** A key as listed, with when a node last accepted it (null: never). */
 export type KeySummary = ApiKeySummary;
 /** The application's figures as its nodes last flushed them; `days` are the last 30 UTC days, oldest first. */
@@ -47,6 +47,9 @@ export const calls = (api: DashboardApi) => ({
   setFcm: (appId: string, serviceAccount: string) => api.call<PushSettings>('PUT', `${app(appId)}/push/fcm`, { serviceAccount }),
   setPrivateMode: (appId: string, privateMode: boolean) => api.call<PushSettings>('PATCH', `${app(appId)}/push`, { privateMode }),
   removePushProvider: (appId: string, provider: 'web-push' | 'apns' | 'fcm') => api.call<void>('DELETE', `${app(appId)}/push/${provider}`),
+  /** The newest 50 push attempts, of one provider when named. */
+  listPushDeliveries: async (appId: string, provider: PushDelivery['provider'] | undefined) =>
+    (await api.call<{ deliveries: PushDelivery[] }>('GET', `${app(appId)}/push/deliveries?limit=50${provider ? `&provider=${provider}` : ''}`)).deliveries,
   profile: () => api.call<Profile>('GET', '/api/client/profile'),
   updateProfile: (input: { companyName?: string; email?: string; password?: string; currentPassword?: string }) => api.call<Profile>('PUT', '/api/client/profile', input),
   mfaStatus: () => api.call<MfaStatus>('GET', '/api/client/mfa'),

@@ -86,11 +86,15 @@ export function ConfirmDialog(props: ConfirmProps) {
 }
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const dateTimeSeconds = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
-/** A timestamp as the reader's locale writes it, in a <time> element carrying the exact value. */
-export function When({ iso, none = '—' }: { iso?: string | null | undefined; none?: string }) {
+/**
+ * A timestamp as the reader's locale writes it, in a <time> element carrying the exact value; to
+ * the second where events a few seconds apart must be told apart (a log).
+ */
+export function When({ iso, none = '—', seconds = false }: { iso?: string | null | undefined; none?: string; seconds?: boolean }) {
   if (!iso) return html`<span>${none}</span>`;
-  return html`<time datetime=${iso}>${dateTime.format(new Date(iso))}</time>`;
+  return html`<time datetime=${iso}>${(seconds ? dateTimeSeconds : dateTime).format(new Date(iso))}</time>`;
 }
 
 /** A short word for a state (ACTIVE, SUSPENDED, DEMO…), coloured by what it means. */

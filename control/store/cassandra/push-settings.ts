@@ -1,19 +1,24 @@
 import { applied, claimRow, type Cql } from '../../../common/cassandra/index.ts';
 import type { PushSettings } from '../../../common/push/index.ts';
 import { assemblePushSettings, type StoredPushPart } from '../push-settings-parts.ts';
-import type { PushPartValues, PushSettingsStore, PushWebPart } from '../types/push-settings.ts';
+import type { PushDeliveryRecord, PushPartValues, PushSettingsStore, PushWebPart } from '../types/push-settings.ts';
+import { CassandraPushDeliveryLog } from './push-deliveries.ts';
 
 /**
  * Push settings on Cassandra: `push_settings`, a row per application and part, the value as JSON.
  * The `apns`, `fcm` and `options` parts are plain upserts and deletes (the last set wins); the Web
  * Push part is written by compare-and-set only (made once, then its subject changed or the part
- * removed), so two first sets agree on one key pair.
+ * removed), so two first sets agree on one key pair. The delivery log is CassandraPushDeliveryLog's.
  */
 export class CassandraPushSettings implements PushSettingsStore {
+  private readonly log: CassandraPushDeliveryLog;
+
   constructor(
     private readonly db: Cql,
     private readonly ks: string,
-  ) {}
+  ) {
+    this.log = new CassandraPushDeliveryLog(db, ks);
+  }
 
   async get(appId: string): Promise<PushSettings | undefined> {
     const rows = await this.db.execute(`SELECT part, value_json, updated_at FROM ${this.ks}.push_settings WHERE app_id = ?`, [appId]);
@@ -42,7 +47,15 @@ export class CassandraPushSettings implements PushSettingsStore {
     return applied(result) ? 'updated' : 'not-found';
   }
 
+  recordDeliveries(records: PushDeliveryRecord[]): Promise<void> {
+    return this.log.record(records);
+  }
+
+  deliveries(appId: string, provider: PushDeliveryRecord['provider'] | undefined, limit: number): Promise<PushDeliveryRecord[]> {
+    return this.log.list(appId, provider, limit);
+  }
+
   async delete(appId: string): Promise<void> {
-    await this.db.execute(`DELETE FROM ${this.ks}.push_settings WHERE app_id = ?`, [appId]);
+    await Promise.all([this.db.execute(`DELETE FROM ${this.ks}.push_settings WHERE app_id = ?`, [appId]), this.log.forget(appId)]);
   }
 }

@@ -6,8 +6,16 @@ import type { Migration } from '../../../common/cassandra/index.ts';
  * with compare-and-set, so concurrent creates never pass them. Cluster registry and signing keys
  * sit under a `scope` (one per control deployment sharing the keyspace).
  */
-/** Options of a table whose rows live a day (the webhook delivery log). */
-const EXPIRING = `default_time_to_live = 86400 AND gc_grace_seconds = 3600 AND compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'HOURS', 'compaction_window_size': 1}`;
+/**
+ * Options of a table whose rows only expire (the delivery logs): rows live `seconds`, compacted by
+ * time windows of `windowHours` (a few dozen windows over a row's life), tombstones kept an hour.
+ */
+const expiring = (seconds: number, windowHours: number) =>
+  `default_time_to_live = ${seconds} AND gc_grace_seconds = 3600 AND compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'HOURS', 'compaction_window_size': ${windowHours}}`;
+/** A day, for the webhook delivery log. */
+const EXPIRING = expiring(86_400, 1);
+/** A week, for the push delivery log (its bound is argued in push-deliveries.ts). */
+export const PUSH_DELIVERY_TTL_SECONDS = 7 * 86_400;
 
 export const controlMigrations: Migration[] = [
   {
@@ -106,6 +114,16 @@ export const controlMigrations: Migration[] = [
     statements: [
       // Each application's push settings, a row per part (options, webPush, apns, fcm), each replaced whole by its set.
       `CREATE TABLE IF NOT EXISTS {ks}.push_settings (app_id text, part text, value_json text, updated_at text, PRIMARY KEY (app_id, part))`,
+    ],
+  },
+  {
+    name: 'control-011-push-deliveries',
+    statements: [
+      // Each application's push delivery log, kept 7 days: attempts by stream (`all`, or one
+      // provider) and minute, newest first, and the minutes that hold attempts. The bounds are
+      // argued in control/store/cassandra/push-deliveries.ts.
+      `CREATE TABLE IF NOT EXISTS {ks}.push_deliveries (app_id text, stream text, minute text, at text, id text, provider text, event_id text, message_id text, user_id text, device_id text, attempt int, result text, status_code int, reason text, duration_ms int, next_retry_at text, PRIMARY KEY ((app_id, stream, minute), at, id)) WITH CLUSTERING ORDER BY (at DESC, id DESC) AND ${expiring(PUSH_DELIVERY_TTL_SECONDS, 6)}`,
+      `CREATE TABLE IF NOT EXISTS {ks}.push_delivery_minutes (app_id text, stream text, minute text, PRIMARY KEY ((app_id, stream), minute)) WITH CLUSTERING ORDER BY (minute DESC) AND ${expiring(PUSH_DELIVERY_TTL_SECONDS, 6)}`,
     ],
   },
 ];

@@ -1,17 +1,9 @@
-import cassandra from 'cassandra-driver';
+import type cassandra from 'cassandra-driver';
 import { defined, num, opt, str, type Cql } from '../../../common/cassandra/index.ts';
 import type { WebhookDelivery } from '../types.ts';
+import { absent, minuteOf, newestOfMinutes, WRITE_ROUND } from './minute-log.ts';
 
 type Row = cassandra.types.Row;
-
-/** A value left out of an insert: no cell is written (a null would write a tombstone). */
-const absent = <T>(value: T | undefined): T | typeof cassandra.types.unset => (value === undefined ? cassandra.types.unset : value);
-/** The bucket of an attempt: its minute, `YYYY-MM-DDTHH:MM` (a prefix of `at`, so buckets sort as their attempts do). */
-const minuteOf = (at: string) => at.slice(0, 16);
-/** Attempts written at once: a large record call goes out in rounds of this many. */
-const WRITE_ROUND = 64;
-/** Minute buckets read at once while listing. */
-const READ_ROUND = 8;
 
 function deliveryOf(row: Row): WebhookDelivery {
   return defined<WebhookDelivery>({
@@ -75,15 +67,9 @@ export class CassandraDeliveryLog {
   async list(appId: string, endpointId: string, limit: number): Promise<WebhookDelivery[]> {
     if (limit <= 0) return [];
     const minutes = (await this.db.execute(`SELECT minute FROM ${this.ks}.webhook_delivery_minutes WHERE app_id = ? AND endpoint_id = ? LIMIT ?`, [appId, endpointId, limit])).rows.map((r) => str(r, 'minute'));
-    const out: WebhookDelivery[] = [];
-    for (let i = 0; i < minutes.length && out.length < limit; i += READ_ROUND) {
-      const want = limit - out.length;
-      const pages = await Promise.all(
-        minutes.slice(i, i + READ_ROUND).map((minute) => this.db.execute(`SELECT * FROM ${this.ks}.webhook_deliveries WHERE app_id = ? AND endpoint_id = ? AND minute = ? LIMIT ?`, [appId, endpointId, minute, want])),
-      );
-      for (const page of pages) for (const row of page.rows) if (out.length < limit) out.push(deliveryOf(row));
-    }
-    return out;
+    return newestOfMinutes(minutes, limit, async (minute, want) =>
+      (await this.db.execute(`SELECT * FROM ${this.ks}.webhook_deliveries WHERE app_id = ? AND endpoint_id = ? AND minute = ? LIMIT ?`, [appId, endpointId, minute, want])).rows.map(deliveryOf),
+    );
   }
 
   async get(appId: string, endpointId: string, id: string): Promise<WebhookDelivery | undefined> {

@@ -10,3 +10,6 @@ export const END = '\uffff';
 export function* rangeValues<T>(db: Db, prefix: Key): Generator<T> {
   for (const { value } of db.getRange({ start: prefix, end: [...prefix, END] })) yield value as T;
 }
+
+/** A copy without the fields that are undefined, so what is read back has exactly the fields recorded. */
+export const definedFields = <T extends object>(value: T): T => Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;

@@ -1,11 +1,8 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { WebhookDelivery, WebhookEndpoint, WebhookStore } from '../types/webhooks.ts';
-import { END, type Key } from './shared.ts';
+import { definedFields, END, type Key } from './shared.ts';
 /** Attempts kept per endpoint. */
 const KEPT_DELIVERIES = 100;
-
-/** A copy without the fields that are undefined, so what is read back has exactly the fields recorded. */
-const defined = (d: WebhookDelivery): WebhookDelivery => Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined)) as unknown as WebhookDelivery;
 
 /**
  * The embedded webhook endpoints: ['w', app, id]. The count check and the create are one write
@@ -72,7 +69,7 @@ export class LmdbWebhooks implements WebhookStore {
         // The same attempt recorded again replaces the earlier record (its `at` may differ).
         const earlier = this.db.get(['i', appId, endpointId, id]) as string | undefined;
         if (earlier !== undefined) this.db.remove(['d', appId, endpointId, earlier, id]);
-        this.db.put(['d', appId, endpointId, at, id], defined(record));
+        this.db.put(['d', appId, endpointId, at, id], definedFields(record));
         this.db.put(['i', appId, endpointId, id], at);
         touched.set(`${appId} ${endpointId}`, [appId, endpointId]);
       }

@@ -4,12 +4,14 @@ import { ChatApiError } from '../../../../sdk/management.ts';
 import { useLoaded, type Calls, type PushSettings } from '../data.ts';
 import { FormError, Notice, onSubmit, useAction } from '../forms.ts';
 import { ConfirmDialog, CopyButton, When } from '../widgets.ts';
+import { PushDeliveries } from './push-deliveries.ts';
 
 /**
  * The application's push providers (README, "Push notifications"): Web Push (a contact; the
  * service makes the key pair and shows its public key), APNs (the .p8 key and its ids) and FCM (the
  * service account's key file), each saved on its own, its secret never shown again; private mode;
  * removing a provider, confirmed first. What the service refuses is said under the field it names.
+ * Below them, the recent push attempts (push-deliveries.ts).
  */
 
 type Provider = 'web-push' | 'apns' | 'fcm';
@@ -78,6 +80,7 @@ export function PushPanel({ calls, appId }: { calls: Calls; appId: string }) {
       <p>${removing === 'web-push' ? 'Its key pair is deleted: turning Web Push on again makes a new one, and every browser must subscribe again.' : 'Its key is deleted: nothing more is pushed through it.'}</p>
     <//>`}
     ${s?.updatedAt ? html`<p class="muted">Last changed <${When} iso=${s.updatedAt} />.</p>` : null}
+    <${PushDeliveries} calls=${calls} appId=${appId} />
   </section>`;
 }
 
