@@ -31,7 +31,7 @@ const sourceLocation: Plugin = {
 
 const started = Date.now();
 const built = await build({
-  entryPoints: [...BUILT_SCRIPTS, 'node/webhooks/delivery-worker.ts'].map((script) => join(ROOT, script)),
+  entryPoints: [...BUILT_SCRIPTS, 'node/webhooks/delivery-worker.ts', 'node/push/web-push-worker.ts'].map((script) => join(ROOT, script)),
   outbase: ROOT,
   outdir: BUILD_DIR,
   outExtension: { '.js': '.mjs' },
@@ -43,7 +43,10 @@ const built = await build({
   packages: 'external',
   logLevel: 'warning',
   plugins: [sourceLocation],
-  define: { BUILT_DELIVERY_WORKER: JSON.stringify(pathToFileURL(join(BUILD_DIR, 'node/webhooks/delivery-worker.mjs')).href) },
+  define: {
+    BUILT_DELIVERY_WORKER: JSON.stringify(pathToFileURL(join(BUILD_DIR, 'node/webhooks/delivery-worker.mjs')).href),
+    BUILT_WEB_PUSH_WORKER: JSON.stringify(pathToFileURL(join(BUILD_DIR, 'node/push/web-push-worker.mjs')).href),
+  },
   write: false,
 }).catch(() => process.exit(1));
 // Each file is written whole under another name and renamed into place, so a service starting

@@ -1,12 +1,10 @@
-import { Agent, request } from 'undici';
-import { guardedLookup } from '../../common/webhooks/index.ts';
 import type { PushSettings } from '../../common/push/index.ts';
 import type { PushDevice } from '../store/index.ts';
 import { ApnsSender } from './apns.ts';
 import { FcmSender } from './fcm.ts';
 import type { PushContent } from './payload.ts';
 import { apnsNotification, fcmNotification, webPushMessage } from './payload.ts';
-import { webPushRequest } from './web-push-request.ts';
+import { WebPushThread } from './web-push-thread.ts';
 
 export type PushProvider = PushDevice['address']['kind'];
 
@@ -35,19 +33,20 @@ export interface PushSendersOptions {
 const transient = (status: number) => status === 429 || status >= 500;
 
 /**
- * The node's clients of the three push services, shared by every application: Web Push over
- * pooled HTTPS whose names are checked where they resolve (no push reaches a private address, as
- * no webhook does), APNs over one HTTP/2 session per origin, FCM's HTTP v1 API.
+ * The node's clients of the three push services, shared by every application: Web Push on a
+ * thread of its own (WebPushThread: encryption and pooled HTTPS whose names are checked where they
+ * resolve, so no push reaches a private address, as no webhook does), APNs over one HTTP/2 session
+ * per origin, FCM's HTTP v1 API.
  */
 export class PushSenders {
-  private readonly web: Agent;
+  private readonly web: WebPushThread;
   private readonly apns: ApnsSender;
   private readonly fcm: FcmSender;
   private readonly timeoutMs: number;
 
   constructor(o: PushSendersOptions) {
     this.timeoutMs = o.timeoutMs ?? 10_000;
-    this.web = new Agent({ connections: 16, keepAliveTimeout: 30_000, connect: { lookup: guardedLookup(o.allowLoopback) as never } });
+    this.web = new WebPushThread({ allowLoopback: o.allowLoopback, timeoutMs: this.timeoutMs, inFlight: 64 });
     this.apns = new ApnsSender({ ...(o.apnsOrigin ? { origins: { sandbox: o.apnsOrigin, production: o.apnsOrigin } } : {}), timeoutMs: this.timeoutMs });
     this.fcm = new FcmSender({ ...(o.fcmOrigin ? { origin: o.fcmOrigin } : {}), timeoutMs: this.timeoutMs });
   }
@@ -59,13 +58,11 @@ export class PushSenders {
     try {
       if (a.kind === 'webPush') {
         if (!settings.webPush) return { result: 'unconfigured', durationMs: 0 };
-        const req = webPushRequest(a, settings.webPush, webPushMessage(content, settings.privateMode));
-        // undici's request rather than fetch: a push is one small POST, and fetch's WHATWG layers cost more than the request.
-        const res = await request(req.url, { method: 'POST', headers: req.headers, body: req.body, dispatcher: this.web, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
-        const status = res.statusCode;
-        const reason = status >= 300 ? (await res.body.text()).slice(0, 200) : (await res.body.dump(), undefined);
+        const r = await this.web.send({ address: a, vapid: settings.webPush, message: webPushMessage(content, settings.privateMode) });
+        const status = r.status;
+        if (status === undefined) return { result: 'retry', ...(r.reason ? { reason: r.reason } : {}), durationMs: r.durationMs };
         const result = status >= 200 && status < 300 ? 'sent' : status === 404 || status === 410 ? 'gone' : transient(status) ? 'retry' : 'failed';
-        return { result, status, ...(reason ? { reason } : {}), durationMs: took() };
+        return { result, status, ...(r.reason ? { reason: r.reason } : {}), durationMs: r.durationMs };
       }
       if (a.kind === 'apns') {
         if (!settings.apns) return { result: 'unconfigured', durationMs: 0 };

@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../common/threads/index.ts';
 import type { DeliveryRequest, DeliveryResult } from '../../common/webhooks/index.ts';
 
 /** A delivery as a lane hands it over: one signed POST of an event. */
@@ -124,7 +125,7 @@ export class DeliveryThread {
   }
 
   private start(): Worker {
-    const worker = typeof BUILT_DELIVERY_WORKER === 'string' ? new Worker(new URL(BUILT_DELIVERY_WORKER), { workerData: this.options }) : this.startFromSource();
+    const worker = startWorker(typeof BUILT_DELIVERY_WORKER === 'string' ? BUILT_DELIVERY_WORKER : undefined, new URL('./delivery-worker.ts', import.meta.url), this.options);
     worker.unref();
     worker.on('message', (a: Answers) => this.answered(a));
     worker.on('error', (error) => this.failAll(`delivery thread failed: ${error.message}`));
@@ -133,15 +134,6 @@ export class DeliveryThread {
       if (!this.closed) this.worker = this.start();
     });
     return worker;
-  }
-
-  private startFromSource(): Worker {
-    // The service runs its TypeScript through tsx, whose loader is per thread: the worker registers
-    // it before loading its module.
-    const entry = new URL('./delivery-worker.ts', import.meta.url).href;
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const bootstrap = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
-    return new Worker(bootstrap, { eval: true, workerData: this.options });
   }
 
   private answered(a: Answers): void {

@@ -1,6 +1,5 @@
-import { readlinkSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import { lowerThreadPriority } from '../../common/threads/index.ts';
 import { deliverPooled, deliveryPool, type DeliveryResult } from '../../common/webhooks/index.ts';
 import { CANCELLED, DELIVERY_THREAD_NICE_STEP, type Answers, type AttemptRequest, type ThreadMessage } from './delivery-thread.ts';
 
@@ -12,7 +11,7 @@ import { CANCELLED, DELIVERY_THREAD_NICE_STEP, type Answers, type AttemptRequest
  * not at the pace of the node's busy event loop.
  */
 const { allowInsecure, connections, inFlight } = workerData as { allowInsecure: boolean; connections: number; inFlight: number };
-lowerPriority(DELIVERY_THREAD_NICE_STEP);
+lowerThreadPriority(DELIVERY_THREAD_NICE_STEP);
 const pool = deliveryPool(allowInsecure, connections);
 interface Held {
   n: number;
@@ -89,17 +88,3 @@ parentPort!.on('message', (message: ThreadMessage) => {
   }
   for (const key of touched) pump(key);
 });
-
-/**
- * Lowers this thread's scheduling priority by `step` nice levels (19 at most), not the process's:
- * on Linux each thread has a nice value of its own, set through its thread id. Elsewhere (no
- * /proc/thread-self) the thread keeps the node's priority.
- */
-function lowerPriority(step: number): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0 && tid !== process.pid) setPriority(tid, Math.min(19, getPriority(tid) + step));
-  } catch {
-    // Not Linux: the node's priority.
-  }
-}

@@ -127,7 +127,11 @@ export class WebhookDispatcher {
     for (const e of events) q.appending.delete(e.id);
     if (!ok) return q.discard(events.map((e) => e.id));
     for (const e of events) {
-      if (q.tracked.size >= IN_MEMORY_EVENTS) q.overflow(e.id);
+      // Once events wait in the store, later ones wait there too until a refill has read them:
+      // one tracked (and finished) meanwhile would be read back by the refill, which starts at
+      // the first that waited, and sent twice (a finished event close above the mark may stay in
+      // the store: WebhookOutbox.progress).
+      if (q.unread || q.tracked.size >= IN_MEMORY_EVENTS) q.overflow(e.id);
       else this.track(q, e, NONE_DONE);
     }
   }
