@@ -18,7 +18,9 @@ and chat. The demo's backend (this process) holds the API key and signs users in
 integrator's backend would; the page talks to the chat service directly with the user's token.
 
 Environment: every variable of the service (README, "Configuration"), plus
-  DEMO_PORT   port of the page and its backend (default 8082; 0 picks a free port)
+  DEMO_PORT               port of the page and its backend (default 8082; 0 picks a free port)
+  DEMO_WEB_PUSH_SUBJECT   a mailto: or https: contact: turns on Web Push for the demo's
+                          application at start, so the page's notifications can be turned on
 `;
 if (process.argv.includes('--help')) {
   process.stdout.write(HELP);
@@ -33,7 +35,9 @@ const config = loadConfigOrExit({ ...process.env, CORS_ORIGINS: [process.env.COR
 const log = createLogger(config.LOG_LEVEL, 'chat-demo');
 const deployment = await startDeployment(config, log);
 const nodeUrl = deployment.node!.url;
-const server = new ChatServer({ baseUrl: nodeUrl, apiKey: await demoApiKey(deployment.control!.url, join(config.DATA_DIR, 'demo.json')) });
+const account = await demoAccount(deployment.control!.url, join(config.DATA_DIR, 'demo.json'));
+if (process.env.DEMO_WEB_PUSH_SUBJECT) await turnOnWebPush(deployment.control!.url, account, process.env.DEMO_WEB_PUSH_SUBJECT);
+const server = new ChatServer({ baseUrl: nodeUrl, apiKey: account.apiKey });
 const directory = new DemoDirectory(server, join(config.DATA_DIR, 'demo-users.json'));
 const page = await bundlePage();
 
@@ -55,34 +59,67 @@ async function portToUse(wanted: number): Promise<number> {
   return port;
 }
 
-/** The demo's integrator account, application and API key: made once, kept beside the data. */
-async function demoApiKey(controlUrl: string, file: string): Promise<string> {
-  if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { apiKey: string }).apiKey;
-  const mgmt = new ManagementClient({ baseUrl: controlUrl });
-  await mgmt.register({ companyName: 'Demo', email: `demo-${randomBytes(4).toString('hex')}@example.com`, password: randomBytes(16).toString('hex') });
-  const app = await mgmt.createApplication('Demo chat');
-  const apiKey = (await mgmt.createApiKey(app.id)).token;
-  writeFileSync(file, JSON.stringify({ appId: app.id, apiKey }), { mode: 0o600 });
-  return apiKey;
+/**
+ * The demo's integrator account (its e-mail and password, to change the application's settings),
+ * application and API key: made once, kept beside the data. A file from before the account's
+ * login was kept has no e-mail.
+ */
+interface DemoAccount {
+  appId: string;
+  apiKey: string;
+  email?: string;
+  password?: string;
 }
 
-/** The page (demo/page): Preact and htm, bundled by esbuild at start, as the dashboard is. */
+async function demoAccount(controlUrl: string, file: string): Promise<DemoAccount> {
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DemoAccount;
+  const mgmt = new ManagementClient({ baseUrl: controlUrl });
+  const login = { email: `demo-${randomBytes(4).toString('hex')}@example.com`, password: randomBytes(16).toString('hex') };
+  await mgmt.register({ companyName: 'Demo', ...login });
+  const app = await mgmt.createApplication('Demo chat');
+  const account = { appId: app.id, apiKey: (await mgmt.createApiKey(app.id)).token, ...login };
+  writeFileSync(file, JSON.stringify(account), { mode: 0o600 });
+  return account;
+}
+
+/**
+ * Web Push for the demo's application, as an integrator sets it (management API, README "Push
+ * notifications"): the first set makes its VAPID key pair, later ones (each start) change only
+ * the subject, so browsers' subscriptions stay valid. A refused subject stops the demo.
+ */
+async function turnOnWebPush(controlUrl: string, account: DemoAccount, subject: string): Promise<void> {
+  if (!account.email || !account.password) {
+    log.warn({ event: 'web-push-skipped' }, 'DEMO_WEB_PUSH_SUBJECT is set, but demo.json in DATA_DIR is from before the demo kept its login: remove it (the demo makes a new account) to turn Web Push on');
+    return;
+  }
+  const mgmt = new ManagementClient({ baseUrl: controlUrl });
+  try {
+    await mgmt.login({ email: account.email, password: account.password });
+    await mgmt.setWebPush(account.appId, subject);
+  } catch (error) {
+    log.error({ err: String(error) }, `DEMO_WEB_PUSH_SUBJECT: ${error instanceof ChatApiError ? error.problem.detail : String(error)}`);
+    await deployment.stop();
+    process.exit(1);
+  }
+}
+
+/**
+ * The page (demo/page): Preact and htm, bundled by esbuild at start, as the dashboard is; and its
+ * service worker (page/sw.ts), a classic script, served from the page's origin at /sw.js so its
+ * scope is the whole app.
+ */
 async function bundlePage(): Promise<Map<string, { type: string; body: string }>> {
-  const result = await build({
-    entryPoints: { app: new URL('./page/main.ts', import.meta.url).pathname },
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    write: false,
-    outdir: 'out',
-    logLevel: 'silent',
-  });
+  const options = { bundle: true, platform: 'browser', target: 'es2022', write: false, outdir: 'out', logLevel: 'silent' } as const;
+  const [page, worker] = await Promise.all([
+    build({ ...options, entryPoints: { app: new URL('./page/main.ts', import.meta.url).pathname }, format: 'esm' }),
+    build({ ...options, entryPoints: { sw: new URL('./page/sw.ts', import.meta.url).pathname }, format: 'iife' }),
+  ]);
   const files = new Map<string, { type: string; body: string }>();
   files.set('/', { type: 'text/html; charset=utf-8', body: readFileSync(new URL('./page/index.html', import.meta.url), 'utf8') });
-  for (const f of result.outputFiles) {
-    if (f.path.endsWith('.js')) files.set('/app.js', { type: 'text/javascript; charset=utf-8', body: f.text });
-    if (f.path.endsWith('.css')) files.set('/app.css', { type: 'text/css; charset=utf-8', body: f.text });
+  for (const f of [...page.outputFiles, ...worker.outputFiles]) {
+    const name = f.path.split('/').at(-1)!;
+    if (name.endsWith('.js')) files.set(`/${name}`, { type: 'text/javascript; charset=utf-8', body: f.text });
+    if (name.endsWith('.css')) files.set(`/${name}`, { type: 'text/css; charset=utf-8', body: f.text });
   }
   return files;
 }

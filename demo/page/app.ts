@@ -7,6 +7,7 @@ import { ConnectionBanner } from './views/banner.ts';
 import { ChatList } from './views/chat-list.ts';
 import { Conversation } from './views/conversation.ts';
 import { NewChat } from './views/new-chat.ts';
+import { NotificationsControl } from './views/notifications.ts';
 import { SignIn } from './views/sign-in.ts';
 import { ThreadPane } from './views/thread.ts';
 import { SearchResults } from './views/search-results.ts';
@@ -58,10 +59,11 @@ function Shell({ state, onSignOut }: { state: ChatState; onSignOut: (why?: strin
       <header class="me">
         <span class="avatar" aria-hidden="true">${state.me.displayName.slice(0, 1).toUpperCase()}</span>
         <strong class="me-name">${state.me.displayName}</strong>
-        <button type="button" class="link" onClick=${() => onSignOut()}>Sign out</button>
+        <button type="button" class="link" onClick=${() => void state.push.forget().finally(() => onSignOut())}>Sign out</button>
       </header>
       <div class="sidebar-actions">
         <button type="button" class="new-chat-toggle" aria-expanded=${creating} onClick=${() => setCreating(!creating)}>${creating ? 'Close' : 'New chat'}</button>
+        <${NotificationsControl} state=${state} />
       </div>
       ${startError ? html`<p class="error" role="alert">Could not connect: ${startError}</p>` : null}
       ${creating ? html`<${NewChat} state=${state} onDone=${() => setCreating(false)} />` : null}

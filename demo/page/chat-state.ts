@@ -1,6 +1,7 @@
 import { ChatApiError, ChatClient, ChatNetworkError, ChatTimeoutError, type ChatSummary, type ConnectionStatus, type Message } from '../../sdk/client.ts';
 import { listUsers, saveSession, type DemoUser, type SignedIn } from './backend.ts';
 import { OpenConversation } from './conversation-state.ts';
+import { PushState } from './push-state.ts';
 import { SearchState } from './search-state.ts';
 import { InboxState, OpenThread } from './thread-state.ts';
 
@@ -33,6 +34,8 @@ export class ChatState {
   readonly inbox: InboxState;
   /** The sidebar's message search (README, "Search"). */
   readonly search: SearchState;
+  /** This browser's push notifications and the chats' mute settings (README, "The reference app"). */
+  readonly push: PushState;
   sidebar: 'chats' | 'threads' = 'chats';
   private chatsTimer: ReturnType<typeof setTimeout> | undefined;
   status: ConnectionStatus = 'idle';
@@ -58,6 +61,7 @@ export class ChatState {
     this.client.setAuth(me);
     this.inbox = new InboxState(this.client, this.changed);
     this.search = new SearchState(this.client, this.changed);
+    this.push = new PushState(this.client, this.changed, (chatId) => this.openKnownChat(chatId));
     this.names.set(me.userId, me.displayName);
     this.listen();
   }
@@ -66,6 +70,14 @@ export class ChatState {
   async start(): Promise<void> {
     await this.client.connect();
     await Promise.all([this.loadChats(), this.loadDirectory(), this.inbox.load()]);
+    void this.push.check();
+    const asked = this.push.chatFromAddress();
+    if (asked) this.openKnownChat(asked);
+  }
+
+  /** Opens a chat a notification named, when it is one of mine (another tab may be another user). */
+  private openKnownChat(chatId: string): void {
+    if (this.chats.some((c) => c.chatId === chatId)) void this.openChat(chatId);
   }
 
   subscribe(listener: () => void): () => void {
@@ -264,6 +276,7 @@ export class ChatState {
     document.removeEventListener('visibilitychange', this.onVisible);
     clearTimeout(this.chatsTimer);
     this.inbox.close();
+    this.push.close();
     this.thread?.close();
     this.open?.close();
     this.open = undefined;

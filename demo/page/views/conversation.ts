@@ -6,6 +6,7 @@ import type { OpenConversation } from '../conversation-state.ts';
 import { useChatState } from '../use-state.ts';
 import { Composer, type Draft } from './composer.ts';
 import { MessageItem } from './message.ts';
+import { MuteToggle } from './notifications.ts';
 import { preview } from './format.ts';
 
 /** Older messages are asked for when the reader scrolls this close to the top. */
@@ -61,6 +62,7 @@ export function Conversation({ state, conversation }: { state: ChatState; conver
         <h1 class="conv-title">${title}</h1>
         <p class="conv-sub muted small">${subtitle}</p>
       </div>
+      <${MuteToggle} state=${state} chatId=${conversation.chatId} />
       <button type="button" class="link pins-toggle" aria-expanded=${showPins} onClick=${() => setShowPins(!showPins)}>📌 ${conversation.pins.length}</button>
     </header>
     ${showPins
