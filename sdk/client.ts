@@ -5,7 +5,7 @@ import { request, type RequestOptions } from './http.ts';
 import { exponentialBackoff, Realtime, type ReconnectPolicy, type WebSocketConstructor } from './realtime.ts';
 import type { Attachment, AttachmentUrls, ChatBan, ChatSummary, Flag, Member, Message, Mute, Pin, Pinned, Reaction, Role, SearchOptions, SearchPage, User, UserSession } from './types.ts';
 import { searchQuery } from './search-query.ts';
-import { PushCalls } from './push-calls.ts';
+import { PushCalls, type PushDevice, type PushTarget } from './push-calls.ts';
 import { ThreadCalls } from './thread-calls.ts';
 import { UploadCalls, type UploadOptions } from './upload-calls.ts';
 import { withRetries } from './upload.ts';
@@ -124,6 +124,10 @@ export class ChatClient {
   );
   /** Push devices: the VAPID key, registering and removing devices (README, "Push notifications"). */
   readonly push = new PushCalls((path, init) => this.call(path, init));
+  /** Registers this browser's PushSubscription, or `{apns: token}` / `{fcm: token}` (as `push.register`). */
+  registerPush = (target: PushTarget): Promise<PushDevice> => this.push.register(target);
+  /** Removes a push device (as `push.unregister`). */
+  unregisterPush = (deviceId: string): Promise<void> => this.push.unregister(deviceId);
   private readonly uploads = new UploadCalls((path, init) => this.call(path, init), (...args) => this.fetchImpl(...args));
 
   // ---- realtime -----------------------------------------------------------------------------------

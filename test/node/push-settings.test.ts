@@ -135,6 +135,10 @@ t.test('push settings and devices', async (t) => {
     t.same((await user.push.devices()).map((d) => d.deviceId), [device.deviceId, phone.deviceId]);
     await user.push.unregister(device.deviceId);
     t.same((await user.push.devices()).map((d) => d.deviceId), [phone.deviceId]);
+    const again = await user.registerPush({ apns: 'ef'.repeat(32) });
+    t.same((await user.push.devices()).map((d) => d.deviceId), [phone.deviceId, again.deviceId], 'registerPush: the same call');
+    await user.unregisterPush(again.deviceId);
+    t.same((await user.push.devices()).map((d) => d.deviceId), [phone.deviceId], 'unregisterPush');
     const gone = await user.push.register({ fcm: 'token' }).catch((e: unknown) => e);
     t.ok(gone instanceof Error && (gone as { code?: string }).code === 'PUSH_NOT_CONFIGURED', 'FCM removed: PUSH_NOT_CONFIGURED');
     const chat = await user.createGroup('quiet', []);
