@@ -23,7 +23,7 @@ Scenarios:
                server CPU per delivery and per message; sweeps for the highest rate whose p99
                stays under --p99, runs at 70% of it, then an overload run at twice it
   sends        persisted, acknowledged sends per second over WebSocket and over HTTP
-               (--push web-push: the push scenario below)
+               (--push web-push: the push scenario; --attachments 1: the attachments one)
   history      getMessages latency and throughput at several history depths (this service only)
   chatlist     GET /api/chats for a user at the chat cap against a user with one chat, on the
                embedded store and on Cassandra with 3 nodes (this service only)
@@ -108,6 +108,8 @@ sends:
   --transports LIST    of ws,http (default: both)
   --concurrency N      HTTP requests in flight in total (default 64)
   --push web-push      run the push scenario instead (below)
+  --attachments 1      run the attachments scenario instead (below): sends without and with
+                       one finalized attachment each
 push:
   --senders S, --window W   as for sends (defaults 64 and 16; as many offline recipients)
   --rounds N           pairs of runs, no push then Web Push (default 4)
@@ -185,6 +187,7 @@ const OPTIONS = {
   window: { type: 'string' },
   transports: { type: 'string' },
   push: { type: 'string' },
+  attachments: { type: 'string' },
   concurrency: { type: 'string' },
   depths: { type: 'string' },
   profile: { type: 'string' },

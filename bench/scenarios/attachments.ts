@@ -149,6 +149,7 @@ export async function attachments(ctx: Context, o: ScenarioOptions): Promise<Sce
   }
   const cpuRatio = round(mean(byMode.attachment.cpuUs) / mean(byMode.plain.cpuUs), 2);
   return {
+    scenario: 'attachments',
     parameters: { senders, sendsPerSender: perSender, rounds, uploaders, fileMb, uploads: uploadCount },
     rows,
     summary: {

@@ -8,6 +8,7 @@ import type { ConnSpec } from '../load/systems.ts';
 import { PROTOCOLS } from '../load/systems.ts';
 import { round, type Context } from './context.ts';
 import type { ScenarioOptions, ScenarioOutput } from './options.ts';
+import { attachments } from './attachments.ts';
 import { push } from './push.ts';
 
 const CONTENT = 'a benchmark message of a modest, realistic length';
@@ -21,6 +22,8 @@ const CONTENT = 'a benchmark message of a modest, realistic length';
 export async function sends(ctx: Context, o: ScenarioOptions): Promise<ScenarioOutput> {
   // `--push web-push`: every recipient offline, without push and with Web Push (push.ts).
   if (o.list('push')?.includes('web-push')) return push(ctx, o);
+  // `--attachments 1`: sends without and with one finalized attachment each (attachments.ts).
+  if (o.num('attachments', 0) > 0) return attachments(ctx, o);
   const senders = o.num('senders', o.smoke ? 4 : 64);
   const window = o.num('window', o.smoke ? 4 : 16);
   const concurrency = o.num('concurrency', o.smoke ? 4 : 64);

@@ -51,7 +51,7 @@ interface Group extends Omit<RequestGroup, 'first' | 'ids' | 'idLengths' | 'bodi
   id: string[];
   body: string[];
   /** Each request's sink and token, until it is answered. */
-  sinks: (DeliverySink<any> | undefined)[];
+  sinks: (DeliverySink<unknown> | undefined)[];
   tokens: unknown[];
   /** Requests not answered yet. */
   left: number;

@@ -2,10 +2,10 @@ import t from 'tap';
 import { bench } from '../helpers/bench.ts';
 import { checkOutputs } from './smoke-checks.ts';
 
-t.test('attachments smoke: 1 MB uploads, then sends without and with an attachment, none refused', async (t) => {
-  const run = await bench(['attachments', '--smoke', '--workers', '1']);
+t.test('attachments smoke (sends --attachments 1): 1 MB uploads, then sends without and with an attachment, none refused', async (t) => {
+  const run = await bench(['sends', '--attachments', '1', '--smoke', '--workers', '1']);
   t.teardown(run.cleanup);
-  checkOutputs(t, run, 'attachments', ['attachments']);
+  checkOutputs(t, run, 'attachments', ['attachments'], 'npm run bench -- sends --attachments 1');
   const { rows, summary } = run.result('attachments');
   t.same(rows.map((r) => r.mode), ['upload 1 MB', 'send, no attachment', 'send, one attachment'], 'the uploads, then one round of each send');
   t.ok(Number(rows[0]!.megabytesPerSecond) > 0, 'an upload rate');
