@@ -9,16 +9,22 @@ export interface ChatUser {
   jwt: string;
 }
 
-async function call(url: string, body: unknown, token?: string): Promise<Record<string, any>> {
+/**
+ * One JSON call to the service as a bench provisions it: `token` as the bearer (a dashboard
+ * access token or a user JWT); the answer's JSON, undefined for 204; throws on any other non-2xx.
+ */
+export async function apiCall(method: string, url: string, token?: string, body?: unknown): Promise<any> {
   const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
-  if (!res.ok) throw new Error(`POST ${new URL(url).pathname}: ${res.status} ${text}`);
-  return JSON.parse(text) as Record<string, any>;
+  if (!res.ok) throw new Error(`${method} ${new URL(url).pathname}: ${res.status} ${text}`);
+  return res.status === 204 ? undefined : JSON.parse(text);
 }
+
+const call = (url: string, body: unknown, token?: string): Promise<Record<string, any>> => apiCall('POST', url, token, body);
 
 /** Runs `task(i)` for i in [0, n), `concurrency` at a time, reporting each completion. */
 export async function inParallel<T>(n: number, concurrency: number, task: (i: number) => Promise<T>, done?: () => void): Promise<T[]> {

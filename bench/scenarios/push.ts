@@ -1,7 +1,7 @@
 import { startPushSink } from '../lib/push-sink.ts';
 import type { Row } from '../lib/output.ts';
 import { processStats } from '../lib/process-stats.ts';
-import { createGroups } from '../lib/provision.ts';
+import { apiCall, createGroups } from '../lib/provision.ts';
 import { startSingle, type Target } from '../lib/targets.ts';
 import type { ConnSpec } from '../load/systems.ts';
 import { round, type Context } from './context.ts';
@@ -10,12 +10,6 @@ import { mean, sendFigures } from './send-figures.ts';
 
 const CONTENT = 'a benchmark message of a modest, realistic length';
 type Mode = 'none' | 'web-push';
-
-async function call(base: string, method: string, path: string, token: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? undefined : res.json();
-}
 
 /**
  * What Web Push costs the send path (`npm run bench -- sends --push web-push`, or `-- push`):
@@ -46,16 +40,16 @@ export async function push(ctx: Context, o: ScenarioOptions): Promise<ScenarioOu
     const [sending, receiving] = [app.users.slice(0, senders), app.users.slice(senders)];
     const rooms = await createGroups(node, sending.map((u, i) => [u, receiving[i]!]));
     const conns: ConnSpec[] = rooms.map((room, i) => ({ system: 'chat', base: node, room, token: sending[i]!.jwt, sender: true }));
-    const settings = `/api/client/apps/${app.appId}/push`;
+    const webPush = `${target.control!}/api/client/apps/${app.appId}/push/web-push`;
     // Devices are registered while Web Push is set, and stay registered while it is off.
-    await call(target.control!, 'PUT', `${settings}/web-push`, app.accessToken, { subject: 'mailto:bench@example.com' });
-    for (const u of receiving) await call(node, 'POST', '/api/push/devices', u.jwt, { webPush: sink.subscribe() });
-    await call(target.control!, 'DELETE', `${settings}/web-push`, app.accessToken);
+    await apiCall('PUT', webPush, app.accessToken, { subject: 'mailto:bench@example.com' });
+    for (const u of receiving) await apiCall('POST', `${node}/api/push/devices`, u.jwt, { webPush: sink.subscribe() });
+    await apiCall('DELETE', webPush, app.accessToken);
     ctx.progress.step();
     for (let round_ = 0; round_ < rounds; round_++) {
       for (const mode of ['none', 'web-push'] as const) {
         ctx.progress.stage(`chat: round ${round_ + 1}, ${mode === 'none' ? 'no push' : 'Web Push'}`);
-        if (mode === 'web-push') await call(target.control!, 'PUT', `${settings}/web-push`, app.accessToken, { subject: 'mailto:bench@example.com' });
+        if (mode === 'web-push') await apiCall('PUT', webPush, app.accessToken, { subject: 'mailto:bench@example.com' });
         const pushesBefore = sink.pushes;
         const opened = await ctx.pool.open(conns);
         if (opened.failed) throw new Error(`${opened.failed} connections failed: ${JSON.stringify(opened.errors)}`);
@@ -75,7 +69,7 @@ export async function push(ctx: Context, o: ScenarioOptions): Promise<ScenarioOu
           lastAfterRunMs = Math.max(0, sink.lastAt - runEnd);
           lastAfterRunMax = Math.max(lastAfterRunMax, lastAfterRunMs);
           if (delivered < r.acked) allDelivered = false;
-          await call(target.control!, 'DELETE', `${settings}/web-push`, app.accessToken);
+          await apiCall('DELETE', webPush, app.accessToken);
         }
         const row: Row = {
           system: 'chat',

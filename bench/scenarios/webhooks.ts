@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { WEBHOOK_EVENTS } from '../../common/webhooks/index.ts';
 import type { Row } from '../lib/output.ts';
 import { processStats } from '../lib/process-stats.ts';
-import { createGroups } from '../lib/provision.ts';
+import { apiCall, createGroups } from '../lib/provision.ts';
 import { startSingle, type Target } from '../lib/targets.ts';
 import type { ConnSpec } from '../load/systems.ts';
 import { round, type Context } from './context.ts';
@@ -75,15 +75,7 @@ async function startReceiver(verifyEvery: number) {
   };
 }
 
-async function management(target: Target, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${target.control}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${target.app!.accessToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? undefined : res.json();
-}
+const management = (target: Target, method: string, path: string, body?: unknown) => apiCall(method, `${target.control}${path}`, target.app!.accessToken, body);
 
 /**
  * What webhooks cost the send path: closed-loop WebSocket sends on one node (as `sends`), with no

@@ -3,7 +3,7 @@ import type { Logger } from '../../common/index.ts';
 import { retryDelay } from '../../common/webhooks/retry.ts';
 import type { ChangeEventItem, MessageWrite } from '../chat/index.ts';
 import type { OutboxEvent } from '../store/index.ts';
-import type { ConsumerJob, MakeEvent, OutboxConsumer } from '../webhooks/outbox-consumer.ts';
+import { RetryTimers, type ConsumerJob, type MakeEvent, type OutboxConsumer } from '../webhooks/outbox-consumer.ts';
 import type { FileMarker, FileSweeper } from './sweeper.ts';
 
 /** The outbox event type of a deletion's files: never a webhook type, so no endpoint sees it. */
@@ -24,8 +24,7 @@ const MAX_RETRY_MS = 5 * 60_000;
  * without end.
  */
 export class FileDeletions implements OutboxConsumer {
-  private closed = false;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly retries = new RetryTimers();
 
   constructor(
     private readonly sweeper: FileSweeper,
@@ -58,7 +57,7 @@ export class FileDeletions implements OutboxConsumer {
   }
 
   deliver(job: ConsumerJob, failures = 0): void {
-    if (this.closed || !job.live()) return;
+    if (this.retries.closed || !job.live()) return;
     const { appId } = job.event;
     const data = (JSON.parse(job.event.body) as { data: Deleted }).data;
     const markers: FileMarker[] =
@@ -70,25 +69,13 @@ export class FileDeletions implements OutboxConsumer {
       (error: unknown) => {
         const delay = Math.min(MAX_RETRY_MS, retryDelay(failures + 1));
         this.log.warn({ err: String(error), eventId: job.event.id, retryInMs: delay }, "cannot delete a deletion's files yet; tried again");
-        this.later(() => this.deliver(job, failures + 1), delay);
+        this.retries.later(() => this.deliver(job, failures + 1), delay);
       },
     );
   }
 
-  private later(fn: () => void, ms: number): void {
-    if (this.closed) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      fn();
-    }, ms);
-    timer.unref();
-    this.timers.add(timer);
-  }
-
   /** Stops: what waits for a retry stays in the outbox, for the next run or the node that adopts it. */
   close(): void {
-    this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    this.retries.close();
   }
 }

@@ -3,7 +3,7 @@ import type { PushSettings } from '../../common/push/index.ts';
 import { eventTime, retryDelay } from '../../common/webhooks/index.ts';
 import { messageJson, type MessageView, type MessageWrite } from '../chat/index.ts';
 import type { NodeStore, OutboxEvent, PushDevice } from '../store/index.ts';
-import type { ConsumerJob, MakeEvent, OutboxConsumer } from '../webhooks/outbox-consumer.ts';
+import { RetryTimers, type ConsumerJob, type MakeEvent, type OutboxConsumer } from '../webhooks/outbox-consumer.ts';
 import { PUSH_TTL_SECONDS, type PushContent } from './payload.ts';
 import { pushTargets, type PushTarget } from './recipients.ts';
 import type { PushOutcome, PushProvider, PushSenders } from './senders.ts';
@@ -46,8 +46,7 @@ const UNREADABLE_RETRY_MS = 5_000;
  * has passed, without holding up any other device or any send.
  */
 export class PushDelivery implements OutboxConsumer {
-  private closed = false;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly retries = new RetryTimers();
   private readonly now: () => number;
 
   constructor(private readonly o: PushDeliveryOptions) {
@@ -84,10 +83,10 @@ export class PushDelivery implements OutboxConsumer {
   }
 
   deliver(job: ConsumerJob): void {
-    if (this.closed) return;
+    if (this.retries.closed) return;
     this.run(job).catch((error: unknown) => {
       this.o.log.warn({ err: String(error), eventId: job.event.id }, 'cannot push a message yet; tried again in 5 s');
-      this.later(() => this.deliver(job), UNREADABLE_RETRY_MS);
+      this.retries.later(() => this.deliver(job), UNREADABLE_RETRY_MS);
     });
   }
 
@@ -128,7 +127,7 @@ export class PushDelivery implements OutboxConsumer {
 
   /** One attempt at one device; a transient failure comes back after its backoff, until the TTL has passed. */
   private attempt(job: ConsumerJob, settings: PushSettings, userId: string, device: PushDevice, content: PushContent, attempt: number, ended: () => void): void {
-    if (this.closed || !job.live()) return;
+    if (this.retries.closed || !job.live()) return;
     void this.o.senders.send(settings, device, content).then(async (outcome) => {
       const provider = device.address.kind;
       const retryAt = outcome.result === 'retry' ? this.now() + retryDelay(attempt) : undefined;
@@ -139,7 +138,7 @@ export class PushDelivery implements OutboxConsumer {
       }
       if (retryAt !== undefined && !giveUp) {
         // The settings may change while it waits (a provider removed, new credentials): read again.
-        return this.later(() => {
+        return this.retries.later(() => {
           void Promise.resolve(this.o.settings.get(job.event.appId)).then(
             (now) => (now ? this.attempt(job, now, userId, device, content, attempt + 1, ended) : (job.mark(device.deviceId), ended())),
             () => this.attempt(job, settings, userId, device, content, attempt + 1, ended),
@@ -155,20 +154,8 @@ export class PushDelivery implements OutboxConsumer {
     });
   }
 
-  private later(fn: () => void, ms: number): void {
-    if (this.closed) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      fn();
-    }, Math.max(0, ms));
-    timer.unref();
-    this.timers.add(timer);
-  }
-
   /** Stops: what waits for a retry stays unfinished in the outbox, for the next run or the node that adopts it. */
   close(): void {
-    this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    this.retries.close();
   }
 }

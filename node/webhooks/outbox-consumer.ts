@@ -55,3 +55,34 @@ export class ConsumerJob {
     return !this.t.queue.stopped;
   }
 }
+
+/**
+ * The timers a consumer waits on between attempts (unref'd: they never hold the process open),
+ * all cleared when it stops; nothing is scheduled after that. What waited stays unfinished in the
+ * outbox, for the next run or the node that adopts it.
+ */
+export class RetryTimers {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private stopped = false;
+
+  get closed(): boolean {
+    return this.stopped;
+  }
+
+  /** Runs `fn` after `ms` unless stopped first. */
+  later(fn: () => void, ms: number): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, Math.max(0, ms));
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  close(): void {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+}

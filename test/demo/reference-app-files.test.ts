@@ -15,7 +15,7 @@ type Store = { name: 'local' } | { name: 's3'; endpoint: string };
 
 async function filesInTheApp(t: Test, store: Store) {
   const shot = (name: string) => `${ARTIFACTS}demo-files-${store.name === 's3' ? 's3-' : ''}${name}.png`;
-  const s3: Record<string, string> = store.name === 's3' ? { ATTACHMENTS_STORE: 's3', S3_ENDPOINT: store.endpoint, S3_BUCKET: `chat-demo-${Date.now().toString(36)}` } : {};
+  const s3: Record<string, string> = store.name === 's3' ? { ATTACHMENTS_STORE: 's3', S3_ENDPOINT: store.endpoint, S3_BUCKET: `chat-demo-${Date.now().toString(36)}`, S3_ACCESS_KEY_ID: process.env.S3_ACCESS_KEY_ID ?? 'chat-service-dev', S3_SECRET_ACCESS_KEY: process.env.S3_SECRET_ACCESS_KEY ?? 'chat-service-dev-secret' } : {};
   const { svc, browser } = await demoApp(t, s3);
   const { page: bob, errors: bobErrors } = await person(browser, svc.urls.demo!, 'bob');
   const { page: alice, errors: aliceErrors } = await person(browser, svc.urls.demo!, 'alice');

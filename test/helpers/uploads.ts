@@ -31,6 +31,16 @@ export function fetchHeaders(signed: Record<string, string>): Record<string, str
   return Object.fromEntries(Object.entries(signed).filter(([k]) => k.toLowerCase() !== 'content-length'));
 }
 
+/** Whether a download URL answers 404 (its file deleted) within 15 s, asked every 250 ms. */
+export async function fileGone(url: string): Promise<boolean> {
+  for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
+    const res = await fetch(url);
+    await res.body?.cancel();
+    if (res.status === 404) return true;
+  }
+  return false;
+}
+
 /** Finalizes an upload of the caller's: the node's answer. */
 export function finalizeUpload(node: NodeClient, jwt: string, chatId: string, uploadId: string) {
   return node.post(`/api/chats/${chatId}/uploads/${uploadId}/finalize`, undefined, jwt);

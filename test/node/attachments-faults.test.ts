@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import WebSocket from 'ws';
 import { ChatClient, type WebSocketConstructor } from 'chat-service/client';
-import { client as http, integration, requireService, startService } from '../helpers/index.ts';
+import { client as http, fileGone, integration, requireService, startService } from '../helpers/index.ts';
 
 /**
  * The object store going down and coming back, through a TCP proxy in front of the real S3 server
@@ -56,15 +56,6 @@ if (!s3) {
     const done = await it.node.post(`/api/chats/${inChat}/uploads/${created.body.uploadId}/finalize`, undefined, alice.jwt);
     return done.body.id as string;
   };
-  /** Whether a download URL stops answering with the file within 15 s (S3: 404 NoSuchKey once deleted). */
-  const gone = async (url: string) => {
-    for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
-      const res = await fetch(url);
-      await res.body?.cancel();
-      if (res.status === 404) return true;
-    }
-    return false;
-  };
 
   t.test('the store down: 503 for what needs it, plain messages and sends of finalized files still work, nothing lost', async (t) => {
     const sentBefore = await it.node.post(`/api/messages/${chatId}`, { content: 'before', attachments: [await uploadFinalized()] }, alice.jwt);
@@ -96,8 +87,8 @@ if (!s3) {
     t.equal(deletion.status, 200, `deleting a message with files goes: its files' deletion waits in the outbox (${deletion.text})`);
     t.equal((await it.node.del(`/api/chats/${doomedId}`, alice.jwt)).status, 204, 'so does deleting a chat with files');
     setCut(false);
-    t.ok(await gone(withFileUrl), "once the store is back, the deleted message's file is deleted");
-    t.ok(await gone(doomedUrl), "and the deleted chat's");
+    t.ok(await fileGone(withFileUrl), "once the store is back, the deleted message's file is deleted");
+    t.ok(await fileGone(doomedUrl), "and the deleted chat's");
     let retried: { status: number; text: string } = { status: 0, text: '' };
     for (const until = Date.now() + 10_000; Date.now() < until && retried.status !== 200; await new Promise((r) => setTimeout(r, 300))) {
       retried = await it.node.post(`/api/chats/${chatId}/uploads/${pending.body.uploadId}/finalize`, undefined, alice.jwt);

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
-import { requireService, serviceFiles, startService, integration, WsClient, type ChatUserSession, type Running } from '../helpers/index.ts';
+import { fileGone, requireService, serviceFiles, startService, integration, WsClient, type ChatUserSession, type Running } from '../helpers/index.ts';
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 /**
@@ -187,15 +187,6 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     t.notOk('attachments' in removed.body.message, 'a deleted message shows no files');
   });
 
-  /** Polls until `url` answers 404 (the sweep deleted the file), for at most 15 s. */
-  const gone = async (url: string) => {
-    for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
-      const res = await fetch(url);
-      await res.body?.cancel();
-      if (res.status === 404) return true;
-    }
-    return false;
-  };
   /** Polls until nothing is left under `prefix` in the store (the sweep deleted it), for at most 15 s. */
   const emptied = async (prefix: string) => {
     for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 250))) {
@@ -215,8 +206,8 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     const deleted = await it.node.del(`/api/messages/${chatId}/${sent.body.message.messageId}`, alice.jwt);
     t.equal(deleted.status, 200, deleted.text);
     t.match(await it.node.get(`/api/chats/${chatId}/attachments/${image.body.id}`, bob.jwt), { status: 404, body: { code: 'ATTACHMENT_NOT_FOUND' } }, 'no new URL once the message is deleted');
-    t.ok(await gone(urls.url), 'the file is deleted from the store within seconds');
-    t.ok(await gone(urls.thumbnailUrl), 'and its thumbnail');
+    t.ok(await fileGone(urls.url), 'the file is deleted from the store within seconds');
+    t.ok(await fileGone(urls.thumbnailUrl), 'and its thumbnail');
     // The node's route refuses a hidden or deleted message's file at once: the store says it is gone.
     t.ok(await emptied(`a/${it.appId}/${chatId}/${image.body.id}/`), 'nothing of the upload is left in the store');
 
@@ -228,7 +219,7 @@ async function suite(t: Test, name: string, env: Record<string, string>) {
     await it.node.post(`/api/messages/${doomedId}`, { content: '', attachments: [created.body.uploadId] }, alice.jwt);
     const pdfUrl = (await it.node.get(`/api/chats/${doomedId}/attachments/${created.body.uploadId}`, bob.jwt)).body.url as string;
     t.equal((await it.node.del(`/api/chats/${doomedId}`, alice.jwt)).status, 204);
-    t.ok(await gone(pdfUrl), "a deleted chat's files are deleted too");
+    t.ok(await fileGone(pdfUrl), "a deleted chat's files are deleted too");
     t.ok(await emptied(`a/${it.appId}/${doomedId}/`), 'nothing of the chat is left in the store');
 
     const settings = await it.node.put('/api/moderation/settings', { flagHideThreshold: 1 }, it.apiKey);
