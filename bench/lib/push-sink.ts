@@ -13,7 +13,8 @@ import { loopbackCertificate } from '../../test/helpers/loopback-tls.ts';
  * server with keep-alive (a loopback certificate of its own: `caFile`, for the node's
  * NODE_EXTRA_CA_CERTS),
  * answering 201 once the body is in; one push in `decryptEvery` is decrypted with its
- * subscription's keys (RFC 8291), to show the payloads are real, and its message id kept.
+ * subscription's keys (RFC 8291), to show the payloads are real, and its message id kept; each
+ * subscription's newest push is kept, to be decrypted when asked (`newest`).
  */
 export async function startPushSink(decryptEvery: number) {
   const dir = mkdtempSync(join(tmpdir(), 'push-sink-'));
@@ -25,6 +26,9 @@ export async function startPushSink(decryptEvery: number) {
   let undecryptable = 0;
   let lastAt = 0;
   const messageIds = new Set<string>();
+  /** Each subscription's newest push: its body and when it came. */
+  const last = new Map<string, { body: Buffer; at: number; messageId?: string }>();
+  const decrypt = (sub: { ecdh: ECDH; auth: string }, body: Buffer) => JSON.parse(ece.decrypt(body, { version: 'aes128gcm', privateKey: sub.ecdh, authSecret: sub.auth }).toString('utf8')) as { messageId?: string };
   const server = createServer({ key: tls.key, cert: tls.cert, keepAliveTimeout: 30_000 }, (req, res) => {
     const id = (req.url ?? '').slice('/push/'.length);
     const chunks: Buffer[] = [];
@@ -33,9 +37,11 @@ export async function startPushSink(decryptEvery: number) {
       pushes++;
       lastAt = Date.now();
       const sub = subscriptions.get(id);
+      const body = Buffer.concat(chunks);
+      if (sub) last.set(id, { body, at: lastAt });
       if (sub && pushes % decryptEvery === 0) {
         try {
-          const payload = JSON.parse(ece.decrypt(Buffer.concat(chunks), { version: 'aes128gcm', privateKey: sub.ecdh, authSecret: sub.auth }).toString('utf8')) as { messageId?: string };
+          const payload = decrypt(sub, body);
           if (payload.messageId) messageIds.add(payload.messageId);
           decrypted++;
         } catch {
@@ -50,6 +56,21 @@ export async function startPushSink(decryptEvery: number) {
   const origin = `https://127.0.0.1:${port}`;
   return {
     caFile: join(dir, 'cert.pem'),
+    /** The message id of a subscription's newest push (decrypted once), and when it came. */
+    newest(endpoint: string): { messageId?: string; at: number } | undefined {
+      const id = endpoint.slice(endpoint.lastIndexOf('/') + 1);
+      const got = last.get(id);
+      const sub = subscriptions.get(id);
+      if (!got || !sub) return undefined;
+      if (got.messageId === undefined) {
+        try {
+          got.messageId = decrypt(sub, got.body).messageId ?? '';
+        } catch {
+          got.messageId = '';
+        }
+      }
+      return { messageId: got.messageId, at: got.at };
+    },
     /** A new subscription, as a browser's PushSubscription.toJSON() gives it. */
     subscribe() {
       const ecdh = createECDH('prime256v1');

@@ -241,7 +241,7 @@ const SECTIONS: Record<string, Section> = {
   push: async (r, chart) => {
     const ratios = (r.summary as { ratios?: { sends?: number; cpuPerSend?: number } }).ratios;
     return [
-      table(r.rows, [['round', 'round'], ['mode', 'push'], ['ackedPerSecond', 'acked sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['sendsAcked', 'sends acked'], ['pushesDelivered', 'pushes delivered'], ['lastPushAfterRunMs', "last push after the run's end (ms)"], ['errors', 'errors']]),
+      table(r.rows, [['round', 'round'], ['mode', 'push'], ['ackedPerSecond', 'acked sends/s'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['serverCpuUsPerSend', 'server CPU µs / send'], ['sendsAcked', 'sends acked'], ['pushesMade', 'pushes made'], ['recipientsUpToDate', "recipients shown their chat's newest"], ['lastPushAfterRunMs', "last of those after the run's end (ms)"], ['errors', 'errors']]),
       `With Web Push ÷ without: sends/s ${ratios?.sends ?? '–'}×, server CPU per send ${ratios?.cpuPerSend ?? '–'}× (means of the rounds)${roundRange(r.rows, 'no push')}.\n`,
       await chart('push', barChart(r.rows.map((x) => ({ ...x, bar: `${x.mode}, round ${x.round}` })), { title: 'Acknowledged sends per second, every recipient offline, without and with Web Push', y: 'ackedPerSecond', yTitle: 'acked sends/s', x: 'bar' })),
     ].join('\n');

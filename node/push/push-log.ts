@@ -16,7 +16,8 @@ const MAX_BUFFER = 10_000;
 
 /**
  * What the node keeps of its push attempts: per-provider metrics (`chat_push_attempts_total` by
- * provider and result, `chat_push_delivery_seconds` from the send to the push service's yes), a
+ * provider and result, `chat_push_delivery_seconds` from the send to the push service's yes,
+ * `chat_push_collapsed_total` of pushes a newer one of their chat replaced while they waited), a
  * log line for each refusal, and the delivery log the management API and the dashboard show,
  * written every second (every failure; successes up to 10 a second per application and provider;
  * ids and the outcome, never the message).
@@ -24,6 +25,7 @@ const MAX_BUFFER = 10_000;
 export class PushLog implements PushObserver {
   private readonly attempts: Counter<'provider' | 'result'>;
   private readonly latency: Histogram<'provider'>;
+  private readonly collapses: Counter<'stage'>;
   private buffer: PushDeliveryRecord[] = [];
   private readonly logged = new Map<string, { second: number; n: number }>();
   private readonly timer: NodeJS.Timeout | undefined;
@@ -35,10 +37,15 @@ export class PushLog implements PushObserver {
   ) {
     this.attempts = new Counter({ name: 'chat_push_attempts_total', help: 'Push attempts by provider and result (sent, gone, retry, failed, unconfigured)', labelNames: ['provider', 'result'], registers: [registry] });
     this.latency = new Histogram({ name: 'chat_push_delivery_seconds', help: 'From a message being sent to its push being taken by the push service', labelNames: ['provider'], buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60], registers: [registry] });
+    this.collapses = new Counter({ name: 'chat_push_collapsed_total', help: 'Pushes a newer one of the same chat replaced while they waited: a message of the same sender (stage="message"), or a push to the same device (stage="device")', labelNames: ['stage'], registers: [registry] });
     if (sink) {
       this.timer = setInterval(() => void this.flush(), 1_000);
       this.timer.unref();
     }
+  }
+
+  collapsed(stage: 'message' | 'device'): void {
+    this.collapses.inc({ stage });
   }
 
   attempted(appId: string, provider: PushProvider, event: OutboxEvent, target: { userId: string; deviceId: string; messageId: string }, outcome: PushOutcome, attempt: number, nextRetryAt: number | undefined): void {

@@ -46,8 +46,8 @@ t.test('APNs and FCM: collapse per chat, retry after 503, gone tokens removed, n
   t.equal((await it.node.post('/api/push/devices', { fcm: { token: fcmToken } }, bob.jwt)).status, 201);
   const chatId = (await it.node.post('/api/chats', { type: 'direct', userId: bob.userId }, alice.jwt)).body.chatId as string;
   let node = it.node;
-  const send = async (content: string) => {
-    const res = await node.post(`/api/messages/${chatId}`, { content }, alice.jwt);
+  const send = async (content: string, chat = chatId) => {
+    const res = await node.post(`/api/messages/${chat}`, { content }, alice.jwt);
     if (res.status !== 201) throw new Error(res.text);
     return res.body.message.messageId as string;
   };
@@ -81,13 +81,16 @@ t.test('APNs and FCM: collapse per chat, retry after 503, gone tokens removed, n
   });
 
   await t.test('pushes pending at a kill -9 are delivered after the restart: none lost, none doubled', async (t) => {
+    // Five chats, one message each: pushes of one chat collapse to its newest (README), which would hide a lost one.
+    const chats: string[] = [];
+    for (let i = 0; i < 5; i++) chats.push((await it.node.post('/api/chats', { type: 'group', name: `pending ${i}`, memberIds: [bob.userId] }, alice.jwt)).body.chatId as string);
     apns.answer = () => ({ status: 503, reason: 'ServiceUnavailable' });
     fcm.answer = () => 503;
     // Progress is written every second: what was pushed before that is never pushed again.
     await new Promise((r) => setTimeout(r, 1_500));
     const [apnsBefore, fcmBefore] = [apns.received.length, fcm.received.length];
     const pending: string[] = [];
-    for (let i = 0; i < 5; i++) pending.push(await send(`pending ${i}`));
+    for (let i = 0; i < 5; i++) pending.push(await send(`pending ${i}`, chats[i]));
     // Each was tried and refused at least once: pending in the outbox, waiting for a retry.
     await eventually(() => apns.refused.length >= 5 && fcm.refused.length >= 5, 10_000, 'first attempts refused');
     await svc.kill();
