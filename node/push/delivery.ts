@@ -197,12 +197,10 @@ export class PushDelivery implements OutboxConsumer {
   /** One attempt at one device; a transient failure comes back after its backoff, until the TTL has passed or a newer push of its lane replaces it. */
   private attempt(p: DevicePush): void {
     if (this.retries.closed) return;
-    if (!p.job.live()) {
-        return this.devices.over(p);
-    }
+    if (!p.job.live()) return this.devices.over(p);
     const { job, device, content } = p;
     void this.o.senders.send(p.settings, device, content).then(async (outcome) => {
-        const provider = device.address.kind;
+      const provider = device.address.kind;
       const retryAt = outcome.result === 'retry' ? this.now() + retryDelay(p.attempt) : undefined;
       const giveUp = retryAt !== undefined && retryAt - content.sentAtMs > PUSH_TTL_SECONDS * 1000;
       this.o.observer.attempted(job.event.appId, provider, job.event, { userId: p.userId, deviceId: device.deviceId, messageId: content.messageId }, outcome, p.attempt, giveUp ? undefined : retryAt);
@@ -225,7 +223,7 @@ export class PushDelivery implements OutboxConsumer {
     }).catch((error: unknown) => {
       // Not expected (the senders answer every failure as an outcome): the device waits for the next run or adoption.
       this.o.log.warn({ err: String(error), eventId: job.event.id, deviceId: device.deviceId }, 'a push attempt failed unexpectedly');
-        this.devices.over(p);
+      this.devices.over(p);
     });
   }
 
