@@ -120,7 +120,14 @@ export class PushDelivery implements OutboxConsumer {
 
   deliver(job: ConsumerJob): void {
     if (this.retries.closed) return;
-    const message = (JSON.parse(job.event.body) as { data: MessageView }).data;
+    let message: MessageView;
+    try {
+      message = (JSON.parse(job.event.body) as { data: MessageView }).data;
+    } catch (error) {
+      // Not expected (the node wrote it): it can never be pushed, so it does not wait in the outbox.
+      this.o.log.warn({ err: String(error), eventId: job.event.id }, 'a push event that cannot be read is dropped');
+      return job.finish();
+    }
     const { appId } = job.event;
     this.messages.offer({ lane: `${appId} ${message.chatId} ${message.senderId}`, sentAtMs: eventTime(job.event.id), eventId: job.event.id, job, message, mentions: new Set(message.mentions ?? []) });
   }
