@@ -88,6 +88,12 @@ export const ConfigSchema = Type.Object({
     maximum: 100_000,
     description: 'Pushes of a new message go to every member with no live connection in a chat of at most this many members; in a larger chat only to the members it mentions (each recipient costs a few reads per message).',
   }),
+  PUSH_CHAT_INTERVAL_MS: Type.Integer({
+    default: 1_000,
+    minimum: 0,
+    maximum: 60_000,
+    description: "A device gets at most one push per chat this often: messages that come within this time after a push wait, and the newest of them is pushed when it is up, standing for the others (a sender's messages of a chat have their recipients worked out at most this often too). 0: a device's pushes of a chat still go one at a time, the newest waiting replacing older ones, with no pause between them.",
+  }),
   PUSH_APNS_ORIGIN: Type.String({
     default: '',
     pattern: '^(https://[^/\\s]+)?$',

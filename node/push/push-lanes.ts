@@ -26,9 +26,9 @@ const newer = (a: LanePush, b: LanePush) => a.sentAtMs > b.sentAtMs || (a.sentAt
  * always made; a busy chat costs a device one push per round trip to its service rather than one
  * per message, whatever the rate (push services throttle devices sent to faster than that). A
  * push older than the lane's newest is not made: the device would show the older message.
- * PushDelivery keeps two sets, each lane's starts at least a second apart (PUSH_LANE_INTERVAL_MS,
- * in delivery.ts: a notification replaced faster tells its reader nothing more, and FCM and APNs
- * throttle a device sent to faster): per device and chat, and per sender and chat (a message's
+ * PushDelivery keeps two sets, each lane's starts at least a second apart by default
+ * (PUSH_CHAT_INTERVAL_MS: a notification replaced faster tells its reader nothing more, and FCM
+ * and APNs throttle a device sent to faster): per device and chat, and per sender and chat (a message's
  * recipients are worked out once a second, not once per message).
  */
 interface Lane<T> {

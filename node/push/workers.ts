@@ -8,7 +8,7 @@ import { PushSenders } from './senders.ts';
 import type { PushSettingsCache } from './settings-cache.ts';
 
 export interface PushWorkersOptions {
-  config: Pick<Config, 'PUSH_ALLOW_LOOPBACK' | 'PUSH_APNS_ORIGIN' | 'PUSH_FCM_ORIGIN' | 'PUSH_CHAT_MEMBERS_MAX'>;
+  config: Pick<Config, 'PUSH_ALLOW_LOOPBACK' | 'PUSH_APNS_ORIGIN' | 'PUSH_FCM_ORIGIN' | 'PUSH_CHAT_MEMBERS_MAX' | 'PUSH_CHAT_INTERVAL_MS'>;
   store: NodeStore;
   settings: PushSettingsCache;
   usersOnline: (appId: string) => ReadonlySet<string> | Promise<ReadonlySet<string>>;
@@ -26,7 +26,7 @@ export function pushWorkers(o: PushWorkersOptions): { delivery: PushDelivery; cl
     ...(o.config.PUSH_FCM_ORIGIN ? { fcmOrigin: o.config.PUSH_FCM_ORIGIN } : {}),
   });
   const observer = new PushLog(o.registry, o.log, o.deliveryLog);
-  const delivery = new PushDelivery({ store: o.store, settings: o.settings, senders, usersOnline: o.usersOnline, maxMembers: o.config.PUSH_CHAT_MEMBERS_MAX, observer, log: o.log });
+  const delivery = new PushDelivery({ store: o.store, settings: o.settings, senders, usersOnline: o.usersOnline, maxMembers: o.config.PUSH_CHAT_MEMBERS_MAX, intervalMs: o.config.PUSH_CHAT_INTERVAL_MS, observer, log: o.log });
   return {
     delivery,
     close: async () => {
