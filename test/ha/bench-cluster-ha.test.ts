@@ -71,11 +71,12 @@ else {
     }
     // Each message is one chat_messages row: written once on the single Cassandra, and on each of
     // the ring's three replicas, whose counters are summed. On a busy machine replicas apply rows
-    // after the window closes, the quorum's second one too (2.5 and 1.8 were seen in CI): the ring
-    // must show clearly more than one replica's worth, which no single node's counters could.
+    // after the window closes, the quorum's second one too (2.5, 1.8 and 1.5 were seen in CI): the
+    // ring must show more than one replica's worth, which no single node's counters could (the
+    // single Cassandra shows exactly one).
     const messagesWrites = (topology: string) => Number(/chat_messages ([\d.]+)/.exec(String(rows.find((r) => r.topology === topology && r.phase === 'fixed')?.cassandraWritesPerMessageByTable))?.[1]);
-    t.ok(messagesWrites('single') >= 0.9 && messagesWrites('single') < 1.5, `single: one chat_messages write per message (${messagesWrites('single')})`);
-    t.ok(messagesWrites('ha') > 1.5 && messagesWrites('ha') < 4.5, `ha: three, one per replica (${messagesWrites('ha')})`);
+    t.ok(messagesWrites('single') >= 0.9 && messagesWrites('single') < 1.25, `single: one chat_messages write per message (${messagesWrites('single')})`);
+    t.ok(messagesWrites('ha') >= 1.25 && messagesWrites('ha') < 4.5, `ha: three, one per replica (${messagesWrites('ha')})`);
 
     // Both passed the fixed rate: neither is a highest rate, so their ratio measures nothing.
     t.match(summary.goal, { want: /^≥ 0\.5× the single topology's highest rate \(≥ 10 msgs\/s in this run\)$/, got: /neither sweep failed/, single: 20, ha: 20, met: false });

@@ -91,7 +91,7 @@ async function suite(t: Test, name: string, env: Record<string, string>, leftOve
   });
 
   await t.test(`${name}: an abandoned multipart upload's parts are deleted when it expires`, async (t) => {
-    const short = await startService({ ...env, ATTACHMENT_UPLOAD_TTL_SECONDS: '2', ATTACHMENT_DELETE_DELAY_SECONDS: '1', ATTACHMENT_SWEEP_SECONDS: '1' });
+    const short = await startService({ ...env, ATTACHMENT_UPLOAD_TTL_SECONDS: '5', ATTACHMENT_DELETE_DELAY_SECONDS: '1', ATTACHMENT_SWEEP_SECONDS: '1' });
     t.teardown(() => short.stop());
     const other = await integration(short, `resume-${name}-gc`);
     const dan = await other.user('dan');
