@@ -27,8 +27,11 @@ export interface PushDeliveryOptions {
   /** Users of the application with a live connection (cluster-wide presence, or this node's). */
   usersOnline: (appId: string) => ReadonlySet<string> | Promise<ReadonlySet<string>>;
   maxMembers: number;
-  /** A lane's pushes start at least this far apart (PUSH_CHAT_INTERVAL_MS; default PUSH_LANE_INTERVAL_MS). */
-  intervalMs?: number;
+  /**
+   * A device's pushes of one chat start at least this far apart, and a sender's messages of one
+   * chat are worked out at least this far apart (PUSH_CHAT_INTERVAL_MS; PushLanes).
+   */
+  intervalMs: number;
   observer: PushObserver;
   log: Logger;
   now?: () => number;
@@ -57,12 +60,6 @@ interface MessagePush extends LanePush {
 const hasProvider = (s: PushSettings | undefined) => s !== undefined && (s.webPush !== undefined || s.apns !== undefined || s.fcm !== undefined);
 /** Whether a message write is one to push: a new message (or thread reply) that is shown. */
 const pushable = (w: MessageWrite) => w.event.type === 'message.new' && w.event.message.hidden !== true && w.event.message.type !== 'system';
-/**
- * By default (PUSH_CHAT_INTERVAL_MS), a device's pushes of one chat start at least this far apart,
- * and a sender's messages of one chat are worked out at least this far apart (PushLanes): the
- * newest waiting is pushed when the time is up.
- */
-export const PUSH_LANE_INTERVAL_MS = 1_000;
 /** How long a push waits when its application's settings or members cannot be read. */
 const UNREADABLE_RETRY_MS = 5_000;
 
@@ -90,9 +87,8 @@ export class PushDelivery implements OutboxConsumer {
 
   constructor(private readonly o: PushDeliveryOptions) {
     this.now = o.now ?? Date.now;
-    const interval = o.intervalMs ?? PUSH_LANE_INTERVAL_MS;
-    this.messages = new PushLanes<MessagePush>({ start: (m) => this.startMessage(m), superseded: (m, by) => this.messageSuperseded(m, by) }, interval);
-    this.devices = new PushLanes<DevicePush>({ start: (p) => this.attempt(p), superseded: (p, by) => this.superseded(p, by) }, interval);
+    this.messages = new PushLanes<MessagePush>({ start: (m) => this.startMessage(m), superseded: (m, by) => this.messageSuperseded(m, by) }, o.intervalMs);
+    this.devices = new PushLanes<DevicePush>({ start: (p) => this.attempt(p), superseded: (p, by) => this.superseded(p, by) }, o.intervalMs);
   }
 
   takes(event: OutboxEvent): boolean {
