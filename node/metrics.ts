@@ -1,9 +1,37 @@
+import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { ServiceMetrics } from '../common/index.ts';
+import type { StoreWriteStats } from './store/index.ts';
 
-/** The node's own metrics, registered beside the process and HTTP ones. */
-export function nodeMetrics(base: ServiceMetrics, actorCount: () => number) {
+/** A counter whose total is kept elsewhere (the event loop, LMDB), read at each scrape. */
+function totalOf(name: string, help: string, registers: ServiceMetrics['registry'][], read: () => number | undefined): void {
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      const total = read();
+      if (total === undefined) return;
+      this.reset();
+      this.inc(total);
+    },
+  });
+}
+
+/**
+ * The node's own metrics, registered beside the process and HTTP ones. `storeStats` gives the
+ * embedded store's write counters; the three `chat_store_*_total` series exist only where it does.
+ */
+export function nodeMetrics(base: ServiceMetrics, actorCount: () => number, storeStats: () => StoreWriteStats | undefined = () => undefined) {
   const registers = [base.registry];
+  // rate() of it is the share of time the node's one thread was busy: JavaScript, and the system
+  // calls made from it (each socket write is one), GC pauses included.
+  totalOf('chat_event_loop_busy_seconds_total', "Seconds the node's event loop was busy (not waiting for I/O) since it started", registers, () => performance.eventLoopUtilization().active / 1000);
+  if (storeStats()) {
+    totalOf('chat_store_transactions_total', 'Write transactions the embedded store committed, each synced to disk', registers, () => storeStats()?.transactions);
+    totalOf('chat_store_pages_written_total', 'Database pages (4 KiB) the embedded store wrote', registers, () => storeStats()?.pagesWritten);
+    totalOf('chat_store_transaction_seconds_total', "Seconds the embedded store's writer spent inside write transactions (their sync not included)", registers, () => storeStats()?.transactionSeconds);
+  }
   const connections = new Gauge({ name: 'chat_ws_connections', help: 'Open WebSocket connections', registers });
   const messagesIn = new Counter({ name: 'chat_messages_in_total', help: 'Messages accepted (acknowledged) by this node', registers });
   const actionsIn = new Counter({ name: 'chat_ws_actions_total', help: 'WebSocket actions received', labelNames: ['type'], registers });

@@ -134,7 +134,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const app = uws.App();
   const metrics = createMetrics('node');
   let actors: ActorRegistry | undefined;
-  const m = nodeMetrics(metrics, () => actors?.size ?? 0);
+  const m = nodeMetrics(metrics, () => actors?.size ?? 0, () => store.writeStats());
   const hub = new RealtimeHub(app, { eventOut: m.eventOut });
   const cluster = options.cluster;
   const closeSockets = (appId: string, userId: string, why: 'USER_DELETED' | 'USER_BANNED' = 'USER_DELETED') => {

@@ -7,7 +7,11 @@
  * - `nodejs_gc_duration_seconds`: garbage collections, during which a node's event loop stands
  *   still (a scavenge or the final pause of a mark-compact);
  * - `chat_sends_shed_total` and `chat_writes_refused_busy_total`: which of the node's bounds refused
- *   the sends refused with RATE_LIMITED (the node's load shedder, or a chat's queue).
+ *   the sends refused with RATE_LIMITED (the node's load shedder, or a chat's queue);
+ * - `chat_event_loop_busy_seconds_total`: how busy each node's one thread was (JavaScript and the
+ *   system calls made from it, such as every socket write);
+ * - `chat_store_transactions_total` and `chat_store_pages_written_total` (the embedded store only):
+ *   the commits its single writer made, each synced to disk, and the pages they wrote.
  */
 export interface NodeCounters {
   ackSum: number;
@@ -22,14 +26,19 @@ export interface NodeCounters {
   gcUpTo10ms: number;
   shed: number;
   busy: number;
+  loopBusySeconds: number;
+  storeTransactions: number;
+  storePages: number;
+  /** Whether a node reported the embedded store's counters (none on Cassandra). */
+  storeCounted: boolean;
 }
 
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
-const empty = (): NodeCounters => ({ ackSum: 0, ackCount: 0, ackBuckets: new Map(), writeSum: 0, writeCount: 0, gcSum: 0, gcCount: 0, gcUpTo10ms: 0, shed: 0, busy: 0 });
+const empty = (): NodeCounters => ({ ackSum: 0, ackCount: 0, ackBuckets: new Map(), writeSum: 0, writeCount: 0, gcSum: 0, gcCount: 0, gcUpTo10ms: 0, shed: 0, busy: 0, loopBusySeconds: 0, storeTransactions: 0, storePages: 0, storeCounted: false });
 
 /** The series summed as they are, each into its counter. */
-const SUMMED: ReadonlyMap<string, Exclude<keyof NodeCounters, 'ackBuckets'>> = new Map([
+const SUMMED: ReadonlyMap<string, Exclude<keyof NodeCounters, 'ackBuckets' | 'storeCounted'>> = new Map([
   ['chat_ack_latency_seconds_sum', 'ackSum'],
   ['chat_ack_latency_seconds_count', 'ackCount'],
   ['chat_store_write_seconds_sum', 'writeSum'],
@@ -38,6 +47,9 @@ const SUMMED: ReadonlyMap<string, Exclude<keyof NodeCounters, 'ackBuckets'>> = n
   ['nodejs_gc_duration_seconds_count', 'gcCount'],
   ['chat_sends_shed_total', 'shed'],
   ['chat_writes_refused_busy_total', 'busy'],
+  ['chat_event_loop_busy_seconds_total', 'loopBusySeconds'],
+  ['chat_store_transactions_total', 'storeTransactions'],
+  ['chat_store_pages_written_total', 'storePages'],
 ]);
 
 /** The counters of one `/metrics` text; series it does not have count as zero. */
@@ -59,6 +71,7 @@ export function parseNodeMetrics(text: string, into: NodeCounters = empty()): No
     } else {
       const field = SUMMED.get(name);
       if (field) into[field] += value;
+      if (name === 'chat_store_transactions_total') into.storeCounted = true;
     }
   }
   return into;
@@ -103,5 +116,8 @@ export function sendTimeParts(before: NodeCounters, after: NodeCounters, seconds
     gcPausesOver10Ms: gcs - (after.gcUpTo10ms - before.gcUpTo10ms),
     refusedNodeOverloaded: after.shed - before.shed,
     refusedChatBusy: after.busy - before.busy,
+    eventLoopBusyPct: seconds > 0 && nodes > 0 && after.loopBusySeconds > 0 ? round(((after.loopBusySeconds - before.loopBusySeconds) * 100) / seconds / nodes, 1) : null,
+    storeCommitsPerSecond: after.storeCounted && seconds > 0 && nodes > 0 ? round((after.storeTransactions - before.storeTransactions) / seconds / nodes, 1) : null,
+    storePagesPerMessage: after.storeCounted && acks > 0 ? round((after.storePages - before.storePages) / acks, 2) : null,
   };
 }

@@ -35,6 +35,19 @@ export interface NodeStoreOptions {
   searchIndex?: boolean;
 }
 
+/**
+ * What the embedded store's writes have cost since it opened: the figures that tell how close its
+ * single writer is to the disk's limit (every transaction is synced before it resolves).
+ */
+export interface StoreWriteStats {
+  /** Write transactions committed, each synced to disk before its writes resolve. */
+  transactions: number;
+  /** Database pages written (4 KiB each): every page a commit changed, branches included. */
+  pagesWritten: number;
+  /** Seconds inside write transactions, from their start to their commit (the sync not included). */
+  transactionSeconds: number;
+}
+
 export interface NodeStore {
   users: UserStore;
   /** Flags and the review queue (see FlagStore). */
@@ -54,5 +67,7 @@ export interface NodeStore {
   push: PushDeviceStore;
   writers: ChatWriters;
   signingKeys: NodeSigningKeyStore;
+  /** The embedded store's write counters; undefined on Cassandra, whose own tools count its work (nodetool, system_views). */
+  writeStats(): StoreWriteStats | undefined;
   close(): Promise<void>;
 }

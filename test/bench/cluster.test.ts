@@ -13,8 +13,11 @@ t.test('statements per message: deltas of the node-wide counters, the run keyspa
 });
 
 t.test('send time parts: differences of the nodes\' metrics, summed over nodes', async (t) => {
-  const text = (ack: [number, number, number[]], write: [number, number], gc: [number, number, number], refused: [number, number]) =>
+  const text = (ack: [number, number, number[]], write: [number, number], gc: [number, number, number], refused: [number, number], embedded?: { loop: number; txns: number; pages: number }) =>
     [
+      ...(embedded
+        ? [`chat_event_loop_busy_seconds_total{service="node"} ${embedded.loop}`, `chat_store_transactions_total{service="node"} ${embedded.txns}`, `chat_store_pages_written_total{service="node"} ${embedded.pages}`]
+        : []),
       '# HELP chat_ack_latency_seconds From a write entering its chat actor to it being durable',
       ...['0.01', '0.05', '0.1', '+Inf'].map((le, i) => `chat_ack_latency_seconds_bucket{le="${le}",service="node"} ${ack[2][i]}`),
       `chat_ack_latency_seconds_sum{service="node"} ${ack[0]}`,
@@ -36,8 +39,18 @@ t.test('send time parts: differences of the nodes\' metrics, summed over nodes',
   parseNodeMetrics(text([1, 100, [50, 90, 100, 100]], [0.1, 10], [0.05, 10, 10], [0, 0]), before);
   const after = parseNodeMetrics(text([3, 200, [125, 188, 200, 200]], [0.2, 20], [0.1, 16, 15], [10, 6]));
   parseNodeMetrics(text([3, 200, [125, 188, 200, 200]], [0.2, 20], [0.1, 16, 15], [3, 5]), after);
-  t.same(sendTimeParts(before, after, 2, 2), { ackMeanMs: 20, ackP99UpToMs: 100, storeWriteMeanMs: 10, writesPerBatch: 10, gcMsPerNodeSecond: 25, gcPausesOver10Ms: 2, refusedNodeOverloaded: 6, refusedChatBusy: 10 });
+  const parts = { ackMeanMs: 20, ackP99UpToMs: 100, storeWriteMeanMs: 10, writesPerBatch: 10, gcMsPerNodeSecond: 25, gcPausesOver10Ms: 2, refusedNodeOverloaded: 6, refusedChatBusy: 10 };
+  // Nodes without the event loop's and the embedded store's counters (Cassandra has no LMDB): none of those figures.
+  t.same(sendTimeParts(before, after, 2, 2), { ...parts, eventLoopBusyPct: null, storeCommitsPerSecond: null, storePagesPerMessage: null });
   t.equal(sendTimeParts(before, before, 2, 2).ackMeanMs, null, 'no acks: no mean');
+  // With them: each node's thread busy 1 s of the 2 (50%), 40 commits each (20 a second per node),
+  // 1,000 pages written in all for the 200 acknowledged messages (5 each).
+  const [b, a] = [{ loop: 5, txns: 100, pages: 1000 }, { loop: 6, txns: 140, pages: 1500 }];
+  const embeddedBefore = parseNodeMetrics(text([1, 100, [50, 90, 100, 100]], [0.1, 10], [0.05, 10, 10], [7, 1], b));
+  parseNodeMetrics(text([1, 100, [50, 90, 100, 100]], [0.1, 10], [0.05, 10, 10], [0, 0], b), embeddedBefore);
+  const embeddedAfter = parseNodeMetrics(text([3, 200, [125, 188, 200, 200]], [0.2, 20], [0.1, 16, 15], [10, 6], a));
+  parseNodeMetrics(text([3, 200, [125, 188, 200, 200]], [0.2, 20], [0.1, 16, 15], [3, 5], a), embeddedAfter);
+  t.same(sendTimeParts(embeddedBefore, embeddedAfter, 2, 2), { ...parts, eventLoopBusyPct: 50, storeCommitsPerSecond: 20, storePagesPerMessage: 5 });
 });
 
 // This service on Cassandra and Redis, and the peers over Redis: the services must be running
@@ -80,6 +93,7 @@ else {
       t.match(r.cassandraWritesPerMessageByTable, /\w+ [\d.]+/, `chat ${r.phase}: writes per table of the run's keyspace (${r.cassandraWritesPerMessageByTable})`);
       t.ok(Number(r.ackMeanMs) > 0 && Number(r.storeWriteMeanMs) > 0 && Number(r.writesPerBatch) >= 1, `chat ${r.phase}: ack wait ${r.ackMeanMs} ms, store write ${r.storeWriteMeanMs} ms, ${r.writesPerBatch} writes a batch`);
       t.ok(typeof r.gcMsPerNodeSecond === 'number', `chat ${r.phase}: GC time of the three nodes`);
+      t.ok(Number(r.eventLoopBusyPct) > 0 && r.storePagesPerMessage === null, `chat ${r.phase}: event loop ${r.eventLoopBusyPct}% busy; no LMDB on Cassandra`);
     }
     for (const r of rows.filter((x) => x.system !== 'chat')) {
       t.equal(r.cassandraCpuCores, undefined, `${r.system}: no Cassandra figures for a peer`);

@@ -25,6 +25,7 @@ t.test('fanout smoke: every system delivers every message to every member, with 
         // Means of well under 0.05 ms round to 0 on a store that syncs to memory: present, not positive.
         t.ok(Number(r.ackMeanMs) >= 0 && Number(r.storeWriteMeanMs) >= 0 && Number(r.writesPerBatch) >= 1, `chat ${r.phase}: ack wait ${r.ackMeanMs} ms, store write ${r.storeWriteMeanMs} ms, ${r.writesPerBatch} writes a batch`);
         t.ok(Number(r.ackP99UpToMs) > 0 && Number(r.gcMsPerNodeSecond) >= 0 && Number(r.gcPausesOver10Ms) >= 0, `chat ${r.phase}: ack p99 ≤ ${r.ackP99UpToMs} ms, GC ${r.gcMsPerNodeSecond} ms a node-second`);
+        t.ok(Number(r.eventLoopBusyPct) > 0 && Number(r.storeCommitsPerSecond) > 0 && Number(r.storePagesPerMessage) > 0, `chat ${r.phase}: event loop ${r.eventLoopBusyPct}% busy, ${r.storeCommitsPerSecond} LMDB commits/s, ${r.storePagesPerMessage} pages a message`);
       } else t.equal(r.ackMeanMs, undefined, `${system}: no node metrics for a peer`);
     }
     const { maxRate, overload } = summary[system] as { maxRate: number; overload: Record<string, unknown> };
@@ -34,7 +35,7 @@ t.test('fanout smoke: every system delivers every message to every member, with 
   t.match(summary.ratios, { chatVsuws: Number, chatVssocketio: Number });
   t.match(summary.goal, { overload: { deliveredPctOfMax: { want: '≥ 80' }, p99Ms: { want: '< 2000' }, unanswered: { want: 0 }, refusalP99Ms: { want: '< 500' }, met: Boolean } });
   const report = run.file('RESULTS.md')!;
-  for (const heading of ['node CPU µs / msg', '### Overload', '% of highest rate', 'refused by code', 'refusal p99 ms', 'unanswered', "### Where a send's time goes", 'ack wait mean ms', 'GC ms per node-second']) t.match(report, heading, `RESULTS.md shows ${heading}`);
+  for (const heading of ['node CPU µs / msg', '### Overload', '% of highest rate', 'refused by code', 'refusal p99 ms', 'unanswered', "### Where a send's time goes", 'ack wait mean ms', 'GC ms per node-second', 'event loop busy %', 'LMDB pages per message']) t.match(report, heading, `RESULTS.md shows ${heading}`);
   t.notMatch(report, 'Cassandra', 'no Cassandra columns on a single node');
 });
 

@@ -223,6 +223,7 @@ export class MemoryNodeStore {
     search: { postings: async () => [], cursor: () => ({ next: async () => [] }), termsWithPrefix: async () => [], settled: async () => undefined },
     threads: { get: async () => undefined, getMany: async (_a, _u, keys) => keys.map(() => undefined), put: async () => undefined, touch: async () => undefined, followers: async () => [], threadsOf: async () => [], forget: async () => undefined, byActivity: async () => [], unread: async () => [] },
     signingKeys: new MemorySigningKeys(),
+    writeStats: () => undefined,
     close: async () => undefined,
   };
 }

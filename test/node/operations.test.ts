@@ -14,6 +14,7 @@ t.test('health, readiness and metrics', async (t) => {
   const chat = await it.node.post('/api/chats', { type: 'direct', userId: bob.userId }, alice.jwt);
   const ws = await WsClient.connect(svc.nodeUrl, alice.jwt);
   t.teardown(() => ws.close());
+  const before = (await it.node.get('/metrics')).text;
   await ws.request({ type: 'message.send', chatId: chat.body.chatId, content: 'x' });
   t.equal((await it.node.get('/healthz')).status, 200);
   t.equal((await it.node.get('/readyz')).status, 200);
@@ -27,6 +28,13 @@ t.test('health, readiness and metrics', async (t) => {
   t.equal(metric(text, 'chat_ws_slow_consumers_dropped_total'), 0);
   t.equal(metric(text, 'chat_sends_shed_total'), 0, 'no send shed by the node');
   t.equal(metric(text, 'chat_writes_refused_busy_total'), 0, 'no write refused by a busy chat');
+  // What the embedded store's writes cost, and how busy the node's thread was: totals that the send moved on.
+  const grew = (name: string) => metric(text, name) - metric(before, name);
+  t.ok(metric(before, 'chat_event_loop_busy_seconds_total') > 0, 'the event loop has been busy');
+  t.ok(grew('chat_event_loop_busy_seconds_total') > 0, 'and more so after the send');
+  t.ok(grew('chat_store_transactions_total') >= 1, 'the send committed at least one transaction');
+  t.ok(grew('chat_store_pages_written_total') >= 2, 'which wrote pages (a leaf and the root at least)');
+  t.ok(grew('chat_store_transaction_seconds_total') > 0, 'and took time inside the transaction');
 });
 
 t.test('a consumer that stops reading is dropped with 4001 and counted, and others are unaffected', async (t) => {

@@ -65,6 +65,10 @@ export class CassandraNodeStore implements NodeStore {
     this.signingKeys = new CassandraSigningKeys(db, keyspace, 'node', 'node');
   }
 
+  writeStats(): undefined {
+    return undefined;
+  }
+
   async close(): Promise<void> {
     // The client belongs to the caller; the chats this instance holds are handed back.
     await this.writers.releaseAll();

@@ -2,7 +2,7 @@ import { LmdbPushDevices } from './push.ts';
 import { open, type RootDatabase } from 'lmdb';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../../common/files/index.ts';
 import { KeyRotationConflict, rotatedKeys, type SigningKey } from '../../../common/jwt/index.ts';
-import type { NodeSigningKeyStore, NodeStore, NodeStoreOptions, OutboxEvent, WriterId } from '../types.ts';
+import type { NodeSigningKeyStore, NodeStore, NodeStoreOptions, OutboxEvent, StoreWriteStats, WriterId } from '../types.ts';
 import { LmdbChats } from './chats.ts';
 import { LmdbFlags } from './flags.ts';
 import { LmdbMessages } from './messages.ts';
@@ -95,8 +95,15 @@ export class LmdbNodeStore implements NodeStore {
     // A write resolves only once it is synced to disk (lmdb's default, overlapping sync, resolves at
     // commit and syncs later): an acknowledged write survives power loss, not just a crash.
     // `permissionsMode` (the mode of data.mdb and lock.mdb) is read by lmdb but absent from its typings.
-    const lmdbOptions = { path, maxDbs: 16, compression: false, overlappingSync: false, permissionsMode: PRIVATE_FILE_MODE };
+    // `trackMetrics`: LMDB counts its transactions, pages written and time in them (writeStats).
+    const lmdbOptions = { path, maxDbs: 16, trackMetrics: true, compression: false, overlappingSync: false, permissionsMode: PRIVATE_FILE_MODE };
     return new LmdbNodeStore(open(lmdbOptions), path, writer, options);
+  }
+
+  /** From LMDB's own counters (the environment is opened with `trackMetrics`). */
+  writeStats(): StoreWriteStats {
+    const s = this.root.getStats() as { txns?: number; pagesWritten?: number; timeDuringTxns?: number };
+    return { transactions: s.txns ?? 0, pagesWritten: s.pagesWritten ?? 0, transactionSeconds: s.timeDuringTxns ?? 0 };
   }
 
   async close(): Promise<void> {
