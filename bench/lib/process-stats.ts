@@ -6,6 +6,11 @@ import pidusage from 'pidusage';
 export interface ProcessStats {
   /** CPU seconds used so far (user + system), summed over the processes. */
   cpuSeconds: number;
+  /**
+   * Of those, the seconds spent in the kernel on the processes' behalf (system time: socket
+   * writes and reads, fsync), summed; undefined where /proc does not say (not Linux).
+   */
+  systemCpuSeconds: number | undefined;
   /** Resident memory in bytes, summed over the processes. */
   rssBytes: number;
 }
@@ -14,7 +19,25 @@ export interface ProcessStats {
 export async function processStats(pids: number[]): Promise<ProcessStats> {
   const stats = await Promise.all(pids.map((pid) => pidusage(pid)));
   pidusage.clear();
-  return { cpuSeconds: stats.reduce((a, s) => a + s.ctime / 1000, 0), rssBytes: stats.reduce((a, s) => a + s.memory, 0) };
+  const system = pids.map(systemSeconds);
+  return {
+    cpuSeconds: stats.reduce((a, s) => a + s.ctime / 1000, 0),
+    systemCpuSeconds: system.every((s) => s !== undefined) ? system.reduce((a: number, s) => a + s!, 0) : undefined,
+    rssBytes: stats.reduce((a, s) => a + s.memory, 0),
+  };
+}
+
+/** A process's system time so far (all its threads), from /proc/PID/stat (field 15, in clock ticks of 1/100 s). */
+function systemSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: fields are counted after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks / 100 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A process's soft limit on open files (Linux; undefined elsewhere): how many sockets it can hold. */

@@ -67,6 +67,7 @@ const everyRunColumns = (rows: Row[], cluster: boolean): Column[] => [
   ['serverCpuUsPerDelivery', 'server µs/delivery'],
   ['nodeCpuUsPerMessage', 'node µs/msg'],
   ['serverCpuCores', 'server cores'],
+  ...present(rows, [['serverKernelPct', 'server CPU in the kernel %']]),
   ['generatorCpuCores', 'generator cores'],
   ...present(rows, [['generatorLagP99Ms', 'generator send lag p99 ms']]),
   // Older results summed Redis and Cassandra in one column.

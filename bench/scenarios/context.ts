@@ -141,6 +141,8 @@ export async function fanoutStep(ctx: Context, target: Target, plan: FanoutPlan,
       serverCpuUsPerDelivery: r.delivered === 0 ? null : round((serverCpu * 1e6) / r.delivered, 2),
       nodeCpuUsPerMessage: perMessage(serverCpu),
       serverCpuCores: round(serverCpu / wall, 2),
+      // How much of it the kernel did: on loopback, each socket write carries the receiver's side too.
+      serverKernelPct: after.systemCpuSeconds === undefined || before.systemCpuSeconds === undefined || serverCpu <= 0 ? null : round((100 * (after.systemCpuSeconds - before.systemCpuSeconds)) / serverCpu, 1),
       generatorCpuCores: round(r.generatorCpuSeconds / wall, 2),
       ...(redisCpu === undefined ? {} : { redisCpuCores: round(redisCpu / wall, 2) }),
       ...(cassandraCpu === undefined ? {} : { cassandraCpuCores: round(cassandraCpu / wall, 2), cassandraCpuUsPerPersisted: perMessage(cassandraCpu) }),
