@@ -54,7 +54,28 @@ const SEND_TIME_NOTE =
   "From the nodes' own `/metrics`, summed over them, for the step (warmup, window and drain): ack wait is from a write entering its chat's actor to it being durable (the wait for a batch to start, its write, and the batches queued before it), and its p99 the upper bound of the histogram bucket holding it; a store write is one batch; GC is the time the nodes' event loops stood still for garbage collection, per node and second of the step, and the collections that took over 10 ms; event loop busy is the share of the step each node's one thread was busy (JavaScript and the system calls made from it, such as each socket write); LMDB commits are the embedded store's write transactions per node and second (each synced to disk before its writes resolve) and its pages the 4 KiB pages they wrote, per acknowledged message (– where the nodes do not store in LMDB); refused counts the sends refused with RATE_LIMITED by a node's load shedder (its event loop late, or most sends of a window slower than 100 ms while the queue moves) and the writes refused by a chat's queue (too long, or its oldest write waiting over 100 ms with 32 or more waiting). A user's own send rate is not in them.\n";
 
 const STATEMENT_COLUMNS: Column[] = [['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['ackedPerSecond', 'acked/s'], ['cassandraRequestsPerMessage', 'requests/msg'], ['cassandraMutationsPerMessage', 'mutations/msg'], ['cassandraReadsPerMessage', 'reads/msg'], ['cassandraPaxosWritesPerMessage', 'paxos writes/msg'], ['cassandraKeyspaceWritesPerMessage', 'keyspace writes/msg'], ['cassandraWritesPerMessageByTable', 'writes/msg by table'], ['cassandraCpuUsPerPersisted', 'Cassandra CPU µs / msg']];
-const SEND_TIME_COLUMNS: Column[] = [['phase', 'phase'], ['offeredPerSecond', 'offered/s'], ['p50Ms', 'delivered p50 ms'], ['p99Ms', 'delivered p99 ms'], ['ackMeanMs', 'ack wait mean ms'], ['ackP99UpToMs', 'ack wait p99 ≤ ms'], ['storeWriteMeanMs', 'store write mean ms'], ['writesPerBatch', 'writes per batch'], ['gcMsPerNodeSecond', 'GC ms per node-second'], ['gcPausesOver10Ms', 'GC pauses over 10 ms'], ['eventLoopBusyPct', 'event loop busy %'], ['storeCommitsPerSecond', 'LMDB commits/s'], ['storePagesPerMessage', 'LMDB pages per message'], ['refusedNodeOverloaded', 'refused: node overloaded'], ['refusedChatBusy', 'refused: chat busy']];
+/** The send-time columns; the event loop's and LMDB's only where some row has them (older results, Cassandra). */
+const sendTimeColumns = (rows: Row[]): Column[] => [
+  ['phase', 'phase'],
+  ['offeredPerSecond', 'offered/s'],
+  ['p50Ms', 'delivered p50 ms'],
+  ['p99Ms', 'delivered p99 ms'],
+  ['ackMeanMs', 'ack wait mean ms'],
+  ['ackP99UpToMs', 'ack wait p99 ≤ ms'],
+  ['storeWriteMeanMs', 'store write mean ms'],
+  ['writesPerBatch', 'writes per batch'],
+  ['gcMsPerNodeSecond', 'GC ms per node-second'],
+  ['gcPausesOver10Ms', 'GC pauses over 10 ms'],
+  ...(
+    [
+      ['eventLoopBusyPct', 'event loop busy %'],
+      ['storeCommitsPerSecond', 'LMDB commits/s'],
+      ['storePagesPerMessage', 'LMDB pages per message'],
+    ] as Column[]
+  ).filter(([key]) => rows.some((r) => r[key] !== undefined && r[key] !== null)),
+  ['refusedNodeOverloaded', 'refused: node overloaded'],
+  ['refusedChatBusy', 'refused: chat busy'],
+];
 const OVERLOAD_COLUMNS: Column[] = [['offeredPerSecond', 'offered/s'], ['sentPerSecond', 'sent/s'], ['deliveredMsgsPerSecond', 'delivered msgs/s'], ['pctOfMax', '% of highest rate'], ['p50Ms', 'p50 ms'], ['p99Ms', 'p99 ms'], ['deliveredPct', 'accepted sends delivered %'], ['refused', 'refused'], ['refusedByCode', 'refused by code'], ['refusalP99Ms', 'refusal p99 ms'], ['unanswered', 'unanswered']];
 /** Every run's columns after its system (and phase); the cluster's add Redis and Cassandra. */
 const everyRunColumns = (rows: Row[], cluster: boolean): Column[] => [
@@ -121,7 +142,7 @@ const fanoutSection: Section = async (r, chart) => {
       ? `### Cassandra statements per acknowledged message (this service)\n\n${table(statements, STATEMENT_COLUMNS)}\n${CASSANDRA_NOTE}`
       : '',
     sendTimes.length > 0
-      ? `### Where a send's time goes on the nodes (this service)\n\n${table(sendTimes, SEND_TIME_COLUMNS)}\n${SEND_TIME_NOTE}`
+      ? `### Where a send's time goes on the nodes (this service)\n\n${table(sendTimes, sendTimeColumns(sendTimes))}\n${SEND_TIME_NOTE}`
       : '',
     overload.length > 0
       ? `### Overload: offered at twice the highest rate\n\n${table(overload, [['system', 'system'], ...OVERLOAD_COLUMNS])}`
@@ -180,7 +201,7 @@ const clusterHaSection: Section = async (r, chart) => {
     statements.length > 0
       ? `### Cassandra statements per acknowledged message\n\n${table(statements, [['topology', 'topology'], ...STATEMENT_COLUMNS])}\n${CASSANDRA_NOTE}On the ring the counters are summed over its three nodes: every write is applied on each replica, a request counted once by its coordinator.\n`
       : '',
-    sendTimes.length > 0 ? `### Where a send's time goes on the nodes\n\n${table(sendTimes, [['topology', 'topology'], ...SEND_TIME_COLUMNS])}\n${SEND_TIME_NOTE}` : '',
+    sendTimes.length > 0 ? `### Where a send's time goes on the nodes\n\n${table(sendTimes, [['topology', 'topology'], ...sendTimeColumns(sendTimes)])}\n${SEND_TIME_NOTE}` : '',
     overload.length > 0 ? `### Overload: offered at twice the highest rate\n\n${table(overload, [['topology', 'topology'], ...OVERLOAD_COLUMNS])}` : '',
     `<details><summary>Every run</summary>\n\n${table(r.rows, [['topology', 'topology'], ['phase', 'phase'], ...everyRunColumns(r.rows, true)])}\n</details>\n`,
   ].join('\n');
