@@ -30,7 +30,7 @@ export function nodeMetrics(base: ServiceMetrics, actorCount: () => number, stor
   if (storeStats()) {
     totalOf('chat_store_transactions_total', 'Write transactions the embedded store committed, each synced to disk', registers, () => storeStats()?.transactions);
     totalOf('chat_store_pages_written_total', 'Database pages (4 KiB) the embedded store wrote', registers, () => storeStats()?.pagesWritten);
-    totalOf('chat_store_transaction_seconds_total', "Seconds the embedded store's writer spent inside write transactions (their sync not included)", registers, () => storeStats()?.transactionSeconds);
+    totalOf('chat_store_transaction_seconds_total', "Seconds the embedded store spent in write transactions, from each one's start to the end of its commit (its sync included)", registers, () => storeStats()?.transactionSeconds);
   }
   const connections = new Gauge({ name: 'chat_ws_connections', help: 'Open WebSocket connections', registers });
   const messagesIn = new Counter({ name: 'chat_messages_in_total', help: 'Messages accepted (acknowledged) by this node', registers });

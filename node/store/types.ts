@@ -44,7 +44,7 @@ export interface StoreWriteStats {
   transactions: number;
   /** Database pages written (4 KiB each): every page a commit changed, branches included. */
   pagesWritten: number;
-  /** Seconds inside write transactions, from their start to their commit (the sync not included). */
+  /** Seconds from each write transaction's start to the end of its commit, its sync to disk included. */
   transactionSeconds: number;
 }
 
