@@ -292,6 +292,9 @@ const ctx: Context = {
   profileDir: values.profile,
   log: (line) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}${line}\n`),
 };
+// The code measured is the code as the run started (the service was built then): edits made while
+// a long run goes on do not make its results say "with uncommitted changes", nor hide them.
+const startedAt = runMeta();
 const order = scenario === 'all' ? (Object.keys(SCENARIOS) as ScenarioName[]) : [scenario as ScenarioName];
 const failed: string[] = [];
 try {
@@ -303,7 +306,7 @@ try {
       const { parameters, rows, summary, notes } = output;
       // `cluster --topology ha` writes cluster-ha.*, beside the single topology's cluster.*.
       const written = output.scenario ?? name;
-      const result: ScenarioResult = { scenario: written, meta: runMeta(), command, parameters, rows, summary, notes };
+      const result: ScenarioResult = { scenario: written, meta: { ...runMeta(), commit: startedAt.commit, dirty: startedAt.dirty }, command, parameters, rows, summary, notes };
       const files = writeResult(out, result);
       ctx.log(`${written}: wrote ${files.join(', ')}`);
       process.stdout.write(`${JSON.stringify({ scenario: written, summary })}\n`);

@@ -339,7 +339,9 @@ export async function writeReport(dir: string, reportPath: string): Promise<stri
   // One line per machine (free memory, which differs from run to run, is left out); each
   // section names the machine its run had.
   const machineOf = (r: ScenarioResult) => `${r.meta.machine.cpu}, ${r.meta.machine.cores} cores, ${r.meta.machine.memoryGiB} GiB, ${r.meta.machine.os}`;
-  for (const m of new Set(results.map(machineOf))) parts.push(`Machine: ${m}. Server, peers and load generator all run on it.\n`);
+  const machines = [...new Set(results.map(machineOf))];
+  if (machines.length === 1) parts.push(`Machine: ${machines[0]}. Server, peers and load generator all run on it.\n`);
+  else if (machines.length > 1) parts.push(`Machines: server, peers and load generator all run on one, and each section names the one its run had.\n\n${machines.map((m) => `- ${m}`).join('\n')}\n`);
   for (const r of results) {
     parts.push(`## ${r.scenario}\n`);
     parts.push(`Run ${r.meta.date} at commit \`${r.meta.commit}\`${r.meta.dirty ? ' (with uncommitted changes)' : ''} on ${machineOf(r)}; Node ${r.meta.versions.node}, uWebSockets.js ${r.meta.versions['uWebSockets.js']}, Socket.IO ${r.meta.versions['socket.io']}.\n`);

@@ -67,6 +67,12 @@ t.test('report renders results written before a column existed, with – in its 
   const two = readFileSync(join(dir, 'RESULTS.md'), 'utf8');
   t.equal(two.match(/^Machine: /gm)?.length, 1, 'free memory does not make another machine line');
   t.equal(two.match(/^Run .* on cpu, 2 cores, 8 GiB, Linux; /gm)?.length, 2, 'each section names its machine');
+  // Runs from two machines: one list of them, each once.
+  writeFileSync(join(dir, 'fanout.json'), JSON.stringify({ ...other, scenario: 'fanout', meta: { ...other.meta, machine: { ...other.meta.machine, cpu: 'other cpu' } }, parameters: { rooms: 1 }, rows: [], summary: {} }));
+  await writeReport(dir, join(dir, 'RESULTS.md'));
+  const mixed = readFileSync(join(dir, 'RESULTS.md'), 'utf8');
+  t.equal(mixed.match(/^Machines: /gm)?.length, 1, 'two machines: one list');
+  t.same(mixed.match(/^- .*cpu, 2 cores, 8 GiB, Linux$/gm)?.sort(), ['- cpu, 2 cores, 8 GiB, Linux', '- other cpu, 2 cores, 8 GiB, Linux'], 'each machine once');
 });
 
 t.test('--profile writes a CPU profile of the service that summarises by function', async (t) => {
