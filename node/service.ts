@@ -139,7 +139,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
   const cluster = options.cluster;
   const closeSockets = (appId: string, userId: string, why: 'USER_DELETED' | 'USER_BANNED' = 'USER_DELETED') => {
     const { code, reason, reconnect } = closeCodes[why];
-    for (const ws of [...hub.sockets(appId, userId)]) ws.end(code, JSON.stringify({ reason, reconnect }));
+    for (const ws of [...hub.sockets(appId, userId)]) hub.end(ws, code, JSON.stringify({ reason, reconnect }));
   };
   const bans = new BanGuard(store.moderation);
   const blocks = new BlockGuard(store.moderation);
@@ -162,7 +162,7 @@ export async function createNodeService(options: NodeServiceOptions): Promise<No
     sessions.appDeleted(appId);
     attachments?.appDeleted(appId).catch((error: unknown) => log.warn({ err: String(error), appId }, "cannot mark a deleted application's files for deletion"));
     const { code, reason, reconnect } = closeCodes.APP_DELETED;
-    for (const ws of hub.appSockets(appId)) ws.end(code, JSON.stringify({ reason, reconnect }));
+    for (const ws of hub.appSockets(appId)) hub.end(ws, code, JSON.stringify({ reason, reconnect }));
   };
   const usage = new UsageMeter({
     ...(options.usage ? { sink: options.usage } : {}),

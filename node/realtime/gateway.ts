@@ -118,7 +118,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
         if (c.closed) return;
         if (ended) {
           const { code, reason, reconnect } = closeCodes[ended === 'app-deleted' ? 'APP_DELETED' : ended === 'user-banned' ? 'USER_BANNED' : 'USER_DELETED'];
-          return ws.end(code, JSON.stringify({ reason, reconnect }));
+          return hub.end(ws, code, JSON.stringify({ reason, reconnect }));
         }
         for (const chatId of chatIds) if (!c.resume?.has(chatId)) hub.subscribe(ws, chatId);
         if (deps.presence) void deps.replays.ready().then(() => ready(ws), () => ready(ws));
@@ -127,7 +127,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       (error: unknown) => {
         log.warn({ err: String(error) }, 'cannot load the chats of a new socket');
         const { code, reason, reconnect } = closeCodes.UNAVAILABLE;
-        if (!c.closed) ws.end(code, JSON.stringify({ reason, reconnect }));
+        if (!c.closed) hub.end(ws, code, JSON.stringify({ reason, reconnect }));
       },
     );
   }
@@ -160,7 +160,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       const seconds = cooldowns.start(`${c.appId}:${c.userId}`, c.tokenKey, now);
       const { code, reason, reconnect } = closeCodes.IGNORED_RETRY_HINTS;
       c.closed = true; // no answer to what is still buffered: the socket is going
-      ws.end(code, JSON.stringify({ reason, reconnect, retryAfter: Math.ceil(seconds) }));
+      hub.end(ws, code, JSON.stringify({ reason, reconnect, retryAfter: Math.ceil(seconds) }));
       return;
     }
     if (data.byteLength > REALTIME_LIMITS.maxFrameBytes) {
@@ -200,7 +200,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
     const run = (appLive: boolean) => {
       if (!appLive) {
         const { code, reason, reconnect } = closeCodes.APP_DELETED;
-        if (!c.closed) ws.end(code, JSON.stringify({ reason, reconnect }));
+        if (!c.closed) hub.end(ws, code, JSON.stringify({ reason, reconnect }));
         return;
       }
       dispatch(deps, ws, action).then(
@@ -276,12 +276,12 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
           if (c.closed) return;
           if (retryAfter === undefined) return opened(ws, true);
           const { code, reason, reconnect } = closeCodes.USER_CEILING_REACHED;
-          ws.end(code, JSON.stringify({ reason, reconnect, retryAfter }));
+          hub.end(ws, code, JSON.stringify({ reason, reconnect, retryAfter }));
         },
         (error: unknown) => {
           log.warn({ err: String(error) }, 'cannot check the concurrent-user ceiling of a new socket');
           const { code, reason, reconnect } = closeCodes.UNAVAILABLE;
-          if (!c.closed) ws.end(code, JSON.stringify({ reason, reconnect }));
+          if (!c.closed) hub.end(ws, code, JSON.stringify({ reason, reconnect }));
         },
       );
     },
@@ -294,7 +294,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       const early = (c.early ??= []);
       const held = early.reduce((n, f) => n + f.data.byteLength, 0);
       if (early.length < REALTIME_LIMITS.earlyFrames && held + data.byteLength <= REALTIME_LIMITS.earlyBytes) early.push({ data: data.slice(0), isBinary });
-      else ws.end(closeCodes.UNAVAILABLE.code, JSON.stringify({ reason: 'too much sent before ready', reconnect: closeCodes.UNAVAILABLE.reconnect }));
+      else hub.end(ws, closeCodes.UNAVAILABLE.code, JSON.stringify({ reason: 'too much sent before ready', reconnect: closeCodes.UNAVAILABLE.reconnect }));
     },
 
     close: (ws, code) => {
@@ -317,7 +317,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
   const expiryCheck = setInterval(() => {
     const now = Date.now();
     const { code, reason, reconnect } = closeCodes.TOKEN_EXPIRED;
-    for (const sockets of [counted(), pending]) for (const ws of sockets) if (ws.getUserData().expiresAt * 1000 <= now) ws.end(code, JSON.stringify({ reason, reconnect }));
+    for (const sockets of [counted(), pending]) for (const ws of sockets) if (ws.getUserData().expiresAt * 1000 <= now) hub.end(ws, code, JSON.stringify({ reason, reconnect }));
   }, REALTIME_LIMITS.expiryCheckMs);
   expiryCheck.unref();
 
@@ -327,7 +327,7 @@ export function attachGateway(deps: GatewayDeps): { closeAll(name: CloseName): v
       clearInterval(expiryCheck);
       cooldowns.close();
       const { code, reason, reconnect } = closeCodes[name];
-      for (const ws of [...counted(), ...pending]) ws.end(code, JSON.stringify({ reason, reconnect }));
+      for (const ws of [...counted(), ...pending]) hub.end(ws, code, JSON.stringify({ reason, reconnect }));
     },
   };
 }

@@ -2,6 +2,7 @@ import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { ChatEvent, EventSink, UserEvent } from '../chat/index.ts';
 import { closeCodes, PROTOCOL_VERSION } from './protocol.ts';
 import { ackFrame, encode, ENCODINGS, eventFrame, TYPING_FRAME, type Encoding } from './frames.ts';
+import { HeldAcks } from './held-acks.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 
 /**
@@ -70,6 +71,8 @@ export class RealtimeHub implements EventSink {
   private uncheckedBytes = 0;
   /** Local sockets subscribed to each chat (`appId/chatId`), for HubInterest. */
   private readonly chatSockets = new Map<string, number>();
+  /** Acks of this turn, written at its end one write per socket (held-acks.ts); flushed before any other frame goes out. */
+  private readonly acks = new HeldAcks<Connection>((ws, data) => this.write(ws, data));
   interest: HubInterest | undefined;
 
   constructor(
@@ -243,6 +246,7 @@ export class RealtimeHub implements EventSink {
   }
 
   private chatFrameToAll(appId: string, chatId: string, json: string, event?: () => object): void {
+    this.acks.flush();
     const topic = chatTopic('json', appId, chatId);
     const subscribers = this.app.numSubscribers(topic);
     if (subscribers > 0) {
@@ -270,6 +274,7 @@ export class RealtimeHub implements EventSink {
    */
   threadFrame(appId: string, chatId: string, parentId: string, followers: readonly string[], json: string, event?: () => object): void {
     const key = threadKey(chatId, parentId);
+    this.acks.flush();
     let packed: Buffer | string | undefined;
     const dataFor = (enc: Encoding) => (enc === 'json' ? json : (packed ??= encode('msgpack', event ? event() : (JSON.parse(json) as object))));
     for (const enc of ENCODINGS) {
@@ -309,17 +314,39 @@ export class RealtimeHub implements EventSink {
     this.sendData(ws, c, encode(c.encoding, { v: PROTOCOL_VERSION, ...frame }));
   }
 
-  /** Acknowledges an action: `{ type: 'ack', id, result }`, reusing its message's JSON (frames.ts). */
+  /**
+   * Acknowledges an action: `{ type: 'ack', id, result }`, reusing its message's JSON (frames.ts).
+   * Written at the end of the turn, with the socket's other acks of the turn in one write.
+   */
   ack(ws: WebSocket<Connection>, id: string, result: object): void {
     const c = ws.getUserData();
     if (c.closed) return;
-    this.sendData(ws, c, c.encoding === 'json' ? ackFrame(id, result) : encode(c.encoding, { v: PROTOCOL_VERSION, type: 'ack', id, result }));
+    const data = c.encoding === 'json' ? ackFrame(id, result) : encode(c.encoding, { v: PROTOCOL_VERSION, type: 'ack', id, result });
+    this.acks.add(ws, data);
+    this.sent(data);
+  }
+
+  /**
+   * Closes an open socket with a close frame (`code`, `reason`), after the acks it is owed (none
+   * if the caller marked it closed already: then nothing more is written to it). Every close the
+   * server makes goes through here.
+   */
+  end(ws: WebSocket<Connection>, code: number, reason: string): void {
+    this.acks.flush();
+    ws.end(code, reason);
   }
 
   private sendData(ws: WebSocket<Connection>, c: Connection, data: string | Buffer): void {
+    this.acks.flush();
+    if (c.closed) return;
+    this.write(ws, data);
+    this.sent(data);
+  }
+
+  private write(ws: WebSocket<Connection>, data: string | Buffer): void {
+    const c = ws.getUserData();
     // 2 = dropped: the socket is past maxBackpressure and uWS closes it.
     if (ws.send(data, c.encoding === 'msgpack') === 2) c.slow = true;
-    this.sent(data);
   }
 
   /**
@@ -339,7 +366,7 @@ export class RealtimeHub implements EventSink {
         // Nothing more is queued behind the close frame: the client resumes from its seqs.
         for (const chatId of [...(c.chats ?? [])]) this.unsubscribe(ws, chatId);
         ws.unsubscribe(userTopic(c.encoding, c.appId, c.userId));
-        ws.end(code, JSON.stringify({ reason, reconnect }));
+        this.end(ws, code, JSON.stringify({ reason, reconnect }));
       }
     }
   }
@@ -350,6 +377,7 @@ export class RealtimeHub implements EventSink {
   }
 
   private publish(topicOf: (enc: Encoding) => string, event: ChatEvent | UserEvent, messageText?: string): void {
+    this.acks.flush();
     for (const enc of ENCODINGS) {
       const topic = topicOf(enc);
       const subscribers = this.app.numSubscribers(topic);

@@ -209,3 +209,51 @@ t.test("a typer's connection closed as a slow consumer while its typing is publi
   t.equal(bob.types().at(-2), 'typing.started', 'bob is told alice types');
   t.equal(alice.types().at(-1), 'message.new:9999', "alice's other connection still gets the chat's events");
 });
+
+/** The end of the current turn: held acks are written (process.nextTick), then the loop iteration ends. */
+const turnEnds = () => new Promise((resolve) => setImmediate(resolve));
+
+t.test("a socket's acks of one turn leave in one write, after the events published before them and before those published after", async (t) => {
+  const { app, hub, connect } = fakeNode();
+  const [alice, msgpack] = [connect('alice', { chats: [CHAT] }), connect('alice', { chats: [CHAT], encoding: 'msgpack' })];
+  await turnEnds();
+  app.drain();
+  const before = [alice.writes, msgpack.writes];
+  // As a chat's group commit resolves a batch: its events, then each send's ack.
+  hub.chatEvent(APP_ID, messageNew(CHAT, 1));
+  hub.chatEvent(APP_ID, messageNew(CHAT, 2));
+  for (const id of ['s1', 's2', 's3']) {
+    hub.ack(alice.ws, id, { seq: 1 });
+    hub.ack(msgpack.ws, id, { seq: 1 });
+  }
+  t.same(alice.types(), ['ready'], 'nothing written before the turn ends');
+  await turnEnds();
+  app.drain();
+  for (const [name, socket, i] of [['json', alice, 0], ['msgpack', msgpack, 1]] as const) {
+    t.same(socket.types(), ['ready', 'message.new:1', 'message.new:2', 'ack', 'ack', 'ack'], `${name}: the events, then the acks`);
+    t.same(socket.received().filter((f) => f.type === 'ack').map((f) => f.id), ['s1', 's2', 's3'], `${name}: the acks in order`);
+    t.equal(socket.writes - before[i]!, 1, `${name}: two events and three acks in one socket write`);
+  }
+  // An ack held when an event is published goes out before it.
+  hub.ack(alice.ws, 's4', {});
+  hub.chatEvent(APP_ID, messageNew(CHAT, 3));
+  hub.userEvent(APP_ID, 'alice', { type: 'presence.online', userId: 'bob' });
+  await turnEnds();
+  app.drain();
+  t.same(alice.types().slice(6), ['ack', 'message.new:3', 'presence.online'], 'held ack, then what was published after it');
+});
+
+t.test('an ack held when a frame is sent to the socket, or when the server closes it, is written first', async (t) => {
+  const { hub, connect } = fakeNode();
+  const alice = connect('alice', { chats: [CHAT] });
+  hub.ack(alice.ws, 's1', {});
+  hub.send(alice.ws, { type: 'error', id: 's2', code: 'RATE_LIMITED', message: 'slow down' });
+  t.same(alice.types(), ['ready', 'ack', 'error'], 'the ack, then the error');
+  hub.ack(alice.ws, 's3', {});
+  const { code, reason, reconnect } = closeCodes.TOKEN_EXPIRED;
+  hub.end(alice.ws, code, JSON.stringify({ reason, reconnect }));
+  t.same(alice.types(), ['ready', 'ack', 'error', 'ack'], 'the ack owed, then the close frame');
+  t.equal(alice.closedWith?.code, code, 'closed');
+  await turnEnds();
+  t.same(alice.types().length, 4, 'nothing written to it once closed');
+});

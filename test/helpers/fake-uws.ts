@@ -11,6 +11,8 @@ import { RealtimeHub } from '../../node/realtime/index.ts';
 //   socket sends or its close frame, so a socket's frames keep their order;
 // - a socket unsubscribed from its last topic loses what was queued on it (uWS frees it as a
 //   subscriber), which is what keeps anything from following a slow consumer's close frame;
+// - a socket's writes are counted as uWS makes them: what was queued on it goes in one write, a
+//   frame sent uncorked in one more, and everything sent inside cork() (the queue first) in one;
 // - end() calls the app's close handler at once; the socket is then closed, and every method but
 //   getUserData throws, as uWS's "Invalid access of closed uWS.WebSocket".
 
@@ -24,7 +26,7 @@ const bytes = (data: RecognizedString): Buffer =>
   typeof data === 'string' ? Buffer.from(data) : data instanceof ArrayBuffer ? Buffer.from(data.slice(0)) : Buffer.from(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
 const text = (data: RecognizedString): string => (typeof data === 'string' ? data : bytes(data).toString('utf8'));
 
-type SocketMethods = 'send' | 'end' | 'subscribe' | 'unsubscribe' | 'getBufferedAmount' | 'getUserData';
+type SocketMethods = 'send' | 'cork' | 'end' | 'subscribe' | 'unsubscribe' | 'getBufferedAmount' | 'getUserData';
 
 export class FakeSocket<U> implements Pick<WebSocket<U>, SocketMethods> {
   /** What getBufferedAmount answers: the test says how far behind the client is. */
@@ -37,6 +39,10 @@ export class FakeSocket<U> implements Pick<WebSocket<U>, SocketMethods> {
   private queued: Frame[] = [];
   private closed = false;
   private readonly written: Frame[] = [];
+  /** Socket writes so far (system calls, for uWS): see the rules at the top. */
+  writes = 0;
+  private corked = false;
+  private corkedFrames = 0;
 
   constructor(
     private readonly app: FakeApp<U>,
@@ -75,8 +81,29 @@ export class FakeSocket<U> implements Pick<WebSocket<U>, SocketMethods> {
   send(message: RecognizedString, isBinary = false): number {
     this.live();
     this.flush();
-    if (this.sendResult !== 2) this.written.push({ data: bytes(message), isBinary });
+    if (this.sendResult !== 2) {
+      this.written.push({ data: bytes(message), isBinary });
+      if (this.corked) this.corkedFrames++;
+      else this.writes++;
+    }
     return this.sendResult;
+  }
+
+  cork(cb: () => void): WebSocket<U> {
+    this.live();
+    if (this.corked) {
+      cb();
+      return this.ws;
+    }
+    this.corked = true;
+    try {
+      cb();
+    } finally {
+      this.corked = false;
+      if (this.corkedFrames > 0) this.writes++;
+      this.corkedFrames = 0;
+    }
+    return this.ws;
   }
 
   subscribe(topic: RecognizedString): boolean {
@@ -114,7 +141,10 @@ export class FakeSocket<U> implements Pick<WebSocket<U>, SocketMethods> {
 
   /** Writes what was queued (the app at the end of a loop iteration, or before a send or a close). */
   flush(): void {
+    if (this.queued.length === 0) return;
     this.written.push(...this.queued);
+    if (this.corked) this.corkedFrames += this.queued.length;
+    else this.writes++;
     this.queued = [];
   }
 
