@@ -6,7 +6,8 @@ import t, { type Test } from 'tap';
 import { open } from 'lmdb';
 import { v7 as uuidv7 } from 'uuid';
 import { EventIds } from '../../common/webhooks/index.ts';
-import { LmdbNodeStore, type Chat, type Member, type OutboxEvent, type StoredMessage } from '../../node/store/index.ts';
+import { LmdbNodeStore, newMessageId, type Chat, type Member, type OutboxEvent, type StoredMessage } from '../../node/store/index.ts';
+import { bucketOf } from '../../node/store/buckets.ts';
 import { nodeStoreConformance } from './store-conformance.ts';
 
 const freshDir = () => mkdtemp(join(tmpdir(), 'node-store-'));
@@ -157,4 +158,56 @@ t.test('lmdb: outbox rows of the layout of one object per event are read and fin
   );
   await store.outbox.progress(owner, [old[1]!.id, fresh[1]!.id], []);
   t.same(await store.outbox.pending(owner, undefined, 10), [], 'all finished');
+});
+
+t.test('lmdb: a message is kept as a record of its values; messages kept as objects before are read, paged and rewritten with them', async (t) => {
+  const dir = await freshDir();
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const appId = randomUUID();
+  const chatId = randomUUID();
+  const userId = randomUUID();
+  const at = (s: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, s)).toISOString();
+  // Written as an older version did: the message as an object, its bucket and seq index entries.
+  const old: StoredMessage = { appId, chatId, id: newMessageId(1), seq: 1, senderId: userId, content: 'from before', createdAt: at(1), reactions: [], clientKey: 'k1', rev: 1 };
+  const bucket = bucketOf(old.id);
+  const raw = open({ path: dir, maxDbs: 16, compression: false });
+  const db = raw.openDB<unknown, (string | number)[]>({ name: 'messages', encoding: 'msgpack' });
+  await db.put(['m', appId, chatId, bucket, old.id], old);
+  await db.put(['b', appId, chatId, bucket], true);
+  await db.put(['s', appId, chatId, 1], [bucket, old.id]);
+  await db.put(['r', appId, chatId, 1], [bucket, old.id]);
+  await db.put(['k', appId, chatId, userId, 'k1'], old.id);
+  await raw.close();
+
+  const store = LmdbNodeStore.open(dir);
+  t.teardown(() => store.close());
+  // Every field a message can have, and one with none of the optional ones.
+  const full: StoredMessage = {
+    appId, chatId, id: newMessageId(2), seq: 2, senderId: userId, content: 'every field', createdAt: at(2),
+    editedAt: at(3), deletedAt: at(4), replyToId: old.id, hiddenAt: at(5),
+    reactions: [{ reactionId: randomUUID(), userId, reaction: '👍', createdAt: at(3) }],
+    clientKey: 'k2', attachments: [{ id: randomUUID(), name: 'a.png', size: 10, type: 'image/png', width: 1, height: 1 }],
+    parentId: old.id, copySeq: 7, thread: { lastSeq: 1, replyCount: 1, lastReplyAt: at(3), participants: [userId] },
+    mentions: [userId], type: 'system', data: { nested: { list: [1, 'two', null] } }, rev: 2,
+  };
+  const bare: StoredMessage = { appId, chatId, id: newMessageId(3), seq: 3, senderId: userId, content: 'no extras', createdAt: at(6), reactions: [] };
+  await store.messages.put([full, bare]);
+  for (const m of [full, bare]) {
+    const read = await store.messages.get(appId, chatId, m.id);
+    t.strictSame(read, m, `${m.content}: read back as written`);
+    t.same(Object.keys(read!).sort(), Object.keys(m).sort(), `${m.content}: no field added or lost`);
+  }
+  // The value as LMDB holds it (the table is private to the store).
+  const kept = (store.messages['t'] as { db: { get(key: unknown[]): unknown } }).db.get(['m', appId, chatId, bucketOf(bare.id), bare.id]);
+  t.ok(Array.isArray(kept), 'a new message is kept as an array of values');
+  t.notOk(JSON.stringify(kept).includes('senderId'), 'without its field names');
+  t.strictSame(await store.messages.get(appId, chatId, old.id), old, 'the message kept as an object is read as it was');
+  t.strictSame((await store.messages.pageBackward(appId, chatId, undefined, 10)).map((m) => m.id), [bare.id, full.id, old.id], 'paged with the new ones');
+  t.strictSame((await store.messages.afterSeq(appId, chatId, 0, 10)).map((m) => m.seq), [1, 2, 3]);
+  t.strictSame(await store.messages.byClientKey(appId, chatId, userId, 'k1'), old);
+  // Rewritten (an edit): read through its old form, written as a record.
+  const edited: StoredMessage = { ...old, content: 'edited', editedAt: at(9), rev: 4 };
+  await store.messages.put([edited]);
+  t.strictSame(await store.messages.get(appId, chatId, old.id), edited, 'the edit is read back');
+  t.strictSame((await store.messages.changedSince(appId, chatId, 2, 10)).map((m) => m.id), [old.id], 'its revision index moved with it');
 });

@@ -8,6 +8,7 @@ import type { LmdbWriters } from './writers.ts';
 import type { LmdbOutbox } from './outbox.ts';
 import type { LmdbSearch } from './search.ts';
 import { indexed } from '../search-terms.ts';
+import { messageRecord, storedMessage, storedMessageOrNone } from './message-record.ts';
 
 /** Most buckets an instance remembers as indexed (about 100 bytes each). */
 const MAX_KNOWN_BUCKETS = 50_000;
@@ -15,7 +16,7 @@ const MAX_KNOWN_BUCKETS = 50_000;
 const CHAT_KEYS = 10_000;
 
 /**
- * Keys: ['m', app, chat, bucket, id] → message (partition app+chat+bucket, clustered by id);
+ * Keys: ['m', app, chat, bucket, id] → the message as a record (message-record.ts; partition app+chat+bucket, clustered by id);
  * ['b', app, chat, bucket] → true (the chat's non-empty buckets); ['s', app, chat, seq] → [bucket, id];
  * ['k', app, chat, sender, clientKey] → id; ['u', app, chat, uploadId] → id of the message carrying
  * that attachment; ['n', app, chat, user, seq] → true for each member a stored message mentions;
@@ -66,11 +67,11 @@ export class LmdbMessages implements MessageStore {
       for (const m of latestOfEach(messages)) {
         const bucket = bucketOf(m.id);
         const chat = this.chatKey(m.appId, m.chatId);
-        const previous = neverWritten(m, fence) ? undefined : (this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]) as StoredMessage | undefined);
+        const previous = neverWritten(m, fence) ? undefined : storedMessageOrNone(this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]));
         if (previous?.rev !== undefined && previous.rev !== m.rev) this.t.db.remove(['r', chat, previous.rev]);
         if (indexed(m, previous)) toIndex.push(m);
         if (m.rev !== undefined) this.t.db.put(['r', chat, m.rev], [bucket, m.id]);
-        this.t.db.put(['m', chat, bucket, m.id], m);
+        this.t.db.put(['m', chat, bucket, m.id], messageRecord(m));
         const bucketKey = `${m.appId}\u0000${m.chatId}\u0000${bucket}`;
         if (!this.buckets.has(bucketKey) && !buckets.has(bucketKey)) {
           buckets.add(bucketKey);
@@ -148,7 +149,7 @@ export class LmdbMessages implements MessageStore {
 
   /** A message as stored, read at once (in the current transaction, when there is one). */
   stored(appId: string, chatId: string, messageId: string): StoredMessage | undefined {
-    return this.t.db.get(['m', appId, chatId, bucketOf(messageId), messageId]) as StoredMessage | undefined;
+    return storedMessageOrNone(this.t.db.get(['m', appId, chatId, bucketOf(messageId), messageId]));
   }
 
   async getMany(appId: string, chatId: string, ids: readonly string[]): Promise<(StoredMessage | undefined)[]> {
@@ -173,7 +174,7 @@ export class LmdbMessages implements MessageStore {
       });
       for (const { key: k, value } of range) {
         if (fromInside && k[4] === beforeId) continue;
-        out.push(value as StoredMessage);
+        out.push(storedMessage(value));
         if (out.length >= limit) return out;
       }
     }
@@ -215,7 +216,7 @@ export class LmdbMessages implements MessageStore {
     const out: StoredMessage[] = [];
     for (const { value } of this.t.db.getRange({ start: [index, appId, chatId, after + 1], end: [index, appId, chatId, Number.MAX_SAFE_INTEGER], limit })) {
       const [bucket, id] = value as [number, string];
-      const m = this.t.db.get(['m', appId, chatId, bucket, id]) as StoredMessage | undefined;
+      const m = storedMessageOrNone(this.t.db.get(['m', appId, chatId, bucket, id]));
       if (m) out.push(m);
     }
     return out;

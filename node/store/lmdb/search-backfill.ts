@@ -1,5 +1,5 @@
 import { indexed } from '../search-terms.ts';
-import type { StoredMessage } from '../types.ts';
+import { storedMessage } from './message-record.ts';
 import { END, type Db, type Key, type Tables } from './shared.ts';
 
 /** Messages read in one backfill transaction (and recorded there as one pending record). */
@@ -149,7 +149,7 @@ export class LmdbSearchBackfill {
       for (const { key, value } of this.messages.getRange({ start, end: ['m', END], limit: this.chunk })) {
         after = key;
         read++;
-        const m = value as StoredMessage;
+        const m = storedMessage(value);
         if (indexed(m, undefined)) entries.push(m.id, m.appId, m.chatId);
       }
       if (entries.length > 0) record = this.record(entries);
