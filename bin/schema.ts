@@ -11,14 +11,14 @@ const HELP = `Usage: npm run schema
 Creates the Cassandra/ScyllaDB keyspace (SimpleStrategy, CASSANDRA_REPLICATION_FACTOR) and every
 table of the control service and the nodes, or applies the migrations it lacks. Safe to run again:
 applied migrations are recorded in <keyspace>.schema_migrations. The service runs the same step at
-start when STORE=cassandra. A migration that reads every message (node-023-search-shards, which
-indexes the messages written before search) is best run so, before the nodes of a new version
-start, on a large keyspace.
+start when STORE=cassandra. A migration that reads every message (node-026-search-days, which
+indexes every message into the search layout it makes) is best run so, before the nodes of a new
+version start, on a large keyspace.
 
 reindex: indexes every stored message for search again, from the first (for messages written
 while SEARCH_INDEX=off, which nothing indexed), logging the messages indexed so far every few
 seconds. STORE=cassandra: applies the migrations as above, then runs the backfill of
-node-023-search-shards from the start. STORE=embedded: opens the store under DATA_DIR/node and
+node-026-search-days from the start. STORE=embedded: opens the store under DATA_DIR/node and
 runs its backfill from the start (it may run while the node runs: a message indexed twice is
 harmless). Progress is saved as it goes: --resume goes on from where an interrupted reindex
 stopped instead of starting over (a node's start on STORE=embedded goes on with it too). Needs

@@ -175,7 +175,7 @@ function cassandraDisk(keyspace: string | undefined, messages: number): Record<s
   if (keyspace === undefined) return { error: 'the keyspace is not known' };
   const bytes = cassandraTableBytes(keyspace);
   if (typeof bytes === 'string') return { error: bytes };
-  const search = ['search_hour_postings', 'search_term_hours', 'search_terms'].reduce((n, t) => n + (bytes[t] ?? 0), 0);
+  const search = ['search_hour_postings', 'search_day_hours', 'search_terms'].reduce((n, t) => n + (bytes[t] ?? 0), 0);
   return { searchBytesPerMessage: round(search / messages, 1), postingsBytesPerMessage: round((bytes.search_hour_postings ?? 0) / messages, 1), messagesBytesPerMessage: round((bytes.chat_messages ?? 0) / messages, 1) };
 }
 

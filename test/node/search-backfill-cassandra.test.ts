@@ -5,7 +5,7 @@ import { CassandraNodeStore, newMessageId, nodeMigrations, threadLogId, type Sto
 import { backfillSearch, reindexSearch } from '../../node/store/cassandra/search-backfill.ts';
 import { requireService, testKeyspace } from '../helpers/index.ts';
 
-// Cassandra's backfill of the search index (migration node-023, search-backfill.ts): messages
+// Cassandra's backfill of the search index (migration node-026, search-backfill.ts): messages
 // written while nothing indexed them are found after it, and a run stopped or failed goes on from
 // its last save.
 
@@ -18,7 +18,7 @@ else {
     return { appId, chatId, id: newMessageId(seq, at), seq, senderId: 'ann', content, createdAt: new Date(at).toISOString(), reactions: [], rev: seq, ...extra };
   };
   const progressRow = async (client: CassandraClient, keyspace: string) => {
-    const row = (await client.execute(`SELECT last_token, messages, done FROM ${keyspace}.search_backfill WHERE name = 'hour_postings'`)).first();
+    const row = (await client.execute(`SELECT last_token, messages, done FROM ${keyspace}.search_backfill WHERE name = 'day_hours'`)).first();
     return { lastToken: row.get('last_token')?.toString() as string | undefined, messages: Number(row.get('messages')), done: row.get('done') as boolean };
   };
   /** A keyspace migrated as a new one, and a store of it that indexes nothing (SEARCH_INDEX=off). */

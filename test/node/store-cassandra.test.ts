@@ -100,7 +100,7 @@ else {
 
   /** Every statement and batch a store sends, and a hook to delay or fail one. */
   const recording = (hook?: (kind: 'execute' | 'batch', queries: string[], run: () => Promise<types.ResultSet>) => Promise<types.ResultSet>) => {
-    const sent: { kind: 'execute' | 'batch'; queries: string[] }[] = [];
+    const sent: { kind: 'execute' | 'batch'; queries: string[]; statements?: { query: string; params: unknown[] }[] }[] = [];
     const db = {
       execute: (query: string, params?: unknown[], options?: driver.QueryOptions) => {
         sent.push({ kind: 'execute', queries: [query] });
@@ -109,7 +109,7 @@ else {
       },
       batch: (statements: { query: string; params: unknown[] }[], options?: driver.QueryOptions) => {
         const queries = statements.map((s) => s.query);
-        sent.push({ kind: 'batch', queries });
+        sent.push({ kind: 'batch', queries, statements });
         const run = () => client.batch(statements, options);
         return hook ? hook('batch', queries, run) : run();
       },
@@ -150,7 +150,7 @@ else {
     t.equal(sent.filter((s) => s.kind === 'batch' && cas(s.queries)).length, 1, 'the first put claims the chat: one compare-and-set');
     sent.length = 0;
     await store.messages.put([2, 3, 4, 5, 6].map((seq) => message(chatId, seq)), fence(1, 6));
-    t.same(sent, [{ kind: 'batch', queries: Array(5).fill(sent[0]?.queries[0]) }], 'the next: one batch, a row per message, nothing else');
+    t.same(sent.map(({ kind, queries }) => ({ kind, queries })), [{ kind: 'batch', queries: Array(5).fill(sent[0]?.queries[0]) }], 'the next: one batch, a row per message, nothing else');
     t.match(sent[0]?.queries[0], /^INSERT INTO \w+\.chat_messages /);
     sent.length = 0;
     await store.messages.put([7, 8].map((seq) => message(chatId, seq, { clientKey: `k${seq}` })), fence(6, 8));
@@ -159,11 +159,11 @@ else {
     // Text: a posting per word, and the word's hour and dictionary row only until a put of them succeeded.
     sent.length = 0;
     await store.messages.put([message(chatId, 9, { content: 'hello world' })], fence(8, 9));
-    const tables = () => sent.flatMap((s) => s.queries.map((q) => /INTO \w+\.(\w+) /.exec(q)?.[1])).sort();
-    t.same(tables(), ['chat_messages', 'search_hour_postings', 'search_hour_postings', 'search_term_hours', 'search_term_hours', 'search_terms', 'search_terms'], 'a text: its row, and per word a posting, its hour and its dictionary row');
+    const tables = () => sent.flatMap((s) => s.queries.map((q) => /(?:INTO|UPDATE) \w+\.(\w+) /.exec(q)?.[1])).sort();
+    t.same(tables(), ['chat_messages', 'search_day_hours', 'search_day_hours', 'search_hour_postings', 'search_hour_postings', 'search_terms', 'search_terms'], 'a text: its row, and per word a posting, its hour and its day in the dictionary');
     sent.length = 0;
     await store.messages.put([10, 11].map((seq) => message(chatId, seq, { content: 'hello again' })), fence(9, 10 + 1));
-    t.same(tables(), ['chat_messages', 'chat_messages', 'search_hour_postings', 'search_hour_postings', 'search_hour_postings', 'search_hour_postings', 'search_term_hours', 'search_terms'], 'then a word already written costs its posting alone');
+    t.same(tables(), ['chat_messages', 'chat_messages', 'search_day_hours', 'search_hour_postings', 'search_hour_postings', 'search_hour_postings', 'search_hour_postings', 'search_terms'], 'then a word already written costs its posting alone');
     t.same((await store.messages.afterSeq(appId, chatId, 0, 20)).map((m) => m.seq), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     t.equal((await store.messages.byClientKey(appId, chatId, 'sender', 'k8'))?.seq, 8);
     const ttl = (await client.execute(`SELECT TTL(seq) AS ttl FROM ${keyspace}.send_keys WHERE app_id = ? AND chat_id = ? AND sender_id = ? AND client_key = ?`, [appId, chatId, 'sender', 'k8'], { prepare: true })).first();
@@ -203,8 +203,8 @@ else {
   t.test("cassandra: the index rows of a turn's puts leave in a request of their own; a failed one leaves its puts in doubt, written again with their index rows", async (t) => {
     const { store, sent, chats, fail } = await failingOnce('search_hour_postings');
     await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 2, { content: 'ferry lantern' })], fence(1, 2))));
-    const tablesOf = (queries: string[]) => [...new Set(queries.map((q) => /INTO \w+\.(\w+) /.exec(q)?.[1]))].sort().join(',');
-    t.same(sent.map((s) => tablesOf(s.queries)).sort(), ['chat_messages', 'search_hour_postings,search_term_hours,search_terms'], 'two requests: the four messages, and all their index rows');
+    const tablesOf = (queries: string[]) => [...new Set(queries.map((q) => /(?:INTO|UPDATE) \w+\.(\w+) /.exec(q)?.[1]))].sort().join(',');
+    t.same(sent.map((s) => tablesOf(s.queries)).sort(), ['chat_messages', 'search_day_hours,search_hour_postings,search_terms'], 'two requests: the four messages, and all their index rows');
     t.equal(sent.flatMap((s) => s.queries).filter((q) => q.includes('.search_hour_postings ')).length, 8, 'a posting per word and message');
     const found = async (word: string) => (await store.search.postings(appId, word, {}, 10)).map((p) => p.logId).sort();
     t.same(await found('lantern'), [...chats].sort(), 'every message found by its word');
@@ -214,6 +214,32 @@ else {
     t.ok(outcomes.every((o) => o instanceof OutcomeUnknownError), 'the index request failed: both puts are in doubt');
     for (const chatId of chats.slice(0, 2)) await store.messages.put([message(chatId, 4)], fence(3, 4));
     t.same(await found('harbor'), chats.slice(0, 2).sort(), 'written again before the next put, index rows with it');
+    for (const chatId of chats) await store.writers.release(appId, chatId);
+  });
+
+  t.test('cassandra: the index rows of many messages with words never seen fall in a few partitions, not one a word', async (t) => {
+    const { db, sent } = recording();
+    const store = CassandraNodeStore.open(db, keyspace);
+    const chats = Array.from({ length: 8 }, () => randomUUID());
+    await Promise.all(chats.map((chatId) => store.messages.put([message(chatId, 1)], fence(0, 1))));
+    sent.length = 0;
+    // 8 chats × 12 messages, each with two words no message had: a number and a token.
+    const unique = (c: number, i: number) => `${c * 1000 + i} t${randomUUID().slice(0, 8)}x${c}y${i}`;
+    await Promise.all(chats.map((chatId, c) => store.messages.put(Array.from({ length: 12 }, (_, i) => message(chatId, i + 2, { content: unique(c, i) })), fence(1, 13))));
+    const index = sent.flatMap((s) => s.statements ?? []).filter((s) => /\.search_/.test(s.query));
+    const rows = (table: string) => index.filter((s) => s.query.includes(`.${table} `));
+    // A partition: the table and its partition key's values, which come first (search.ts).
+    const partitions = (table: string, keyColumns: number) => new Set(rows(table).map((s) => JSON.stringify(s.params.slice(0, keyColumns)))).size;
+    t.equal(rows('search_hour_postings').length, 192, 'a posting per word of each message');
+    t.equal(rows('search_day_hours').length, 192, 'each new word its hour');
+    t.equal(rows('search_terms').length, 192, 'and its day in the dictionary');
+    t.ok(partitions('search_hour_postings', 3) <= 16, `the postings in at most 16 partitions (the hour's shards): ${partitions('search_hour_postings', 3)}`);
+    t.equal(partitions('search_day_hours', 2), 1, "the hours in one (the application's day)");
+    t.equal(partitions('search_terms', 2), 11, 'the dictionary rows in one a first character (0–9 and t)');
+    for (const [c, chatId] of chats.entries()) {
+      const found = await store.search.postings(appId, `${c * 1000 + 11}`, {}, 10);
+      t.same(found.map((p) => p.logId), [chatId], `a word of chat ${c}, found`);
+    }
     for (const chatId of chats) await store.writers.release(appId, chatId);
   });
 

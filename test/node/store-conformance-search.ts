@@ -109,6 +109,31 @@ export function searchConformance(withStore: (title: string, body: (t: Test, sto
     t.same(p, { messageId: all[4]!.id, logId: chats[1] }, 'each posting keeps its log');
   });
 
+  withStore('search index: a word used months apart is found in every message, whatever order they were indexed in, in a range too', async (t, store) => {
+    const appId = randomUUID();
+    const chatId = randomUUID();
+    const now = Date.parse('2026-11-29T12:00:00.000Z');
+    const day = 86_400_000;
+    // Over a year: the same day, then 40, 95 and 400 days before; indexed newest first (on
+    // Cassandra, each adds a day to the word's row in the dictionary).
+    const at = [now, now - 3 * 3_600_000, now - 40 * day, now - 95 * day, now - 400 * day];
+    const all = at.map((time, i): StoredMessage => ({ appId, chatId, id: uuidv7({ msecs: time }), seq: i + 1, senderId: 'ann', content: i === 4 ? 'wombat quokka' : `wombat ${i}`, createdAt: new Date(time).toISOString(), reactions: [] }));
+    for (const m of all) {
+      await store.messages.put([m]);
+      await store.search.settled();
+    }
+    const ids = async (term: string, range: { before?: string; after?: string } = {}, limit = 10) => (await store.search.postings(appId, term, range, limit)).map((p) => p.messageId);
+    const [m0, m1, m2, m3, m4] = all.map((m) => m.id);
+    t.same(await ids('wombat'), [m0, m1, m2, m3, m4], 'every message of the word, newest first');
+    t.same(await ids('quokka'), [m4], 'a word of the oldest message alone');
+    t.same(await ids('wombat', {}, 2), [m0, m1], 'at most limit');
+    t.same(await ids('wombat', { before: m1 }), [m2, m3, m4], 'before an id');
+    t.same(await ids('wombat', { after: m3 }), [m0, m1, m2], 'after an id');
+    t.same(await ids('wombat', { before: m1, after: m4 }), [m2, m3], 'between two');
+    t.same(await ids('quokka', { after: m3 }), [], 'none in the range');
+    t.same(await store.search.termsWithPrefix(appId, 'quo', 10), ['quokka'], 'in the dictionary');
+  });
+
   withStore('search index: a cursor over several terms pages through their postings newest first, each message once, across hours and in any page size', async (t, store) => {
     const appId = randomUUID();
     const chats = [randomUUID(), randomUUID()];

@@ -39,7 +39,7 @@ else {
     for (const id of [chatId, goneChatId]) await client.execute(`INSERT INTO ${keyspace}.user_chats (app_id, user_id, chat_id) VALUES (?, ?, ?)`, [appId, senderId, id], { prepare: true });
 
     const applied = await migrate(client, keyspace, nodeMigrations);
-    t.same(applied, ['node-004-chat-log', 'node-005-copy-first-layout', 'node-006-signing-keyring', 'node-007-user-chat-index', 'node-008-webhook-outbox', 'node-009-outbox-change-checks', 'node-010-moderation', 'node-011-user-blocks', 'node-012-blocklists', 'node-013-chat-moderation', 'node-014-member-count', 'node-015-session-markers', 'node-016-message-attachments', 'node-017-custom-data', 'node-018-mentions-pins', 'node-019-threads', 'node-020-thread-inbox', 'node-021-search', 'node-022-search-backfill', 'node-023-search-shards', 'node-024-push-devices', 'node-025-push-chat-mutes'], 'the upgrade applies the new layout, copies the messages, indexes chats by activity (and adds the later tables)');
+    t.same(applied, ['node-004-chat-log', 'node-005-copy-first-layout', 'node-006-signing-keyring', 'node-007-user-chat-index', 'node-008-webhook-outbox', 'node-009-outbox-change-checks', 'node-010-moderation', 'node-011-user-blocks', 'node-012-blocklists', 'node-013-chat-moderation', 'node-014-member-count', 'node-015-session-markers', 'node-016-message-attachments', 'node-017-custom-data', 'node-018-mentions-pins', 'node-019-threads', 'node-020-thread-inbox', 'node-021-search', 'node-022-search-backfill', 'node-023-search-shards', 'node-024-push-devices', 'node-025-push-chat-mutes', 'node-026-search-days'], 'the upgrade applies the new layout, copies the messages, indexes chats by activity (and adds the later tables)');
     t.same(await migrate(client, keyspace, nodeMigrations), [], 'and running it again does nothing');
 
     const store = CassandraNodeStore.open(client, keyspace);
@@ -77,7 +77,7 @@ else {
     await client.execute(`INSERT INTO ${keyspace}.chats (app_id, id, kind, name, created_by, created_at, updated_at, last_seq, last_activity_at, member_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [appId, chatId, 'group', 'Old', userId, NOW, NOW, 1, NOW, 1], { prepare: true });
     await client.execute(`INSERT INTO ${keyspace}.chat_messages (app_id, chat_id, block, seq, id, sender_id, content, created_at, reactions, rev, crev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [appId, chatId, 0, 1, id, userId, 'old message', NOW, '[]', 1, 1], { prepare: true });
 
-    t.same(await migrate(client, keyspace, nodeMigrations), ['node-017-custom-data', 'node-018-mentions-pins', 'node-019-threads', 'node-020-thread-inbox', 'node-021-search', 'node-022-search-backfill', 'node-023-search-shards', 'node-024-push-devices', 'node-025-push-chat-mutes'], 'the upgrade adds the columns');
+    t.same(await migrate(client, keyspace, nodeMigrations), ['node-017-custom-data', 'node-018-mentions-pins', 'node-019-threads', 'node-020-thread-inbox', 'node-021-search', 'node-022-search-backfill', 'node-023-search-shards', 'node-024-push-devices', 'node-025-push-chat-mutes', 'node-026-search-days'], 'the upgrade adds the columns');
     const store = CassandraNodeStore.open(client, keyspace);
     const old = await store.messages.get(appId, chatId, id);
     t.same([old?.content, old?.type, old?.data], ['old message', undefined, undefined], 'an old message reads as a regular one without data');

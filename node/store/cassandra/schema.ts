@@ -249,21 +249,17 @@ export const nodeMigrations: Migration[] = [
   },
   {
     // The search backfill's progress table. It indexed the messages written before node-021; that
-    // run is node-023's now (it would write a table made only there).
+    // run is node-026's now (it would write a table made only there).
     name: 'node-022-search-backfill',
     statements: [
-      // A backfill's progress, a row per run (`hour_postings`: node-023's): the token of the last partition indexed, the messages indexed.
+      // A backfill's progress, a row per run (`day_hours`: node-026's): the token of the last partition indexed, the messages indexed.
       `CREATE TABLE IF NOT EXISTS {ks}.search_backfill (name text PRIMARY KEY, last_token bigint, messages bigint, done boolean)`,
     ],
   },
   {
     // Postings by hour and shard of the term (search.ts SearchRows: a request's postings in a few
-    // partitions, not one each), in place of node-021's by term and hour, which are dropped; then
-    // every message is indexed into them (search-backfill.ts), going on from where an interrupted
-    // run saved its progress. The term's hours and the dictionary stay as they were. It reads all of
-    // `chat_messages`: for a large keyspace, run `npm run schema` before starting the nodes of this
-    // version, rather than letting the first node to start do it (and wait for it). `npm run schema
-    // -- reindex` runs it again.
+    // partitions, not one each), in place of node-021's by term and hour, which are dropped. It
+    // indexed every message into them; that run is node-026's now (it writes tables made only there).
     name: 'node-023-search-shards',
     statements: [
       // A shard of an application's postings of one hour (the message id's), by term, then newest
@@ -272,7 +268,6 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.search_hour_postings (app_id text, hour bigint, shard int, term text, id text, log_id text, PRIMARY KEY ((app_id, hour, shard), term, id, log_id)) WITH CLUSTERING ORDER BY (term ASC, id DESC, log_id ASC)`,
       `DROP TABLE IF EXISTS {ks}.search_postings`,
     ],
-    data: (client, ks) => backfillSearch(client, ks).then(() => undefined),
   },
   {
     name: 'node-024-push-devices',
@@ -289,5 +284,25 @@ export const nodeMigrations: Migration[] = [
       // The chats whose pushes a user turned off (push.ts): a partition per user, a row per chat.
       `CREATE TABLE IF NOT EXISTS {ks}.push_chat_mutes (app_id text, user_id text, chat_id text, PRIMARY KEY ((app_id, user_id), chat_id))`,
     ],
+  },
+  {
+    // A term's hours in a partition of the application's day, in place of node-021's partition per
+    // term (a word seen for the first time cost a partition write of its own: see search.ts
+    // SearchRows), and the days a term has in its dictionary row, which a search reads first. Then
+    // every message is indexed (search-backfill.ts), going on from where an interrupted run saved
+    // its progress. It reads all of `chat_messages`: for a large keyspace, run `npm run schema`
+    // before starting the nodes of this version, rather than letting the first node to start do it
+    // (and wait for it). `npm run schema -- reindex` runs it again.
+    name: 'node-026-search-days',
+    statements: [
+      // An application's (term, hour) pairs of one day (UTC), by term, then newest first: a term's
+      // hours of the day one read of at most 24 rows. A row of a word and a number for each word of
+      // each hour: about what one of the hour's 16 postings partitions holds, a day of them.
+      `CREATE TABLE IF NOT EXISTS {ks}.search_day_hours (app_id text, day int, term text, hour bigint, PRIMARY KEY ((app_id, day), term, hour)) WITH CLUSTERING ORDER BY (term ASC, hour DESC)`,
+      // The days the term has messages in: at most 366 a year.
+      `ALTER TABLE {ks}.search_terms ADD days set<int>`,
+      `DROP TABLE IF EXISTS {ks}.search_term_hours`,
+    ],
+    data: (client, ks) => backfillSearch(client, ks).then(() => undefined),
   },
 ];

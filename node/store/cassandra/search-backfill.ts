@@ -15,8 +15,11 @@ const BATCH = 32;
 const RETRIES = 5;
 /** Rows read between two saves of the progress (at the next partition's first row). */
 export const CHECKPOINT_ROWS = 500;
-/** The progress row's name in `search_backfill` (node-023's run: node-022's, `chat_messages`, wrote a layout since dropped). */
-const NAME = 'hour_postings';
+/**
+ * The progress row's name in `search_backfill`: node-026's run. Earlier runs' rows (node-022's
+ * `chat_messages`, node-023's `hour_postings`) wrote layouts since changed.
+ */
+const NAME = 'day_hours';
 /** Below every token of Murmur3Partitioner (no key has it): `token > MIN` is every partition. */
 const MIN_TOKEN = Long.MIN_VALUE;
 /** Every column `readMessage` reads. */
@@ -48,7 +51,7 @@ export interface SearchBackfillOptions {
 }
 
 /**
- * Migration node-023: puts every message of `chat_messages` written before the search index
+ * Migration node-026: puts every message of `chat_messages` written before the search index
  * existed (or while SEARCH_INDEX=off) into it, as a put of the message writes its rows (SearchRows);
  * deleted messages and messages without text are skipped. It streams the table in token order
  * (paged), with the writes of at most IN_FLIGHT messages in flight, and every CHECKPOINT_ROWS rows, once every

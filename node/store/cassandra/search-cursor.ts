@@ -1,27 +1,25 @@
 import { num, str, type Cql } from '../../../common/cassandra/index.ts';
-import { uuidv7Time } from '../buckets.ts';
-import { SEARCH_HOUR_MS } from '../search-terms.ts';
 import { newestFirst } from '../search-postings.ts';
 import type { PostingsCursor, SearchPosting } from '../types.ts';
-import { shardOf } from './search-shards.ts';
+import { dayOf, hourOf, leadOf, shardOf } from './search-layout.ts';
 
-/** Hours of a term read at a time (search_term_hours) while its postings are paged. */
-const HOURS_READ = 48;
 /** Postings of each term a cursor over several reads at least in its first round. */
 const UNION_FIRST = 20;
 
-const hourOf = (id: string) => Math.floor(uuidv7Time(id) / SEARCH_HOUR_MS);
 type Range = { before?: string; after?: string };
 
 /**
- * One term's postings in a range, read on demand, newest first: the hours it has (a read of up to
- * HOURS_READ of them at a time) and each hour's partition paged from where the last read ended.
+ * One term's postings in a range, read on demand, newest first: the days it has (its dictionary
+ * row, read once), the hours it has in each, newest first (one read a day), and each hour's
+ * partition of postings paged from where the last read ended.
  */
 class TermReader {
   private hours: number[] = [];
-  private moreHours = true;
-  private high: number | undefined;
-  private readonly low: number | undefined;
+  /** The term's days still to read, newest first (undefined until its dictionary row is read). */
+  private days: number[] | undefined;
+  /** The newest hour and the oldest of the range. */
+  private high: number;
+  private readonly low: number;
   private before: string | undefined;
   /** true once every posting of the term in the range was read. */
   done = false;
@@ -34,8 +32,8 @@ class TermReader {
     private readonly range: Range,
   ) {
     this.before = range.before;
-    this.high = range.before === undefined ? undefined : hourOf(range.before);
-    this.low = range.after === undefined ? undefined : hourOf(range.after);
+    this.high = range.before === undefined ? Number.MAX_SAFE_INTEGER : hourOf(range.before);
+    this.low = range.after === undefined ? 0 : hourOf(range.after);
   }
 
   /** Up to `n` postings older than those read before; fewer: the term has no more (`done`). */
@@ -43,8 +41,8 @@ class TermReader {
     const out: SearchPosting[] = [];
     while (out.length < n && !this.done) {
       if (this.hours.length === 0) {
-        if (this.moreHours) await this.readHours();
-        else this.done = true;
+        await this.readHours();
+        if (this.hours.length === 0) this.done = true;
         continue;
       }
       const asked = n - out.length;
@@ -66,12 +64,18 @@ class TermReader {
     return out;
   }
 
+  /** The next hours of the term in the range, newest first, a day at a time; none once every day was read. */
   private async readHours(): Promise<void> {
-    const bounds = [this.high === undefined ? '' : ' AND hour <= ?', this.low === undefined ? '' : ' AND hour >= ?'].join('');
-    const params = [this.appId, this.term, ...(this.high === undefined ? [] : [this.high]), ...(this.low === undefined ? [] : [this.low]), HOURS_READ];
-    this.hours = (await this.db.execute(`SELECT hour FROM ${this.ks}.search_term_hours WHERE app_id = ? AND term = ?${bounds} LIMIT ?`, params)).rows.map((r) => num(r, 'hour'));
-    this.moreHours = this.hours.length === HOURS_READ;
-    if (this.hours.length > 0) this.high = this.hours.at(-1)! - 1;
+    if (this.days === undefined) {
+      const row = (await this.db.execute(`SELECT days FROM ${this.ks}.search_terms WHERE app_id = ? AND lead = ? AND term = ?`, [this.appId, leadOf(this.term), this.term])).first();
+      const days = (row?.get('days') as number[] | null | undefined) ?? [];
+      this.days = days.filter((d) => d >= dayOf(this.low) && d <= dayOf(this.high)).sort((a, b) => b - a);
+    }
+    while (this.hours.length === 0 && this.days.length > 0) {
+      const day = this.days.shift()!;
+      const rows = await this.db.execute(`SELECT hour FROM ${this.ks}.search_day_hours WHERE app_id = ? AND day = ? AND term = ? AND hour <= ? AND hour >= ?`, [this.appId, day, this.term, this.high, this.low]);
+      this.hours = rows.rows.map((r) => num(r, 'hour'));
+    }
   }
 }
 
