@@ -292,7 +292,9 @@ export const nodeMigrations: Migration[] = [
     // every message is indexed (search-backfill.ts), going on from where an interrupted run saved
     // its progress. It reads all of `chat_messages`: for a large keyspace, run `npm run schema`
     // before starting the nodes of this version, rather than letting the first node to start do it
-    // (and wait for it). `npm run schema -- reindex` runs it again.
+    // (and wait for it). `npm run schema -- reindex` runs it again. `search_term_hours` is left in
+    // place, unused, for the operator to drop: nodes of the earlier version write it until they
+    // are upgraded (their messages of that time are indexed by a reindex afterwards).
     name: 'node-026-search-days',
     statements: [
       // An application's (term, hour) pairs of one day (UTC), by term, then newest first: a term's
@@ -301,7 +303,6 @@ export const nodeMigrations: Migration[] = [
       `CREATE TABLE IF NOT EXISTS {ks}.search_day_hours (app_id text, day int, term text, hour bigint, PRIMARY KEY ((app_id, day), term, hour)) WITH CLUSTERING ORDER BY (term ASC, hour DESC)`,
       // The days the term has messages in: at most 366 a year.
       `ALTER TABLE {ks}.search_terms ADD days set<int>`,
-      `DROP TABLE IF EXISTS {ks}.search_term_hours`,
     ],
     data: (client, ks) => backfillSearch(client, ks).then(() => undefined),
   },

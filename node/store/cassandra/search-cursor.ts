@@ -18,7 +18,7 @@ class TermReader {
   /** The term's days still to read, newest first (undefined until its dictionary row is read). */
   private days: number[] | undefined;
   /** The newest hour and the oldest of the range. */
-  private high: number;
+  private readonly high: number;
   private readonly low: number;
   private before: string | undefined;
   /** true once every posting of the term in the range was read. */
