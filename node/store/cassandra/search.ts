@@ -26,7 +26,7 @@ const KNOWN_ROWS = 50_000;
  * SEARCH_SHARDS + 1 partitions and one per first character, however many of the words are new.
  * (Before node-026 a word's hours were a partition of their own. In the cluster bench, whose every
  * message has a word never seen, that made a fixed 1,142 msgs/s run's delivery p50 126–157 ms; the
- * hours spread over 16 shards of a month instead, 59–76 ms; in one partition a day, 27 ms.)
+ * hours spread over 16 shards of a month instead, 59–76 ms; in one partition a day, 17–28 ms.)
  * Rows are remembered only once their put succeeded (`landed`): a put that failed, or whose
  * outcome is unknown, is written again whole or its rows are written by the next message that
  * needs them.
@@ -65,7 +65,9 @@ export class SearchRows {
       }
       const dayKey = `d\u0000${m.appId}\u0000${term}\u0000${day}`;
       if (!this.known.has(dayKey) && !keys.has(dayKey)) {
-        // The day in the text, so the values are the partition key's (an integer: a prepared statement a day).
+        // The day in the text, so the values are the partition key's, which the merger sorts by (an
+        // integer: a prepared statement a day; a backfill of a long history prepares one per day again
+        // as the driver's cache of 500 forgets them).
         statements.push({ query: `UPDATE ${this.ks}.search_terms SET days = days + {${day}} WHERE app_id = ? AND lead = ? AND term = ?`, params: [m.appId, leadOf(term), term] });
         keys.add(dayKey);
       }
