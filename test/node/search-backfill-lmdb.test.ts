@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { open } from 'lmdb';
 import t from 'tap';
 import { v7 as uuidv7 } from 'uuid';
 import { LmdbNodeStore, threadLogId, type StoredMessage } from '../../node/store/index.ts';
@@ -101,4 +102,29 @@ t.test('lmdb: a backfill stopped after some chunks goes on where it stopped at t
   t.match(done, { state: 'complete', messages: 30, scanned: 30, resumedAt: stopped.scanned, scannedNow: 30 - stopped.scanned }, 'the next open read only the messages after the last chunk done');
   for (const [i, m] of messages.entries()) t.same(await ids(second, appId, `word${i}`), [m.id], `word${i}`);
   t.equal((await ids(second, appId, 'common')).length, 30, 'every message, each once');
+});
+
+// A put's pending record ('p', search-pending.ts) that a crash left is indexed at the next open;
+// one left by a version that kept it as a msgpack array (not JSON text) is read as it is.
+t.test('lmdb: a pending record an earlier version left as an array is indexed at the next open', async (t) => {
+  const dir = await freshDir(t);
+  const appId = randomUUID();
+  const chatId = randomUUID();
+  const first = LmdbNodeStore.open(dir);
+  t.match(await first.search.backfill, { state: 'complete', messages: 0 }, 'nothing to backfill: the backfill is complete');
+  await first.close();
+  // Stored without the index, then its record written as the earlier version did.
+  const off = LmdbNodeStore.open(dir, undefined, { searchIndex: false });
+  const m = message(appId, chatId, 1, 'leftover quince');
+  await off.messages.put([m]);
+  await off.close();
+  const raw = open({ path: dir, maxDbs: 16, compression: false });
+  await raw.openDB<unknown, (string | number)[]>({ name: 'search', encoding: 'msgpack' }).put(['p', m.id, 'earlier.0'], [m.id, appId, chatId]);
+  await raw.close();
+
+  const again = LmdbNodeStore.open(dir);
+  t.teardown(() => again.close());
+  t.match(await again.search.backfill, { state: 'complete', scannedNow: 0 }, 'the backfill reads nothing again');
+  await again.search.settled();
+  t.same(await ids(again, appId, 'quince'), [m.id], "the record's message is indexed");
 });

@@ -160,7 +160,7 @@ t.test('lmdb: outbox rows of the layout of one object per event are read and fin
   t.same(await store.outbox.pending(owner, undefined, 10), [], 'all finished');
 });
 
-t.test('lmdb: a message is kept as a record of its values; messages kept as objects before are read, paged and rewritten with them', async (t) => {
+t.test('lmdb: a message is kept as a record of its values, in JSON text; messages kept as objects or arrays before are read, paged and rewritten with them', async (t) => {
   const dir = await freshDir();
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const appId = randomUUID();
@@ -177,6 +177,12 @@ t.test('lmdb: a message is kept as a record of its values; messages kept as obje
   await db.put(['s', appId, chatId, 1], [bucket, old.id]);
   await db.put(['r', appId, chatId, 1], [bucket, old.id]);
   await db.put(['k', appId, chatId, userId, 'k1'], old.id);
+  // Written as the version before JSON records did: a msgpack array, an absent field undefined.
+  const arrayChat = randomUUID();
+  const asArray: StoredMessage = { appId, chatId: arrayChat, id: newMessageId(4), seq: 1, senderId: userId, content: 'an array record', createdAt: at(7), reactions: [], clientKey: 'k9' };
+  await db.put(['m', appId, arrayChat, bucketOf(asArray.id), asArray.id], [1, appId, arrayChat, asArray.id, 1, userId, 'an array record', at(7), [], undefined, 'k9']);
+  await db.put(['b', appId, arrayChat, bucketOf(asArray.id)], true);
+  await db.put(['s', appId, arrayChat, 1], [bucketOf(asArray.id), asArray.id]);
   await raw.close();
 
   const store = LmdbNodeStore.open(dir);
@@ -199,9 +205,12 @@ t.test('lmdb: a message is kept as a record of its values; messages kept as obje
   }
   // The value as LMDB holds it (the table is private to the store).
   const kept = (store.messages['t'] as { db: { get(key: unknown[]): unknown } }).db.get(['m', appId, chatId, bucketOf(bare.id), bare.id]);
-  t.ok(Array.isArray(kept), 'a new message is kept as an array of values');
-  t.notOk(JSON.stringify(kept).includes('senderId'), 'without its field names');
+  t.type(kept, 'string', 'a new message is kept as the JSON text of its values');
+  t.ok(Array.isArray(JSON.parse(kept as string)), 'an array of them');
+  t.notOk((kept as string).includes('senderId'), 'without its field names');
   t.strictSame(await store.messages.get(appId, chatId, old.id), old, 'the message kept as an object is read as it was');
+  t.strictSame(await store.messages.get(appId, arrayChat, asArray.id), asArray, 'the message kept as an array is read as it was');
+  t.strictSame(await store.messages.afterSeq(appId, arrayChat, 0, 10), [asArray], 'and listed');
   t.strictSame((await store.messages.pageBackward(appId, chatId, undefined, 10)).map((m) => m.id), [bare.id, full.id, old.id], 'paged with the new ones');
   t.strictSame((await store.messages.afterSeq(appId, chatId, 0, 10)).map((m) => m.seq), [1, 2, 3]);
   t.strictSame(await store.messages.byClientKey(appId, chatId, userId, 'k1'), old);

@@ -9,6 +9,7 @@ import type { LmdbOutbox } from './outbox.ts';
 import type { LmdbSearch } from './search.ts';
 import { indexed } from '../search-terms.ts';
 import { messageRecord, storedMessage, storedMessageOrNone } from './message-record.ts';
+import { packedPlace, packedString } from './packed-values.ts';
 
 /** Most buckets an instance remembers as indexed (about 100 bytes each). */
 const MAX_KNOWN_BUCKETS = 50_000;
@@ -17,7 +18,8 @@ const CHAT_KEYS = 10_000;
 
 /**
  * Keys: ['m', app, chat, bucket, id] → the message as a record (message-record.ts; partition app+chat+bucket, clustered by id);
- * ['b', app, chat, bucket] → true (the chat's non-empty buckets); ['s', app, chat, seq] → [bucket, id];
+ * ['b', app, chat, bucket] → true (the chat's non-empty buckets); ['s', app, chat, seq] → [bucket, id]
+ * (this value, and those of 'r' and 'k', written as packed-values.ts makes them);
  * ['k', app, chat, sender, clientKey] → id; ['u', app, chat, uploadId] → id of the message carrying
  * that attachment; ['n', app, chat, user, seq] → true for each member a stored message mentions;
  * ['r', app, chat, rev] → [bucket, id] for the latest
@@ -70,15 +72,15 @@ export class LmdbMessages implements MessageStore {
         const previous = neverWritten(m, fence) ? undefined : storedMessageOrNone(this.t.db.get(['m', m.appId, m.chatId, bucket, m.id]));
         if (previous?.rev !== undefined && previous.rev !== m.rev) this.t.db.remove(['r', chat, previous.rev]);
         if (indexed(m, previous)) toIndex.push(m);
-        if (m.rev !== undefined) this.t.db.put(['r', chat, m.rev], [bucket, m.id]);
+        if (m.rev !== undefined) this.t.db.put(['r', chat, m.rev], packedPlace(bucket, m.id));
         this.t.db.put(['m', chat, bucket, m.id], messageRecord(m));
         const bucketKey = `${m.appId}\u0000${m.chatId}\u0000${bucket}`;
         if (!this.buckets.has(bucketKey) && !buckets.has(bucketKey)) {
           buckets.add(bucketKey);
           this.t.db.put(['b', m.appId, m.chatId, bucket], true);
         }
-        this.t.db.put(['s', chat, m.seq], [bucket, m.id]);
-        if (m.clientKey !== undefined) this.t.db.put(['k', chat, m.senderId, m.clientKey], m.id);
+        this.t.db.put(['s', chat, m.seq], packedPlace(bucket, m.id));
+        if (m.clientKey !== undefined) this.t.db.put(['k', chat, m.senderId, m.clientKey], packedString(m.id));
         // A reply's files are held in its chat's name, as a message of the chat's are (thread-log.ts).
         for (const a of m.attachments ?? []) this.t.db.put(['u', m.chatId === chatOfLog(m.chatId) ? chat : this.chatKey(m.appId, chatOfLog(m.chatId)), a.id], m.id);
         for (const userId of m.mentions ?? []) {
