@@ -1,4 +1,5 @@
 import { BackendUnavailableError } from '../errors/index.ts';
+import { RecentMap } from './recent.ts';
 
 /**
  * Values read per key (an application's settings, say) kept for `ttlMs`: each key read at most
@@ -6,17 +7,19 @@ import { BackendUnavailableError } from '../errors/index.ts';
  * change announces (in-process, or on the cluster bus). A read that began before a `changed` is
  * answered but not kept. When a read fails, the value last read stands; with none, the caller
  * gets BackendUnavailableError naming `what` (503): nothing is decided on a guess. At most
- * `maxKeys` are kept (the oldest read is forgotten first).
+ * `maxKeys` are kept (the least recently read are forgotten first, by halves: recent.ts).
  */
 export class CachedReads<V> {
-  private readonly cache = new Map<string, { value: V; until: number }>();
+  private readonly cache: RecentMap<string, { value: V; until: number }>;
   private readonly reading = new Map<string, Promise<V>>();
   private changes = 0;
 
   constructor(
     private readonly read: (key: string) => Promise<V>,
     private readonly o: { ttlMs: number; what: string; maxKeys?: number; now?: () => number },
-  ) {}
+  ) {
+    this.cache = new RecentMap(o.maxKeys ?? 10_000);
+  }
 
   get(key: string): V | Promise<V> {
     const now = this.o.now ?? Date.now;
@@ -28,8 +31,6 @@ export class CachedReads<V> {
     const read = this.read(key).then(
       (value) => {
         if (began !== this.changes) return value;
-        this.cache.delete(key);
-        if (this.cache.size >= (this.o.maxKeys ?? 10_000)) this.cache.delete(this.cache.keys().next().value!);
         this.cache.set(key, { value, until: now() + this.o.ttlMs });
         return value;
       },

@@ -1,1 +1,2 @@
 export { CachedReads } from './cached-reads.ts';
+export { RecentMap, RecentSet } from './recent.ts';

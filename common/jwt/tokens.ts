@@ -1,4 +1,5 @@
 import { createDecoder, createSigner, createVerifier, TokenError } from 'fast-jwt';
+import { RecentMap } from '../cache/index.ts';
 import { ApiError } from '../errors/index.ts';
 import type { PublicKey, SigningKey } from './keys.ts';
 
@@ -81,7 +82,7 @@ export interface VerifierOptions {
   now?: () => number;
 }
 
-/** Most tokens a verifier remembers as verified (each a few hundred bytes); past it, the oldest go. */
+/** Most tokens a verifier remembers as verified (each a few hundred bytes); past it, the least recently verified go. */
 const VERIFIED_TOKENS = 10_000;
 
 /**
@@ -97,7 +98,7 @@ const VERIFIED_TOKENS = 10_000;
  */
 export class TokenVerifier {
   private readonly byKid = new Map<string, { verify: (token: string) => TokenClaims; retiresAt: number }>();
-  private readonly verified = new Map<string, { claims: TokenClaims; kid: string; expiresAt: number }>();
+  private readonly verified = new RecentMap<string, { claims: TokenClaims; kid: string; expiresAt: number }>(VERIFIED_TOKENS);
   private readonly now: () => number;
 
   constructor(
@@ -168,7 +169,6 @@ export class TokenVerifier {
     if (claims.kind !== this.options.kind) return new ApiError('TOKEN_INVALID', `expected a token of kind ${this.options.kind}`);
     if (typeof claims.sub !== 'string') return new ApiError('TOKEN_INVALID', 'token has no subject');
     if (!known) {
-      if (this.verified.size >= VERIFIED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
       this.verified.set(token, { claims, kid: kid!, expiresAt: typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity });
     }
     return claims;

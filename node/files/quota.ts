@@ -1,3 +1,4 @@
+import { RecentMap } from '../../common/cache/index.ts';
 import { ApiError, BackendUnavailableError } from '../../common/index.ts';
 
 /** Where the bytes an application stores are counted. */
@@ -45,7 +46,7 @@ const MAX_RESERVATIONS = 100_000;
  * share it); expired reservations are dropped in order of creation (they all live one upload TTL).
  */
 export class StorageQuota {
-  private readonly figures = new Map<string, { bytes: number; until: number; flushes: number }>();
+  private readonly figures = new RecentMap<string, { bytes: number; until: number; flushes: number }>(MAX_RESERVATIONS);
   private readonly reading = new Map<string, Promise<number>>();
   private readonly open = new Map<string, Reservation>();
   /** Reservations in order of expiry (one TTL for all: the order they were made). */
@@ -128,8 +129,7 @@ export class StorageQuota {
     }
     try {
       const bytes = await pending;
-      // Bounded: one figure per application asking within a TTL; older ones are dropped first.
-      if (this.figures.size >= MAX_RESERVATIONS) this.figures.delete(this.figures.keys().next().value!);
+      // Bounded (RecentMap): one figure per application asking within a TTL; older ones are dropped first.
       this.figures.set(appId, { bytes, until: this.now() + this.o.ttlMs, flushes });
       return bytes;
     } catch (error) {

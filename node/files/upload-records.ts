@@ -1,3 +1,4 @@
+import { RecentMap } from '../../common/cache/index.ts';
 import type { ObjectStore } from './object-store.ts';
 import { prefixOf, type UploadRecord } from './upload-record.ts';
 
@@ -14,7 +15,7 @@ const MAX_REMEMBERED_RECORDS = 10_000;
  * oldest first.
  */
 export class UploadRecords {
-  private readonly finalized = new Map<string, UploadRecord>();
+  private readonly finalized = new RecentMap<string, UploadRecord>(MAX_REMEMBERED_RECORDS);
 
   constructor(private readonly store: ObjectStore) {}
 
@@ -36,8 +37,6 @@ export class UploadRecords {
   }
 
   private remember(key: string, record: UploadRecord): void {
-    this.finalized.delete(key);
     this.finalized.set(key, record);
-    if (this.finalized.size > MAX_REMEMBERED_RECORDS) this.finalized.delete(this.finalized.keys().next().value!);
   }
 }

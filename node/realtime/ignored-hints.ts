@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { RecentMap } from '../../common/cache/index.ts';
 import { REALTIME_LIMITS } from './limits.ts';
 
 /**
@@ -56,19 +57,21 @@ export function ignoresHint(h: HintState, now: number): boolean {
  * Users whose connection was closed for ignoring rate-limit hints, refused at the upgrade on this
  * node for a while: `ignoredHintCooldownMs`, doubled for each repeat within the memory window up
  * to `ignoredHintCooldownMaxMs`. Bounded: entries are forgotten once their cooldown and the memory
- * window have passed, and past `maxEntries` the oldest go first.
+ * window have passed, and past `maxEntries` the least recently started go first (by halves).
  */
 export class HintCooldowns {
-  private readonly byUser = new Map<string, { until: number; closes: number; forgetAt: number }>();
+  private readonly byUser: RecentMap<string, { until: number; closes: number; forgetAt: number }>;
   /**
    * The same cooldowns by the hash of the token the closed socket was opened with: a reconnect
    * with that token is refused before its signature is checked, so a storm of them costs a hash
    * and a lookup each instead of a signature verification.
    */
-  private readonly byToken = new Map<string, number>();
+  private readonly byToken: RecentMap<string, number>;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly maxEntries = 100_000) {
+  constructor(maxEntries = 100_000) {
+    this.byUser = new RecentMap(maxEntries);
+    this.byToken = new RecentMap(maxEntries);
     this.timer = setInterval(() => this.prune(Date.now()), 10_000);
     this.timer.unref();
   }
@@ -78,12 +81,8 @@ export class HintCooldowns {
     const previous = this.byUser.get(key);
     const repeats = previous && previous.forgetAt > now ? previous.closes : 0;
     const ms = Math.min(REALTIME_LIMITS.ignoredHintCooldownMs * 2 ** repeats, REALTIME_LIMITS.ignoredHintCooldownMaxMs);
-    this.byUser.delete(key); // re-inserted last: the map's order is the order of forgetting
     this.byUser.set(key, { until: now + ms, closes: repeats + 1, forgetAt: now + ms + REALTIME_LIMITS.ignoredHintMemoryMs });
-    if (this.byUser.size > this.maxEntries) this.byUser.delete(this.byUser.keys().next().value!);
-    this.byToken.delete(tokenKey);
     this.byToken.set(tokenKey, now + ms);
-    if (this.byToken.size > this.maxEntries) this.byToken.delete(this.byToken.keys().next().value!);
     return ms / 1000;
   }
 
@@ -100,8 +99,8 @@ export class HintCooldowns {
   }
 
   private prune(now: number): void {
-    for (const [key, entry] of this.byUser) if (entry.forgetAt <= now) this.byUser.delete(key);
-    for (const [key, until] of this.byToken) if (until <= now) this.byToken.delete(key);
+    for (const [key, entry] of this.byUser.entries()) if (entry.forgetAt <= now) this.byUser.delete(key);
+    for (const [key, until] of this.byToken.entries()) if (until <= now) this.byToken.delete(key);
   }
 
   close(): void {

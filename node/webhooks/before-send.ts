@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Compile } from 'typebox/compile';
+import { RecentMap } from '../../common/cache/index.ts';
 import { ApiError, BackendUnavailableError, type Logger } from '../../common/index.ts';
 import { BEFORE_SEND_EVENT, BeforeSendAnswer, deliver, webhookUrlProblem, type BeforeSendPolicy } from '../../common/webhooks/index.ts';
 import { Content, type BeforeSendHook, type BeforeSendPort, type Principal, type SendInput } from '../chat/index.ts';
@@ -51,10 +52,10 @@ const LOG_EVERY_MS = 60_000;
  * sees the send, so a slow hook delays only its own send.
  */
 export class BeforeSendHooks implements BeforeSendPort {
-  private readonly cache = new Map<string, Entry>();
+  private readonly cache = new RecentMap<string, Entry>(MAX_CACHED);
   private readonly now: () => Date;
   private readonly agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 32, timeout: 30_000 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 32, timeout: 30_000 }) };
-  private readonly loggedAt = new Map<string, { at: number; suppressed: number }>();
+  private readonly loggedAt = new RecentMap<string, { at: number; suppressed: number }>(MAX_CACHED);
 
   constructor(private readonly options: BeforeSendOptions) {
     this.now = options.now ?? (() => new Date());
@@ -84,7 +85,6 @@ export class BeforeSendHooks implements BeforeSendPort {
     e.loading = loading;
     if (!entry) {
       this.cache.set(appId, e);
-      if (this.cache.size > MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
     }
     return e.known ? e.known.hook : loading;
   }
@@ -166,7 +166,6 @@ export class BeforeSendHooks implements BeforeSendPort {
     }
     this.options.log.warn({ appId, err: why, policy, ...(last?.suppressed ? { alsoFailedSinceLastLog: last.suppressed } : {}) }, 'before-send hook failed');
     this.loggedAt.set(appId, { at: now, suppressed: 0 });
-    if (this.loggedAt.size > MAX_CACHED) this.loggedAt.delete(this.loggedAt.keys().next().value!);
   }
 }
 

@@ -1,3 +1,4 @@
+import { RecentMap } from '../../common/cache/index.ts';
 import type { HookEndpoint, WebhookSource } from './source.ts';
 
 interface Cached {
@@ -15,7 +16,8 @@ interface Cached {
  * wrote something while its entry was fresh.
  */
 export class EndpointCache {
-  private readonly cache = new Map<string, Cached>();
+  /** At most 10,000 applications' endpoints. */
+  private readonly cache = new RecentMap<string, Cached>(10_000);
 
   constructor(
     private readonly source: WebhookSource,
@@ -41,7 +43,6 @@ export class EndpointCache {
       () => {},
     );
     this.cache.set(appId, entry);
-    if (this.cache.size > 10_000) this.cache.delete(this.cache.keys().next().value!);
     return entry.endpoints;
   }
 

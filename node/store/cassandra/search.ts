@@ -1,3 +1,4 @@
+import { RecentSet } from '../../../common/cache/index.ts';
 import { str, type BatchStatement, type Cql } from '../../../common/cassandra/index.ts';
 import type { PostingsCursor, SearchIndex, SearchPosting, StoredMessage } from '../types.ts';
 import { termsOf } from '../search-terms.ts';
@@ -9,7 +10,7 @@ export { SEARCH_SHARDS, shardOf } from './search-layout.ts';
 /** The last code point: past every string with a given prefix in UTF-8 byte order, as Cassandra sorts text. */
 const LAST = '\u{10ffff}';
 
-/** (term, hour) and (term, day) rows remembered as written, at most: past it the oldest are forgotten (and written again). */
+/** (term, hour) and (term, day) rows remembered as written, at most: past it the least recently written are forgotten (and written again). */
 const KNOWN_ROWS = 50_000;
 
 /**
@@ -32,7 +33,7 @@ const KNOWN_ROWS = 50_000;
  * needs them.
  */
 export class SearchRows {
-  private readonly known = new Set<string>();
+  private readonly known = new RecentSet<string>(KNOWN_ROWS);
   private readonly insert: { posting: string; hour: string };
 
   constructor(
@@ -77,11 +78,7 @@ export class SearchRows {
 
   /** The rows of a put that succeeded: not written again while remembered. */
   landed(keys: Iterable<string>): void {
-    for (const key of keys) {
-      this.known.delete(key);
-      this.known.add(key);
-    }
-    while (this.known.size > KNOWN_ROWS) this.known.delete(this.known.values().next().value!);
+    for (const key of keys) this.known.add(key);
   }
 }
 
